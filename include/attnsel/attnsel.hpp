@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// Umbrella header: the whole public API of attnsel.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/enums.hpp>
+#include <attnsel/platform.hpp>
+#include <attnsel/query.hpp>
+#include <attnsel/descriptor.hpp>
+#include <attnsel/reason.hpp>
+#include <attnsel/checks.hpp>
+#include <attnsel/policy.hpp>
+#include <attnsel/registry.hpp>
+#include <attnsel/override.hpp>
+#include <attnsel/selector.hpp>
+#include <attnsel/catalog.hpp>
+#include <attnsel/reference.hpp>
+#include <attnsel/report.hpp>
+#include <attnsel/matrix.hpp>
+#include <attnsel/format.hpp>
+#include <attnsel/shared_registry.hpp>

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// JSON catalogs: a strict loader (one precise error, nothing half-loaded) and a dumper that round-trips.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/registry.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// A catalog file could not be loaded. `what()` reads `FILE: POINTER: expected ..., got ...`.
+class catalog_error : public std::runtime_error {
+ public:
+  catalog_error(std::string origin, std::string pointer, std::string problem)
+      : std::runtime_error(origin + ": " + (pointer.empty() ? std::string("/") : pointer) + ": " + problem),
+        origin_(std::move(origin)),
+        pointer_(std::move(pointer)),
+        problem_(std::move(problem)) {}
+  /// The file name (or `<string>`) the catalog came from.
+  [[nodiscard]] const std::string& origin() const noexcept { return origin_; }
+  /// RFC 6901 JSON pointer of the offending value (`/backends/3/head_sizes/min`); empty for the root
+  /// or for errors before parsing (missing file, malformed JSON).
+  [[nodiscard]] const std::string& pointer() const noexcept { return pointer_; }
+  /// What was expected and what was found.
+  [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
+
+ private:
+  std::string origin_;
+  std::string pointer_;
+  std::string problem_;
+};
+
+/// Metadata of a catalog document.
+struct catalog_info {
+  std::string name;
+  std::string description;
+  std::string source;
+
+  friend bool operator==(const catalog_info& a, const catalog_info& b) {
+    return a.name == b.name && a.description == b.description && a.source == b.source;
+  }
+};
+
+/// A loaded catalog: its metadata and the registry it describes.
+struct catalog {
+  catalog_info info;
+  attnsel::registry registry;
+
+  friend bool operator==(const catalog& a, const catalog& b) { return a.info == b.info && a.registry == b.registry; }
+};
+
+/// Format version this library reads and writes.
+inline constexpr int catalog_format_version = 1;
+
+/// Limits the loader enforces on untrusted input.
+struct catalog_limits {
+  std::size_t max_bytes = 16u << 20;  ///< larger files are refused before parsing
+  std::size_t max_depth = 32;         ///< deeper nesting is refused before parsing (catalogs need ~6)
+};
+
+/// Builds a catalog from a parsed JSON document. Throws catalog_error naming `origin` and the pointer.
+[[nodiscard]] catalog parse_catalog(const nlohmann::json& doc, std::string_view origin = "<json>");
+
+/// Parses catalog text. Refuses oversized or over-deep input before handing it to the JSON parser.
+[[nodiscard]] catalog parse_catalog_text(std::string_view text, std::string_view origin = "<string>",
+                                         const catalog_limits& limits = {});
+
+/// Reads a catalog file. Missing files, directories and unreadable files are catalog_errors too.
+[[nodiscard]] catalog read_catalog_file(const std::string& path, const catalog_limits& limits = {});
+
+/// Layers the catalog file at `path` onto `reg` (`registry::merge`): its backends add or replace ours
+/// by name, its rules go in front. On any error `reg` is unchanged.
+void merge_catalog_file(registry& reg, const std::string& path, const catalog_limits& limits = {});
+
+/// The catalog as JSON; `parse_catalog(to_json(c)) == c` for any catalog (custom checks aside).
+[[nodiscard]] nlohmann::json to_json(const catalog& c);
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/catalog_inl.hpp>
+#endif

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// Backend descriptors: declarative data saying what one attention backend (and each variant) accepts.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/enums.hpp>
+#include <attnsel/platform.hpp>
+#include <attnsel/query.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// Accepted head sizes: any, an explicit set, or a range `[min, max]` stepping by `multiple_of`.
+struct head_size_spec {
+  enum class kind : std::uint8_t { any, set, range };
+
+  kind form = kind::any;
+  std::vector<std::uint32_t> values;  ///< sorted; form == set
+  std::uint32_t min = 1;              ///< form == range
+  std::uint32_t max = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t multiple_of = 1;
+
+  static head_size_spec any() { return {}; }
+  static head_size_spec set(std::vector<std::uint32_t> sizes);
+  static head_size_spec range(std::uint32_t min, std::uint32_t max, std::uint32_t multiple_of = 1);
+
+  [[nodiscard]] bool accepts(std::uint32_t size) const noexcept;
+  /// `any`, `{64, 128, 256}`, `[8, 256] multiple of 8`.
+  [[nodiscard]] std::string describe() const;
+
+  friend bool operator==(const head_size_spec& a, const head_size_spec& b) {
+    return a.form == b.form && a.values == b.values && a.min == b.min && a.max == b.max &&
+           a.multiple_of == b.multiple_of;
+  }
+};
+
+/// One platform a backend runs on: a vendor, optionally narrowed by compute-capability range (CUDA)
+/// or by gfx targets and families (ROCm). Within one constraint every narrowing must hold.
+struct platform_constraint {
+  device_vendor vendor = device_vendor::cuda;
+  std::optional<cuda_capability> min_capability;  ///< inclusive
+  std::optional<cuda_capability> max_capability;  ///< inclusive
+  std::vector<gfx_arch> archs;                      ///< empty = no arch list
+  std::vector<gfx_family> families;                 ///< empty = no family list; else any family matches
+
+  [[nodiscard]] bool accepts(const platform& p) const noexcept;
+  /// `cuda [8.0, 12.1]`, `rocm gfx942|gfx950`, `rocm family gfx9`.
+  [[nodiscard]] std::string describe() const;
+
+  friend bool operator==(const platform_constraint& a, const platform_constraint& b) {
+    return a.vendor == b.vendor && a.min_capability == b.min_capability && a.max_capability == b.max_capability &&
+           a.archs == b.archs && a.families == b.families;
+  }
+};
+
+/// A component the backend needs on the platform, optionally at a minimum version.
+struct component_requirement {
+  std::string name;
+  std::optional<component_version> min_version;
+
+  friend bool operator==(const component_requirement& a, const component_requirement& b) {
+    return a.name == b.name && a.min_version == b.min_version;
+  }
+};
+
+/// What one kernel variant accepts. Empty sets and `any` specs mean "no restriction" unless noted.
+struct capabilities {
+  std::string variant;  ///< variant name (`FA3`); empty for a backend without variants
+  domain_set domains;   ///< variants only: domains this variant serves; empty = all of the backend's
+  data_type_set dtypes;              ///< empty = any
+  cache_dtype_set kv_cache_dtypes;   ///< empty = any; `auto` passes if listed or the compute dtype is
+  head_size_spec head_sizes;
+  std::optional<head_size_spec> value_head_sizes;  ///< unset: value head size must equal head size
+  std::vector<std::uint32_t> block_size_multiples;  ///< empty = any; else a multiple of any entry
+  std::uint32_t preferred_block_size = 0;           ///< 0 = no preference
+  attention_type_set attn_types{attention_type::decoder};
+  attention_mode mode = attention_mode::standard;
+  feature_set features;                       ///< features this variant supports
+  std::vector<platform_constraint> platforms;  ///< empty = every platform; else any one must accept
+  std::vector<component_requirement> requires_components;
+
+  friend bool operator==(const capabilities& a, const capabilities& b) {
+    return a.variant == b.variant && a.domains == b.domains && a.dtypes == b.dtypes &&
+           a.kv_cache_dtypes == b.kv_cache_dtypes && a.head_sizes == b.head_sizes &&
+           a.value_head_sizes == b.value_head_sizes && a.block_size_multiples == b.block_size_multiples &&
+           a.preferred_block_size == b.preferred_block_size && a.attn_types == b.attn_types &&
+           a.mode == b.mode && a.features == b.features && a.platforms == b.platforms &&
+           a.requires_components == b.requires_components;
+  }
+};
+
+/// A cross-field rule no declarative field can express. Returns true when the combination is
+/// supported; on rejection, when `why` is non-null, stores a message with actual and supported values.
+/// Called only after every declarative check passed (fast path) or always (explain path).
+using custom_check = std::function<bool(const capabilities& variant, const query& q, const platform& p,
+                                        std::string* why)>;
+
+/// One attention backend: a name operators type, the domains it serves and what it accepts.
+/// Order never lives here: priority is the policy's business.
+struct backend_descriptor {
+  std::string name;                  ///< canonical UPPER_SNAKE name
+  std::vector<std::string> aliases;  ///< other accepted UPPER_SNAKE names
+  std::string description;
+  domain_set domains{attn_domain::decoder};
+  capabilities caps;                  ///< used when `variants` is empty
+  std::vector<capabilities> variants; ///< sub-kernels; the first that accepts domain and platform is checked
+  custom_check extra_check;           ///< optional cross-field predicate (not serialised to JSON)
+
+  /// Equality of the data; `extra_check` compares by presence only.
+  friend bool operator==(const backend_descriptor& a, const backend_descriptor& b) {
+    return a.name == b.name && a.aliases == b.aliases && a.description == b.description &&
+           a.domains == b.domains && a.caps == b.caps && a.variants == b.variants &&
+           static_cast<bool>(a.extra_check) == static_cast<bool>(b.extra_check);
+  }
+  friend bool operator!=(const backend_descriptor& a, const backend_descriptor& b) { return !(a == b); }
+};
+
+/// True for an UPPER_SNAKE backend name: [A-Z][A-Z0-9_]*, at most 64 characters.
+[[nodiscard]] constexpr bool is_valid_backend_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > 64 || !(name[0] >= 'A' && name[0] <= 'Z')) return false;
+  for (char c : name)
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/descriptor_inl.hpp>
+#endif

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every enumeration of the public API, each backed by one constexpr table (names, aliases, docs).
+#pragma once
+
+#include <attnsel/config.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// Which model part a selection is for. Each domain has its own policy rules and its own override.
+enum class attn_domain : std::uint8_t { decoder, encoder };
+
+/// Accelerator vendor of a platform.
+enum class device_vendor : std::uint8_t { cuda, rocm, xpu, cpu, tpu };
+
+/// Compute (activation) dtype of an attention layer.
+enum class data_type : std::uint8_t { float16, bfloat16, float32 };
+
+/// Storage dtype of the paged KV cache. `automatic` ("auto") means "the compute dtype".
+enum class cache_dtype : std::uint8_t {
+  automatic,
+  float16,
+  bfloat16,
+  float32,
+  fp8,
+  fp8_e4m3,
+  fp8_e5m2,
+  fp8_inc,
+  fp8_ds_mla,
+  fp8_per_token_head,
+  int8_per_token_head,
+  int4_per_token_head,
+  int2_per_token_head,
+};
+
+/// Which tokens attend to which (vLLM's AttentionType).
+enum class attention_type : std::uint8_t { decoder, encoder, encoder_only, encoder_decoder };
+
+/// Attention formulation; a backend's mode must match the query's exactly, in both directions.
+enum class attention_mode : std::uint8_t { standard, mla, sparse_mla };
+
+/// ROCm architecture families a platform constraint or policy rule may name.
+enum class gfx_family : std::uint8_t { gfx9, gfx10, gfx11, gfx12, mi300, cdna, rdna };
+
+/// Stable code of one failed capability check or one skipped candidate. Part of the API.
+enum class reason_code : std::uint8_t {
+  platform,        ///< the backend does not run on this vendor
+  capability,      ///< the vendor matches but the compute capability / gfx arch does not
+  component,       ///< a required library or kernel package is missing or too old
+  domain,          ///< the backend does not serve this domain (decoder / encoder)
+  mode,            ///< standard / MLA / sparse MLA mismatch
+  attn_type,       ///< attention type (decoder, encoder, encoder_only, encoder_decoder)
+  dtype,           ///< compute dtype
+  kv_cache_dtype,  ///< KV-cache dtype
+  head_size,       ///< head size or value head size
+  block_size,      ///< KV-cache block size
+  feature,         ///< a feature the query requires (sinks, alibi, ...) is not declared
+  custom,          ///< the backend's own cross-field predicate
+  excluded,        ///< removed from automatic selection by a `-NAME` override entry
+  not_in_policy,   ///< the platform's priority order does not list it (still forcible)
+  policy_condition ///< listed by the policy, but its component condition is not met
+};
+
+/// Stable code of a failed selection. Part of the API.
+enum class error_code : std::uint8_t {
+  unknown_backend,   ///< the override names a backend that is not registered
+  backend_rejected,  ///< every backend the override forced failed its checks
+  no_backend,        ///< automatic selection found no supported backend
+  bad_override,      ///< the override string is malformed
+};
+
+/// Where an override string came from; reported in results so operators know what was honoured.
+enum class override_source : std::uint8_t { none, api, flag, env, config };
+
+/// Outcome of one candidate in a selection trace.
+enum class verdict : std::uint8_t { selected, supported, rejected, skipped };
+
+namespace detail {
+
+template <class E>
+struct enum_row {
+  E value;
+  std::string_view name;     // canonical text, as printed and written to JSON
+  std::string_view aliases;  // space-separated extra spellings accepted by parse
+  std::string_view doc;      // one line for --help and docs
+};
+
+template <class E>
+struct enum_table;  // specialised below: static constexpr rows, type name
+
+template <>
+struct enum_table<attn_domain> {
+  static constexpr std::string_view type_name = "domain";
+  static constexpr std::array<enum_row<attn_domain>, 2> rows{{
+      {attn_domain::decoder, "decoder", "lm language_model", "language-model decoder layers"},
+      {attn_domain::encoder, "encoder", "vit vision mm_encoder", "vision / multimodal encoder layers"},
+  }};
+};
+
+template <>
+struct enum_table<device_vendor> {
+  static constexpr std::string_view type_name = "platform";
+  static constexpr std::array<enum_row<device_vendor>, 5> rows{{
+      {device_vendor::cuda, "cuda", "nvidia", "NVIDIA GPUs (compute capability major.minor)"},
+      {device_vendor::rocm, "rocm", "amd hip", "AMD GPUs (gfx architecture)"},
+      {device_vendor::xpu, "xpu", "intel", "Intel GPUs"},
+      {device_vendor::cpu, "cpu", "", "host CPU"},
+      {device_vendor::tpu, "tpu", "", "Google TPUs"},
+  }};
+};
+
+template <>
+struct enum_table<data_type> {
+  static constexpr std::string_view type_name = "dtype";
+  static constexpr std::array<enum_row<data_type>, 3> rows{{
+      {data_type::float16, "float16", "fp16 half", "IEEE half precision"},
+      {data_type::bfloat16, "bfloat16", "bf16", "bfloat16"},
+      {data_type::float32, "float32", "fp32 float", "single precision"},
+  }};
+};
+
+template <>
+struct enum_table<cache_dtype> {
+  static constexpr std::string_view type_name = "kv-cache dtype";
+  static constexpr std::array<enum_row<cache_dtype>, 13> rows{{
+      {cache_dtype::automatic, "auto", "", "same as the compute dtype"},
+      {cache_dtype::float16, "float16", "fp16 half", "half precision cache"},
+      {cache_dtype::bfloat16, "bfloat16", "bf16", "bfloat16 cache"},
+      {cache_dtype::float32, "float32", "fp32 float", "single precision cache"},
+      {cache_dtype::fp8, "fp8", "", "fp8, format chosen by the platform (e4m3 on CUDA)"},
+      {cache_dtype::fp8_e4m3, "fp8_e4m3", "", "fp8 e4m3"},
+      {cache_dtype::fp8_e5m2, "fp8_e5m2", "", "fp8 e5m2"},
+      {cache_dtype::fp8_inc, "fp8_inc", "", "fp8 for Intel Gaudi (INC)"},
+      {cache_dtype::fp8_ds_mla, "fp8_ds_mla", "", "DeepSeek sparse-MLA fp8 layout"},
+      {cache_dtype::fp8_per_token_head, "fp8_per_token_head", "", "fp8 with per-token-head scales"},
+      {cache_dtype::int8_per_token_head, "int8_per_token_head", "", "int8 with per-token-head scales"},
+      {cache_dtype::int4_per_token_head, "int4_per_token_head", "", "int4 with per-token-head scales"},
+      {cache_dtype::int2_per_token_head, "int2_per_token_head", "", "int2 with per-token-head scales"},
+  }};
+};
+
+template <>
+struct enum_table<attention_type> {
+  static constexpr std::string_view type_name = "attention type";
+  static constexpr std::array<enum_row<attention_type>, 4> rows{{
+      {attention_type::decoder, "decoder", "causal", "causal self-attention over a paged KV cache"},
+      {attention_type::encoder, "encoder", "", "encoder self-attention in an encoder-decoder model"},
+      {attention_type::encoder_only, "encoder_only", "bidirectional",
+       "bidirectional self-attention without KV cache"},
+      {attention_type::encoder_decoder, "encoder_decoder", "cross",
+       "cross-attention from decoder to encoder states"},
+  }};
+};
+
+template <>
+struct enum_table<attention_mode> {
+  static constexpr std::string_view type_name = "mode";
+  static constexpr std::array<enum_row<attention_mode>, 3> rows{{
+      {attention_mode::standard, "standard", "mha", "multi-head / grouped-query attention"},
+      {attention_mode::mla, "mla", "", "multi-head latent attention (DeepSeek)"},
+      {attention_mode::sparse_mla, "sparse_mla", "sparse", "sparse MLA (DeepSeek V3.2)"},
+  }};
+};
+
+template <>
+struct enum_table<gfx_family> {
+  static constexpr std::string_view type_name = "gfx family";
+  static constexpr std::array<enum_row<gfx_family>, 7> rows{{
+      {gfx_family::gfx9, "gfx9", "", "every gfx9xx target (GCN / CDNA)"},
+      {gfx_family::gfx10, "gfx10", "rdna2", "gfx10xx (RDNA 1/2)"},
+      {gfx_family::gfx11, "gfx11", "rdna3", "gfx11xx (RDNA 3)"},
+      {gfx_family::gfx12, "gfx12", "rdna4", "gfx12xx (RDNA 4)"},
+      {gfx_family::mi300, "mi300", "mi3xx", "MI300-class: gfx942 and gfx950"},
+      {gfx_family::cdna, "cdna", "", "CDNA data-centre parts: gfx908, gfx90a, gfx942, gfx950"},
+      {gfx_family::rdna, "rdna", "gfx1x", "every gfx10/11/12 target"},
+  }};
+};
+
+template <>
+struct enum_table<reason_code> {
+  static constexpr std::string_view type_name = "reason code";
+  static constexpr std::array<enum_row<reason_code>, 15> rows{{
+      {reason_code::platform, "platform", "", "the backend does not run on this vendor"},
+      {reason_code::capability, "capability", "",
+       "the compute capability or gfx architecture is outside the backend's range"},
+      {reason_code::component, "component", "", "a required component is missing or too old"},
+      {reason_code::domain, "domain", "", "the backend does not serve this domain"},
+      {reason_code::mode, "mode", "", "standard / MLA / sparse-MLA mismatch"},
+      {reason_code::attn_type, "attn_type", "", "attention type not supported"},
+      {reason_code::dtype, "dtype", "", "compute dtype not supported"},
+      {reason_code::kv_cache_dtype, "kv_cache_dtype", "", "KV-cache dtype not supported"},
+      {reason_code::head_size, "head_size", "", "head size (or value head size) not supported"},
+      {reason_code::block_size, "block_size", "", "block size not supported"},
+      {reason_code::feature, "feature", "", "a required feature is not supported"},
+      {reason_code::custom, "custom", "", "the backend's cross-field predicate failed"},
+      {reason_code::excluded, "excluded", "", "removed from automatic selection by -NAME"},
+      {reason_code::not_in_policy, "not_in_policy", "",
+       "not in this platform's priority order (can still be forced)"},
+      {reason_code::policy_condition, "policy_condition", "",
+       "listed by the policy on a component condition that is not met"},
+  }};
+};
+
+template <>
+struct enum_table<error_code> {
+  static constexpr std::string_view type_name = "error code";
+  static constexpr std::array<enum_row<error_code>, 4> rows{{
+      {error_code::unknown_backend, "unknown_backend", "", "the override names an unknown backend"},
+      {error_code::backend_rejected, "backend_rejected", "",
+       "every forced backend failed its capability checks"},
+      {error_code::no_backend, "no_backend", "", "no backend supports the query"},
+      {error_code::bad_override, "bad_override", "", "the override string is malformed"},
+  }};
+};
+
+template <>
+struct enum_table<override_source> {
+  static constexpr std::string_view type_name = "override source";
+  static constexpr std::array<enum_row<override_source>, 5> rows{{
+      {override_source::none, "none", "", "no override"},
+      {override_source::api, "api", "", "passed by the calling program"},
+      {override_source::flag, "flag", "", "a command-line flag"},
+      {override_source::env, "env", "", "an environment variable"},
+      {override_source::config, "config", "", "a configuration file"},
+  }};
+};
+
+template <>
+struct enum_table<verdict> {
+  static constexpr std::string_view type_name = "verdict";
+  static constexpr std::array<enum_row<verdict>, 4> rows{{
+      {verdict::selected, "selected", "", "the backend that was chosen"},
+      {verdict::supported, "supported", "", "passes every check but ranks below the choice"},
+      {verdict::rejected, "rejected", "", "failed at least one check"},
+      {verdict::skipped, "skipped", "", "not tried: excluded, not in the order, or after the choice"},
+  }};
+};
+
+constexpr char ascii_lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  return true;
+}
+
+// True when `word` equals one of the space-separated words of `list`, ignoring ASCII case.
+constexpr bool in_word_list(std::string_view list, std::string_view word) noexcept {
+  while (!list.empty()) {
+    const auto space = list.find(' ');
+    const auto head = list.substr(0, space);
+    if (!head.empty() && iequals(head, word)) return true;
+    if (space == std::string_view::npos) break;
+    list.remove_prefix(space + 1);
+  }
+  return false;
+}
+
+}  // namespace detail
+
+/// Canonical text of an enumerator (the table's `name` column); never empty.
+template <class E>
+constexpr std::string_view to_string(E value) noexcept {
+  for (const auto& row : detail::enum_table<E>::rows)
+    if (row.value == value) return row.name;
+  return "?";
+}
+
+/// One-line description of an enumerator, for help texts and generated docs.
+template <class E>
+constexpr std::string_view describe(E value) noexcept {
+  for (const auto& row : detail::enum_table<E>::rows)
+    if (row.value == value) return row.doc;
+  return {};
+}
+
+/// Strict, case-insensitive parse of a name or alias; `std::nullopt` for anything else.
+template <class E>
+constexpr std::optional<E> parse_enum(std::string_view text) noexcept {
+  for (const auto& row : detail::enum_table<E>::rows)
+    if (detail::iequals(row.name, text) || detail::in_word_list(row.aliases, text)) return row.value;
+  return std::nullopt;
+}
+
+/// All canonical names of `E`, joined by `sep` (for "expected one of ..." messages).
+template <class E>
+std::string enum_names(std::string_view sep = ", ") {
+  std::string out;
+  for (const auto& row : detail::enum_table<E>::rows) {
+    if (!out.empty()) out += sep;
+    out += row.name;
+  }
+  return out;
+}
+
+/// All enumerators of `E` in table order.
+template <class E>
+constexpr auto enum_values() noexcept {
+  std::array<E, detail::enum_table<E>::rows.size()> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = detail::enum_table<E>::rows[i].value;
+  return out;
+}
+
+/// A set of enumerators of `E` as a bitmask; the empty set means "any" where a field says so.
+template <class E>
+class enum_set {
+ public:
+  constexpr enum_set() noexcept = default;
+  constexpr enum_set(std::initializer_list<E> values) noexcept {
+    for (E v : values) insert(v);
+  }
+  constexpr void insert(E v) noexcept { bits_ |= bit(v); }
+  constexpr void erase(E v) noexcept { bits_ &= ~bit(v); }
+  [[nodiscard]] constexpr bool contains(E v) const noexcept { return (bits_ & bit(v)) != 0; }
+  [[nodiscard]] constexpr bool empty() const noexcept { return bits_ == 0; }
+  [[nodiscard]] constexpr std::uint32_t bits() const noexcept { return bits_; }
+  friend constexpr bool operator==(enum_set a, enum_set b) noexcept { return a.bits_ == b.bits_; }
+  friend constexpr bool operator!=(enum_set a, enum_set b) noexcept { return a.bits_ != b.bits_; }
+
+  /// Enumerators in table order, e.g. for printing.
+  template <class F>
+  constexpr void for_each(F&& f) const {
+    for (E v : enum_values<E>())
+      if (contains(v)) f(v);
+  }
+
+ private:
+  static constexpr std::uint32_t bit(E v) noexcept { return std::uint32_t{1} << static_cast<unsigned>(v); }
+  std::uint32_t bits_ = 0;
+};
+
+using domain_set = enum_set<attn_domain>;
+using data_type_set = enum_set<data_type>;
+using cache_dtype_set = enum_set<cache_dtype>;
+using attention_type_set = enum_set<attention_type>;
+using attention_mode_set = enum_set<attention_mode>;
+
+ATTNSEL_END_NAMESPACE

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for descriptor.hpp: head-size and platform constraint matching.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/descriptor.hpp>
+#endif
+
+#include <algorithm>
+#include <stdexcept>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+ATTNSEL_INLINE head_size_spec head_size_spec::set(std::vector<std::uint32_t> sizes) {
+  if (sizes.empty()) throw std::invalid_argument("head_size_spec::set needs at least one size");
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  head_size_spec s;
+  s.form = kind::set;
+  s.values = std::move(sizes);
+  return s;
+}
+
+ATTNSEL_INLINE head_size_spec head_size_spec::range(std::uint32_t min, std::uint32_t max, std::uint32_t multiple_of) {
+  if (min > max) throw std::invalid_argument("head_size_spec::range: min > max");
+  if (multiple_of == 0) throw std::invalid_argument("head_size_spec::range: multiple_of must be positive");
+  head_size_spec s;
+  s.form = kind::range;
+  s.min = min;
+  s.max = max;
+  s.multiple_of = multiple_of;
+  return s;
+}
+
+ATTNSEL_INLINE bool head_size_spec::accepts(std::uint32_t size) const noexcept {
+  switch (form) {
+    case kind::any: return true;
+    case kind::set: return std::binary_search(values.begin(), values.end(), size);
+    case kind::range: return size >= min && size <= max && size % multiple_of == 0;
+  }
+  return false;
+}
+
+ATTNSEL_INLINE std::string head_size_spec::describe() const {
+  switch (form) {
+    case kind::any: return "any";
+    case kind::set: {
+      std::string out = "{";
+      for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+      return out + "}";
+    }
+    case kind::range: {
+      std::string out = "[" + std::to_string(min) + ", " +
+                        (max == std::numeric_limits<std::uint32_t>::max() ? std::string("inf") : std::to_string(max)) +
+                        "]";
+      if (multiple_of > 1) out += " multiple of " + std::to_string(multiple_of);
+      return out;
+    }
+  }
+  return "?";
+}
+
+ATTNSEL_INLINE bool platform_constraint::accepts(const platform& p) const noexcept {
+  if (p.vendor() != vendor) return false;
+  if (min_capability || max_capability) {
+    // A range needs a known capability: an unknown device is not assumed to be in range.
+    if (!p.capability()) return false;
+    if (min_capability && *p.capability() < *min_capability) return false;
+    if (max_capability && *max_capability < *p.capability()) return false;
+  }
+  if (!archs.empty() || !families.empty()) {
+    if (!p.gfx()) return false;
+    const gfx_arch arch = *p.gfx();
+    const bool in_archs = std::find(archs.begin(), archs.end(), arch) != archs.end();
+    const bool in_families =
+        std::any_of(families.begin(), families.end(), [&](gfx_family f) { return arch.in_family(f); });
+    if (!in_archs && !in_families) return false;
+  }
+  return true;
+}
+
+ATTNSEL_INLINE std::string platform_constraint::describe() const {
+  std::string out(to_string(vendor));
+  const auto cc = [](cuda_capability c) { return std::to_string(c.major) + "." + std::to_string(c.minor); };
+  if (min_capability || max_capability) {
+    out += " [" + (min_capability ? cc(*min_capability) : std::string("any")) + ", " +
+           (max_capability ? cc(*max_capability) : std::string("any")) + "]";
+  }
+  std::string targets;
+  for (const auto& a : archs) targets += (targets.empty() ? "" : "|") + a.name();
+  for (auto f : families) targets += (targets.empty() ? "" : "|") + std::string(to_string(f));
+  if (!targets.empty()) out += " " + targets;
+  return out;
+}
+
+ATTNSEL_END_NAMESPACE

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for policy.hpp: rule and entry matching.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/policy.hpp>
+#endif
+
+#include <algorithm>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) const noexcept {
+  for (const auto& c : when)
+    if (!p.has_component(c)) return false;
+  for (const auto& c : unless)
+    if (p.has_component(c)) return false;
+  return !q.required.intersects(unless_features);
+}
+
+ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) const noexcept {
+  if (q.domain != domain || p.vendor() != vendor) return false;
+  // The arch half of a rule is the same test a backend's platform constraint does.
+  platform_constraint where;
+  where.vendor = vendor;
+  where.min_capability = min_capability;
+  where.max_capability = max_capability;
+  if (!archs.empty() || !families.empty()) {
+    // Checked inline rather than through a constraint copy, so matching allocates nothing.
+    if (!p.gfx()) return false;
+    const bool in_archs = std::find(archs.begin(), archs.end(), *p.gfx()) != archs.end();
+    const bool in_families =
+        std::any_of(families.begin(), families.end(), [&](gfx_family f) { return p.gfx()->in_family(f); });
+    if (!in_archs && !in_families) return false;
+  }
+  if (!where.accepts(p)) return false;
+  if (!modes.empty() && !modes.contains(q.mode)) return false;
+  if (min_num_heads || max_num_heads) {
+    if (q.num_heads == 0 || q.num_heads < min_num_heads) return false;
+    if (max_num_heads && q.num_heads > max_num_heads) return false;
+  }
+  if (!kv_cache_dtypes.empty() && !kv_cache_dtypes.contains(q.kv_cache_dtype)) return false;
+  if (!dtypes.empty() && !dtypes.contains(q.dtype)) return false;
+  if (!q.required.includes(features)) return false;
+  return !q.required.intersects(without_features);
+}
+
+ATTNSEL_INLINE std::string policy_rule::describe() const {
+  platform_constraint where;
+  where.vendor = vendor;
+  where.min_capability = min_capability;
+  where.max_capability = max_capability;
+  where.archs = archs;
+  where.families = families;
+  std::string out = std::string(to_string(domain)) + " " + where.describe();
+  if (!modes.empty()) {
+    out += " mode";
+    modes.for_each([&](attention_mode m) { out += " " + std::string(to_string(m)); });
+  }
+  if (min_num_heads || max_num_heads)
+    out += " heads [" + std::to_string(min_num_heads) + ", " +
+           (max_num_heads ? std::to_string(max_num_heads) : std::string("inf")) + "]";
+  if (!kv_cache_dtypes.empty()) {
+    out += " kv";
+    kv_cache_dtypes.for_each([&](cache_dtype d) { out += " " + std::string(to_string(d)); });
+  }
+  if (!dtypes.empty()) {
+    out += " dtype";
+    dtypes.for_each([&](data_type d) { out += " " + std::string(to_string(d)); });
+  }
+  for (const auto& f : features) out += " +" + f;
+  for (const auto& f : without_features) out += " -" + f;
+  return out;
+}
+
+ATTNSEL_INLINE const policy_rule* priority_policy::match(const query& q, const platform& p) const noexcept {
+  for (const auto& r : rules)
+    if (r.matches(q, p)) return &r;
+  return nullptr;
+}
+
+ATTNSEL_END_NAMESPACE

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for selector.hpp: one walker, a fast visitor and a tracing visitor.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/selector.hpp>
+#endif
+
+#include <algorithm>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+
+// Walks candidates in trial order: override entries left to right, "auto" expanding to the policy
+// order (or registration order when no rule matches), each backend at most once.
+// Visitor: bool tried(index, forced) returns true to stop; void skipped(index, code, entry).
+template <class Visitor>
+void walk(const registry& reg, const query& q, const platform& p, const override_plan& plan, bool fallback_auto,
+          Visitor& visitor) {
+  index_set seen;
+  bool stop = false;
+  const auto walk_automatic = [&] {
+    const auto& rules = reg.policy().rules;
+    const policy_rule* rule = reg.policy().match(q, p);
+    const std::size_t count = rule ? rule->order.size() : reg.size();
+    for (std::size_t k = 0; k < count && !stop; ++k) {
+      const std::size_t index = rule ? reg.resolved(static_cast<std::size_t>(rule - rules.data()), k) : k;
+      if (!rule && !reg.backends()[index].domains.contains(q.domain)) continue;
+      if (seen.contains(index)) continue;
+      seen.insert(index);
+      if (plan.excluded(index)) {
+        visitor.skipped(index, reason_code::excluded, nullptr);
+      } else if (rule && !rule->order[k].enabled(p, q)) {
+        visitor.skipped(index, reason_code::policy_condition, &rule->order[k]);
+      } else {
+        stop = visitor.tried(index, false);
+      }
+    }
+  };
+  bool automatic_done = false;
+  plan.for_each([&](const override_token& t) {
+    if (stop) return;
+    if (t.type == override_token::kind::name) {
+      if (seen.contains(t.backend)) return;
+      seen.insert(t.backend);
+      stop = visitor.tried(t.backend, true);
+    } else if (t.type == override_token::kind::automatic) {
+      walk_automatic();
+      automatic_done = true;
+    }
+  });
+  if (!stop && !automatic_done && (plan.automatic() || fallback_auto)) walk_automatic();
+}
+
+struct fast_visitor {
+  fast_visitor(const registry& r, const query& qq, const platform& pp) noexcept : reg(r), q(qq), p(pp) {}
+  const registry& reg;
+  const query& q;
+  const platform& p;
+  std::size_t rank = 0;
+  std::size_t winner = 0;
+  bool found = false;
+  bool winner_forced = false;
+
+  bool tried(std::size_t index, bool forced) noexcept {
+    ++rank;
+    if (first_failure(reg.backends()[index], q, p)) return false;
+    winner = index;
+    found = true;
+    winner_forced = forced;
+    return true;
+  }
+  void skipped(std::size_t, reason_code, const policy_entry*) noexcept {}
+};
+
+inline std::string condition_message(const policy_entry& e) {
+  std::string out = "the policy tries it only";
+  std::string sep = " when ";
+  for (const auto& c : e.when) {
+    out += sep + "component " + c + " is present";
+    sep = " and ";
+  }
+  for (const auto& c : e.unless) {
+    out += sep + "component " + c + " is absent";
+    sep = " and ";
+  }
+  for (const auto& f : e.unless_features) {
+    out += sep + "feature " + f + " is not required";
+    sep = " and ";
+  }
+  return out;
+}
+
+struct trace_visitor {
+  trace_visitor(const registry& r, const query& qq, const platform& pp) : reg(r), q(qq), p(pp) {}
+  const registry& reg;
+  const query& q;
+  const platform& p;
+  std::vector<candidate_report> out;
+  std::size_t rank = 0;
+  bool found = false;
+
+  bool tried(std::size_t index, bool forced) {
+    const auto& b = reg.backends()[index];
+    candidate_report r;
+    r.name = b.name;
+    r.rank = ++rank;
+    r.forced = forced;
+    if (const auto* v = resolve_variant(b, q.domain, p)) r.variant = v->variant;
+    r.reasons = check_backend(b, q, p);
+    if (!r.reasons.empty()) {
+      r.outcome = verdict::rejected;
+    } else {
+      r.outcome = found ? verdict::supported : verdict::selected;
+      found = true;
+    }
+    out.push_back(std::move(r));
+    return false;  // keep going: a person wants to see what else would have worked
+  }
+  void skipped(std::size_t index, reason_code code, const policy_entry* entry) {
+    candidate_report r;
+    r.name = reg.backends()[index].name;
+    r.outcome = verdict::skipped;
+    r.reasons.push_back(reason{code, code == reason_code::excluded ? std::string("removed by the override")
+                                                                   : condition_message(*entry)});
+    out.push_back(std::move(r));
+  }
+};
+
+inline std::string query_summary(const query& q, const platform& p) { return summary(q) + " on " + p.describe(); }
+
+inline std::string reasons_text(const std::vector<reason>& reasons) {
+  std::string out;
+  for (const auto& r : reasons) out += (out.empty() ? "" : "; ") + r.message;
+  return out;
+}
+
+// Backends of the domain that would pass, in automatic order first, then registration order.
+inline std::vector<std::string> working_alternatives(const registry& reg, const query& q, const platform& p) {
+  std::vector<std::string> out;
+  const auto consider = [&](std::size_t i) {
+    const auto& b = reg.backends()[i];
+    if (std::find(out.begin(), out.end(), b.name) == out.end() && !first_failure(b, q, p)) out.push_back(b.name);
+  };
+  if (const auto* rule = reg.policy().match(q, p)) {
+    const auto r = static_cast<std::size_t>(rule - reg.policy().rules.data());
+    for (std::size_t k = 0; k < rule->order.size(); ++k) consider(reg.resolved(r, k));
+  }
+  for (std::size_t i = 0; i < reg.size(); ++i) consider(i);
+  return out;
+}
+
+inline selection_error make_error(const registry& reg, const query& q, const platform& p, const override_plan& plan,
+                                  std::vector<candidate_report> candidates) {
+  selection_error e;
+  const bool forced_only = !plan.automatic();
+  e.code = forced_only ? error_code::backend_rejected : error_code::no_backend;
+  const auto text = query_summary(q, p);
+  if (forced_only) {
+    std::string names;
+    for (const auto& c : candidates)
+      if (c.forced) names += (names.empty() ? "" : ", ") + c.name;
+    e.message = "Selected backend " + names + " is not valid for " + text + ".";
+    for (const auto& c : candidates)
+      if (c.outcome == verdict::rejected) e.message += "\n  " + c.name + ": " + reasons_text(c.reasons);
+    e.suggestions = working_alternatives(reg, q, p);
+    if (!e.suggestions.empty()) {
+      e.message += "\nBackends that support this configuration:";
+      for (const auto& s : e.suggestions) e.message += " " + s;
+    } else {
+      e.message += "\nNo registered backend supports this configuration.";
+    }
+  } else {
+    e.message = "No attention backend supports " + text + ".";
+    for (const auto& c : candidates) {
+      if (c.outcome == verdict::rejected || c.outcome == verdict::skipped)
+        e.message += "\n  " + c.name + ": " + reasons_text(c.reasons);
+    }
+    if (candidates.empty()) e.message += "\n  (no backend serves this domain on this platform)";
+  }
+  e.candidates = std::move(candidates);
+  return e;
+}
+
+// Backends of the domain never reached by the walk: listed last so a trace names every one.
+inline void append_unvisited(const registry& reg, const query& q, const platform& p,
+                             std::vector<candidate_report>& out) {
+  const auto* rule = reg.policy().match(q, p);
+  for (const auto& b : reg.backends()) {
+    if (!b.domains.contains(q.domain)) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const candidate_report& c) { return c.name == b.name; })) continue;
+    candidate_report r;
+    r.name = b.name;
+    r.outcome = verdict::skipped;
+    r.reasons.push_back(reason{reason_code::not_in_policy,
+                               "not in the automatic order for " + (rule ? rule->describe() : p.describe()) +
+                                   "; it can still be forced"});
+    out.push_back(std::move(r));
+  }
+}
+
+}  // namespace detail
+
+ATTNSEL_INLINE std::uint32_t selection::block_size_for(std::uint32_t current) const noexcept {
+  if (variant == nullptr) return current;
+  const auto& multiples = variant->block_size_multiples;
+  const auto accepts = [&](std::uint32_t b) {
+    return multiples.empty() || std::any_of(multiples.begin(), multiples.end(),
+                                            [&](std::uint32_t m) { return m != 0 && b % m == 0; });
+  };
+  if (current != 0 && accepts(current)) return current;
+  if (variant->preferred_block_size != 0) return variant->preferred_block_size;
+  if (!multiples.empty()) return *std::min_element(multiples.begin(), multiples.end());
+  return current;
+}
+
+ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, const platform& p,
+                                       const override_request& ovr, const select_options& options) {
+  const auto plan = override_plan::parse(ovr.spec, reg);
+  if (!plan.ok()) {
+    selection_error e;
+    e.code = plan.problem()->code();
+    e.message = plan.problem()->message(reg);
+    if (e.code == error_code::unknown_backend) {
+      const auto hint = closest_name(plan.problem()->token, reg.all_names());
+      if (!hint.empty()) e.suggestions.push_back(hint);
+    }
+    return e;
+  }
+  const bool fallback_auto = options.prefer && plan.has_forced();
+  detail::fast_visitor fast{reg, q, p};
+  detail::walk(reg, q, p, plan, fallback_auto, fast);
+  if (fast.found) {
+    selection s;
+    s.backend = &reg.backends()[fast.winner];
+    s.variant = resolve_variant(*s.backend, q.domain, p);
+    s.rank = fast.rank;
+    s.overridden = fast.winner_forced;
+    s.source = plan.spec().empty() ? override_source::none : ovr.source;
+    if (fallback_auto && !fast.winner_forced && !plan.explicit_auto()) {
+      // Prefer mode fell back: record why each forced backend was passed over.
+      s.fell_back = true;
+      detail::trace_visitor trace{reg, q, p};
+      plan.for_each([&](const override_token& t) {
+        if (t.type == override_token::kind::name) trace.tried(t.backend, true);
+      });
+      s.fallback = std::move(trace.out);
+    }
+    return s;
+  }
+  // Error path: re-run with the tracing visitor so the error carries every reason.
+  detail::trace_visitor trace{reg, q, p};
+  detail::walk(reg, q, p, plan, fallback_auto, trace);
+  return detail::make_error(reg, q, p, plan, std::move(trace.out));
+}
+
+ATTNSEL_INLINE selection select_or_throw(const registry& reg, const query& q, const platform& p,
+                                         const override_request& ovr, const select_options& options) {
+  auto result = select(reg, q, p, ovr, options);
+  if (!result) throw selection_exception(result.error());
+  return result.value();
+}
+
+ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const platform& p,
+                                   const override_request& ovr, const select_options& options) {
+  explanation ex{select(reg, q, p, ovr, options), {}, {}, {}};
+  const auto plan = override_plan::parse(ovr.spec, reg);
+  if (!plan.ok()) return ex;
+  if (const auto* rule = reg.policy().match(q, p); rule && plan.automatic()) {
+    ex.rule = rule->describe();
+    ex.note = rule->note;
+  }
+  detail::trace_visitor trace{reg, q, p};
+  detail::walk(reg, q, p, plan, options.prefer && plan.has_forced(), trace);
+  ex.candidates = std::move(trace.out);
+  if (plan.automatic() || (options.prefer && plan.has_forced())) detail::append_unvisited(reg, q, p, ex.candidates);
+  // The walk keeps going past the winner; the verdicts must agree with what select() chose.
+  if (ex.result.ok()) {
+    for (auto& c : ex.candidates) {
+      if (c.outcome == verdict::selected && c.name != ex.result->name()) c.outcome = verdict::supported;
+      if (c.name == ex.result->name()) c.outcome = verdict::selected;
+    }
+  }
+  return ex;
+}
+
+ATTNSEL_END_NAMESPACE

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// The platform a selection runs on: vendor, device architecture and installed components.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/enums.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// CUDA compute capability `major.minor` (sm_90 is 9.0, sm_121 is 12.1).
+struct cuda_capability {
+  std::uint8_t major = 0;
+  std::uint8_t minor = 0;
+
+  [[nodiscard]] constexpr int value() const noexcept { return major * 10 + minor; }
+  friend constexpr bool operator==(cuda_capability a, cuda_capability b) noexcept { return a.value() == b.value(); }
+  friend constexpr bool operator!=(cuda_capability a, cuda_capability b) noexcept { return !(a == b); }
+  friend constexpr bool operator<(cuda_capability a, cuda_capability b) noexcept { return a.value() < b.value(); }
+  friend constexpr bool operator<=(cuda_capability a, cuda_capability b) noexcept { return a.value() <= b.value(); }
+};
+
+/// Parses `9.0`, `12.1`, `sm_90`, `sm90`, `sm_100a`, `compute_90`; `std::nullopt` for anything else.
+/// Major must be 1..99 and minor 0..9.
+[[nodiscard]] std::optional<cuda_capability> parse_cuda_capability(std::string_view text) noexcept;
+
+/// AMD gfx target, `gfx<major><minor hex><stepping hex>`: gfx90a is {9, 0, 0xa}, gfx1201 is {12, 0, 1}.
+struct gfx_arch {
+  std::uint8_t major = 0;
+  std::uint8_t minor = 0;
+  std::uint8_t stepping = 0;
+
+  friend constexpr bool operator==(gfx_arch a, gfx_arch b) noexcept {
+    return a.major == b.major && a.minor == b.minor && a.stepping == b.stepping;
+  }
+  friend constexpr bool operator!=(gfx_arch a, gfx_arch b) noexcept { return !(a == b); }
+  /// True when this target belongs to `family` (gfx9, mi300 = gfx942/gfx950, rdna = gfx10-12 ...).
+  [[nodiscard]] bool in_family(gfx_family family) const noexcept;
+  /// `gfx942`, `gfx90a`, `gfx1100`.
+  [[nodiscard]] std::string name() const;
+};
+
+/// Parses `gfx942`, `gfx90a`, `gfx1100` (case-insensitive, feature suffixes such as `:xnack-` ignored);
+/// major must be 6..15.
+[[nodiscard]] std::optional<gfx_arch> parse_gfx_arch(std::string_view text) noexcept;
+
+/// Dotted numeric version of a component, 1 to 4 parts (`0.2.5`, `9.1`); compared part by part.
+struct component_version {
+  std::array<std::uint32_t, 4> parts{};
+  std::uint8_t count = 0;
+
+  friend bool operator==(const component_version& a, const component_version& b) noexcept {
+    return a.parts == b.parts;
+  }
+  friend bool operator!=(const component_version& a, const component_version& b) noexcept { return !(a == b); }
+  friend bool operator<(const component_version& a, const component_version& b) noexcept {
+    return a.parts < b.parts;
+  }
+  friend bool operator>(const component_version& a, const component_version& b) noexcept { return b < a; }
+  friend bool operator<=(const component_version& a, const component_version& b) noexcept { return !(b < a); }
+  friend bool operator>=(const component_version& a, const component_version& b) noexcept { return !(a < b); }
+  [[nodiscard]] std::string str() const;
+};
+
+/// Strict parse: digits separated by single dots, at most 4 parts, each below 10^9.
+[[nodiscard]] std::optional<component_version> parse_component_version(std::string_view text) noexcept;
+
+/// A library or kernel package present on the platform (`flashinfer`, `aiter_mha`), maybe versioned.
+struct component {
+  std::string name;
+  std::optional<component_version> version;
+
+  friend bool operator==(const component& a, const component& b) { return a.name == b.name && a.version == b.version; }
+};
+
+/// Everything a capability check may read about the machine. Plain data: an engine fills it from the
+/// device it finds, a test fakes it. Nothing is read from the environment or from globals.
+class platform {
+ public:
+  platform() = default;
+  explicit platform(device_vendor vendor) noexcept : vendor_(vendor) {}
+
+  /// A CUDA device of the given compute capability.
+  static platform cuda(std::uint8_t major, std::uint8_t minor) {
+    platform p(device_vendor::cuda);
+    p.capability_ = cuda_capability{major, minor};
+    return p;
+  }
+  /// A ROCm device of the given gfx target. Precondition: `arch` parses (throws std::invalid_argument).
+  static platform rocm(std::string_view arch);
+  static platform cpu() noexcept { return platform(device_vendor::cpu); }
+  static platform xpu() noexcept { return platform(device_vendor::xpu); }
+
+  [[nodiscard]] device_vendor vendor() const noexcept { return vendor_; }
+  [[nodiscard]] const std::optional<cuda_capability>& capability() const noexcept { return capability_; }
+  [[nodiscard]] const std::optional<gfx_arch>& gfx() const noexcept { return gfx_; }
+  [[nodiscard]] const std::vector<component>& components() const noexcept { return components_; }
+
+  platform& set_capability(cuda_capability cc) noexcept {
+    capability_ = cc;
+    return *this;
+  }
+  platform& set_gfx(gfx_arch arch) noexcept {
+    gfx_ = arch;
+    return *this;
+  }
+  /// Adds (or replaces) a component; kept sorted by name so look-ups do not allocate.
+  platform& add_component(std::string name, std::optional<component_version> version = std::nullopt);
+  /// Adds `name` or `name=version`; throws std::invalid_argument on a malformed version.
+  platform& add_component_spec(std::string_view spec);
+
+  [[nodiscard]] const component* find_component(std::string_view name) const noexcept;
+  [[nodiscard]] bool has_component(std::string_view name) const noexcept { return find_component(name) != nullptr; }
+
+  /// `cuda 9.0`, `rocm gfx942`, `cpu`.
+  [[nodiscard]] std::string describe() const;
+
+  friend bool operator==(const platform& a, const platform& b) {
+    return a.vendor_ == b.vendor_ && a.capability_ == b.capability_ && a.gfx_ == b.gfx_ &&
+           a.components_ == b.components_;
+  }
+
+ private:
+  device_vendor vendor_ = device_vendor::cpu;
+  std::optional<cuda_capability> capability_;
+  std::optional<gfx_arch> gfx_;
+  std::vector<component> components_;
+};
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/platform_inl.hpp>
+#endif

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Priority policy: ordered rules saying in which order automatic selection tries backends.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/descriptor.hpp>
+#include <attnsel/enums.hpp>
+#include <attnsel/platform.hpp>
+#include <attnsel/query.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// One position in a priority order. It may be conditioned on platform components ("ROCM_AITER_FA
+/// only when `aiter_mha` is present") or on query features. A condition only decides whether the
+/// entry is tried; it never grants capability.
+struct policy_entry {
+  std::string backend;                  ///< canonical name or alias; resolved by the registry
+  std::vector<std::string> when;        ///< every one of these components must be present
+  std::vector<std::string> unless;      ///< none of these components may be present
+  feature_set unless_features;          ///< skipped when the query requires any of these
+
+  /// True when the entry's conditions hold for `p` and `q`.
+  [[nodiscard]] bool enabled(const platform& p, const query& q) const noexcept;
+
+  friend bool operator==(const policy_entry& a, const policy_entry& b) {
+    return a.backend == b.backend && a.when == b.when && a.unless == b.unless &&
+           a.unless_features == b.unless_features;
+  }
+};
+
+/// A rule: when it matches the query and platform, its `order` is the automatic order.
+/// Every narrowing field left empty matches anything.
+struct policy_rule {
+  attn_domain domain = attn_domain::decoder;
+  device_vendor vendor = device_vendor::cuda;
+  std::optional<cuda_capability> min_capability;  ///< inclusive
+  std::optional<cuda_capability> max_capability;  ///< inclusive
+  std::vector<gfx_arch> archs;
+  std::vector<gfx_family> families;
+  attention_mode_set modes;          ///< empty = any mode
+  std::uint32_t min_num_heads = 0;   ///< with max_num_heads: the query must set num_heads in range
+  std::uint32_t max_num_heads = 0;   ///< 0 = unbounded
+  cache_dtype_set kv_cache_dtypes;   ///< empty = any
+  data_type_set dtypes;              ///< empty = any
+  feature_set features;              ///< the query must require all of these
+  feature_set without_features;      ///< the query must require none of these
+  std::string note;                  ///< why this order (shown by explain and in docs)
+  std::vector<policy_entry> order;
+
+  [[nodiscard]] bool matches(const query& q, const platform& p) const noexcept;
+  /// `decoder cuda [10.0, 10.9] mode mla`: a one-line summary for docs and traces.
+  [[nodiscard]] std::string describe() const;
+
+  friend bool operator==(const policy_rule& a, const policy_rule& b) {
+    return a.domain == b.domain && a.vendor == b.vendor && a.min_capability == b.min_capability &&
+           a.max_capability == b.max_capability && a.archs == b.archs && a.families == b.families &&
+           a.modes == b.modes && a.min_num_heads == b.min_num_heads && a.max_num_heads == b.max_num_heads &&
+           a.kv_cache_dtypes == b.kv_cache_dtypes && a.dtypes == b.dtypes && a.features == b.features &&
+           a.without_features == b.without_features && a.note == b.note && a.order == b.order;
+  }
+};
+
+/// Ordered rules; the first that matches wins. When none matches, the registry's registration
+/// order (of the backends serving the domain) is the automatic order.
+struct priority_policy {
+  std::vector<policy_rule> rules;
+
+  /// The first matching rule, or nullptr.
+  [[nodiscard]] const policy_rule* match(const query& q, const platform& p) const noexcept;
+
+  friend bool operator==(const priority_policy& a, const priority_policy& b) { return a.rules == b.rules; }
+};
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/policy_inl.hpp>
+#endif

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// One attention layer's requirements (the selection key) and the open set of named features.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/enums.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// Names of the features attnsel knows out of the box. The set is open: an engine may require and
+/// declare any lower_snake name; these are the ones the reference catalog and the CLI document.
+namespace features {
+inline constexpr std::string_view sinks = "sinks";
+inline constexpr std::string_view sliding_window = "sliding_window";
+inline constexpr std::string_view alibi = "alibi";
+inline constexpr std::string_view softcap = "softcap";
+inline constexpr std::string_view mm_prefix = "mm_prefix";
+inline constexpr std::string_view per_head_quant_scales = "per_head_quant_scales";
+inline constexpr std::string_view non_causal = "non_causal";
+inline constexpr std::string_view kv_connector = "kv_connector";
+inline constexpr std::string_view dcp = "dcp";
+inline constexpr std::string_view pcp = "pcp";
+inline constexpr std::string_view batch_invariant = "batch_invariant";
+
+struct known_feature {
+  std::string_view name;
+  std::string_view doc;
+};
+/// The documented features, in display order.
+inline constexpr std::array<known_feature, 11> known{{
+    {sinks, "attention sinks (gpt-oss)"},
+    {sliding_window, "sliding-window (local) attention"},
+    {alibi, "ALiBi positional bias"},
+    {softcap, "logit soft-capping (Gemma 2)"},
+    {mm_prefix, "bidirectional attention over a multimodal prefix"},
+    {per_head_quant_scales, "per-head KV quantisation scales"},
+    {non_causal, "non-causal attention inside the paged decoder path"},
+    {kv_connector, "works with a KV-cache connector (disaggregated prefill)"},
+    {dcp, "decode context parallelism"},
+    {pcp, "prefill context parallelism"},
+    {batch_invariant, "batch-invariant (deterministic) kernels"},
+}};
+}  // namespace features
+
+/// True for a lower_snake name: [a-z][a-z0-9_]*, at most 64 characters.
+[[nodiscard]] constexpr bool is_valid_feature_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > 64 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+/// A sorted set of feature names. Membership and inclusion tests never allocate.
+class feature_set {
+ public:
+  feature_set() = default;
+  feature_set(std::initializer_list<std::string_view> names) {
+    for (auto n : names) insert(n);
+  }
+
+  /// Inserts `name` (no validation here; loaders and the CLI validate what people type).
+  void insert(std::string_view name) {
+    const auto it = std::lower_bound(names_.begin(), names_.end(), name);
+    if (it == names_.end() || *it != name) names_.insert(it, std::string(name));
+  }
+  [[nodiscard]] bool contains(std::string_view name) const noexcept {
+    return std::binary_search(names_.begin(), names_.end(), name, std::less<>{});
+  }
+  /// True when every name of `required` is in this set.
+  [[nodiscard]] bool includes(const feature_set& required) const noexcept {
+    return std::includes(names_.begin(), names_.end(), required.names_.begin(), required.names_.end());
+  }
+  /// True when at least one name is in both sets.
+  [[nodiscard]] bool intersects(const feature_set& other) const noexcept {
+    auto a = names_.begin();
+    auto b = other.names_.begin();
+    while (a != names_.end() && b != other.names_.end()) {
+      if (*a == *b) return true;
+      if (*a < *b) ++a; else ++b;
+    }
+    return false;
+  }
+  [[nodiscard]] bool empty() const noexcept { return names_.empty(); }
+  [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
+  [[nodiscard]] auto begin() const noexcept { return names_.begin(); }
+  [[nodiscard]] auto end() const noexcept { return names_.end(); }
+
+  friend bool operator==(const feature_set& a, const feature_set& b) { return a.names_ == b.names_; }
+  friend bool operator!=(const feature_set& a, const feature_set& b) { return !(a == b); }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+/// What one attention layer needs. Every input a capability check reads is here or in `platform`.
+struct query {
+  attn_domain domain = attn_domain::decoder;
+  std::uint32_t head_size = 128;
+  std::uint32_t head_size_v = 0;  ///< value head size; 0 = same as head_size
+  data_type dtype = data_type::bfloat16;
+  cache_dtype kv_cache_dtype = cache_dtype::automatic;
+  std::uint32_t block_size = 0;  ///< 0 = not pinned: do not filter on block size
+  attention_type attn_type = attention_type::decoder;
+  attention_mode mode = attention_mode::standard;
+  std::uint32_t num_heads = 0;  ///< query heads per rank; 0 = unknown (only policies read it)
+  feature_set required;          ///< features the layer cannot run without
+
+  /// The value head size the layer actually uses.
+  [[nodiscard]] std::uint32_t value_head_size() const noexcept { return head_size_v ? head_size_v : head_size; }
+
+  friend bool operator==(const query& a, const query& b) {
+    return a.domain == b.domain && a.head_size == b.head_size && a.value_head_size() == b.value_head_size() &&
+           a.dtype == b.dtype && a.kv_cache_dtype == b.kv_cache_dtype && a.block_size == b.block_size &&
+           a.attn_type == b.attn_type && a.mode == b.mode && a.num_heads == b.num_heads &&
+           a.required == b.required;
+  }
+};
+
+/// One-line text of a query: `decoder attention (head_size=128, dtype=bfloat16, kv_cache_dtype=auto, ...)`.
+[[nodiscard]] std::string summary(const query& q);
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/query_inl.hpp>
+#endif

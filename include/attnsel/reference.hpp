@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// The built-in reference catalogs: vLLM's backends and priorities, and PyTorch SDPA's backends.
+#pragma once
+
+#include <attnsel/catalog.hpp>
+#include <attnsel/config.hpp>
+#include <attnsel/registry.hpp>
+
+#include <array>
+#include <string_view>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// Names of the built-in catalogs, in display order.
+inline constexpr std::array<std::string_view, 2> builtin_catalog_names{{"vllm", "torch_sdpa"}};
+
+/// JSON text of a built-in catalog (`vllm`, `torch_sdpa`); empty when the name is unknown.
+[[nodiscard]] std::string_view builtin_catalog_json(std::string_view name) noexcept;
+
+/// Parses a built-in catalog. Throws std::invalid_argument for an unknown name.
+/// Each call parses the embedded JSON afresh (no hidden cache): keep the result, don't call per layer.
+[[nodiscard]] catalog builtin_catalog(std::string_view name);
+
+/// The default registry: vLLM's backends and priority policies for CUDA, ROCm, CPU and XPU, both domains.
+[[nodiscard]] registry reference_registry();
+
+/// PyTorch scaled_dot_product_attention's backends (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION, MATH).
+[[nodiscard]] registry torch_sdpa_registry();
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/reference_inl.hpp>
+#endif

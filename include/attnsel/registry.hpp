@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// The registry: an ordinary value holding backend descriptors and the priority policy.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/descriptor.hpp>
+#include <attnsel/policy.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// Thrown by registry mutations that would break an invariant (duplicate or malformed names,
+/// policies naming unknown backends). The registry is left exactly as it was.
+class registry_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Backend descriptors plus the policy that orders them. No hidden singleton: an engine builds one
+/// (often from `reference_registry()`), adds its own kernels and passes it to `select`.
+/// Registration order is the fallback priority when no policy rule matches.
+/// Every mutation gives the strong guarantee: on exception nothing changed.
+/// Not synchronised; share it between threads through `shared_registry` (shared_registry.hpp).
+class registry {
+ public:
+  registry() = default;
+
+  /// Appends `backend`. Throws registry_error on an invalid or duplicate name or alias, no domains,
+  /// or an inconsistent capability (empty head-size set, min > max, zero block-size multiple).
+  void add(backend_descriptor backend);
+  /// Replaces the backend of the same canonical name, keeping its position. Throws if absent.
+  void replace(backend_descriptor backend);
+  /// `replace` when the name exists, else `add`.
+  void add_or_replace(backend_descriptor backend);
+  /// Removes a backend. Throws if absent or if a policy entry still names it.
+  void remove(std::string_view name);
+
+  /// Replaces the whole policy. Throws registry_error when an entry names an unknown backend.
+  void set_policy(priority_policy policy);
+  /// Puts `rules` in front of the current ones, so they win where they match.
+  void prepend_rules(std::vector<policy_rule> rules);
+
+  /// Adds or replaces every backend of `overlay` (by name) and puts its rules in front of ours.
+  /// An engine's own catalog file layered on the reference one uses this.
+  void merge(const registry& overlay);
+
+  /// Case-insensitive look-up by canonical name or alias; nullptr if unknown. Allocates nothing.
+  [[nodiscard]] const backend_descriptor* find(std::string_view name) const noexcept;
+  /// Position of a backend (by name or alias) in `backends()`.
+  [[nodiscard]] std::optional<std::size_t> index_of(std::string_view name) const noexcept;
+
+  [[nodiscard]] const std::vector<backend_descriptor>& backends() const noexcept { return backends_; }
+  [[nodiscard]] const priority_policy& policy() const noexcept { return policy_; }
+  [[nodiscard]] std::size_t size() const noexcept { return backends_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return backends_.empty(); }
+
+  /// Backend index of entry `entry` of rule `rule` (both positions in `policy().rules`).
+  [[nodiscard]] std::size_t resolved(std::size_t rule, std::size_t entry) const noexcept {
+    return resolved_[rule][entry];
+  }
+
+  /// Every canonical name and alias, sorted (for "valid options are" messages).
+  [[nodiscard]] std::vector<std::string> all_names() const;
+
+  friend bool operator==(const registry& a, const registry& b) {
+    return a.backends_ == b.backends_ && a.policy_ == b.policy_;
+  }
+  friend bool operator!=(const registry& a, const registry& b) { return !(a == b); }
+
+ private:
+  // Rebuilds the name index and the resolved policy; throws registry_error on a broken invariant.
+  void reindex();
+
+  std::vector<backend_descriptor> backends_;
+  priority_policy policy_;
+  std::vector<std::pair<std::string, std::size_t>> names_;  // sorted: name or alias -> index
+  std::vector<std::vector<std::size_t>> resolved_;            // rule -> entry -> backend index
+};
+
+/// Throws registry_error with a precise message when `backend` is malformed (used by `add`, and by
+/// catalog loaders before they touch a registry).
+void validate_descriptor(const backend_descriptor& backend);
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/registry_inl.hpp>
+#endif

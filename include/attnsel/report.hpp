@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// Machine-readable reports: platforms, queries and selection traces as JSON, and back.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/platform.hpp>
+#include <attnsel/query.hpp>
+#include <attnsel/selector.hpp>
+
+#include <nlohmann/json.hpp>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// `{"vendor": "rocm", "arch": "gfx942", "components": [{"name": "aiter", "version": null}]}`.
+[[nodiscard]] nlohmann::json to_json(const platform& p);
+/// Every query field by name (`domain`, `head_size`, `head_size_v`, `dtype`, `kv_cache_dtype`,
+/// `block_size` (null when unset), `attn_type`, `mode`, `num_heads` (null when unknown), `features`).
+[[nodiscard]] nlohmann::json to_json(const query& q);
+/// `{"name", "variant", "rank", "verdict", "forced", "reasons": [{"code", "message"}]}`.
+[[nodiscard]] nlohmann::json to_json(const candidate_report& c);
+
+/// The report `attnsel select --json` prints: backend, domain, platform, query, override, rule,
+/// candidates and error (see docs/cli.md for the exact shape).
+[[nodiscard]] nlohmann::json to_json(const explanation& ex, const query& q, const platform& p,
+                                     const override_request& ovr);
+
+/// Reads a platform object as written by `to_json(platform)`; `arch` may also be spelled `capability`
+/// and components may be `"name"` or `"name=version"` strings. Throws std::invalid_argument.
+[[nodiscard]] platform platform_from_json(const nlohmann::json& j);
+/// Reads a query object; every key is optional (defaults of `query`). Throws std::invalid_argument.
+[[nodiscard]] query query_from_json(const nlohmann::json& j);
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/report_inl.hpp>
+#endif

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// The selector: the only code that walks descriptors and policy to pick a backend, and explains it.
+#pragma once
+
+#include <attnsel/checks.hpp>
+#include <attnsel/config.hpp>
+#include <attnsel/override.hpp>
+#include <attnsel/registry.hpp>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// Selection options.
+struct select_options {
+  /// Opt-in "prefer" mode: when every backend the override names is rejected, fall back to automatic
+  /// selection instead of failing, and record why in `selection::fallback`. Off by default: a forced
+  /// backend is never silently replaced.
+  bool prefer = false;
+};
+
+/// One candidate in a trace: its place, verdict and every reason.
+struct candidate_report {
+  std::string name;
+  std::string variant;     ///< the variant that was checked; empty if none applied
+  std::size_t rank = 0;    ///< 1-based order of trial; 0 for backends that were not tried
+  verdict outcome = verdict::skipped;
+  bool forced = false;     ///< named by the override
+  std::vector<reason> reasons;
+};
+
+/// A successful selection. Pointers refer into the registry it was made from and stay valid while
+/// that registry is alive and unchanged (a `shared_registry` snapshot keeps it alive).
+struct selection {
+  const backend_descriptor* backend = nullptr;
+  const capabilities* variant = nullptr;   ///< the capabilities that were checked
+  std::size_t rank = 0;                     ///< 1-based trial position of the winner
+  bool overridden = false;                  ///< chosen because the override named it
+  override_source source = override_source::none;  ///< where the override came from (none if no override)
+  bool fell_back = false;                   ///< prefer mode: forced backends failed, automatic choice used
+  std::vector<candidate_report> fallback;   ///< prefer mode: why each forced backend was rejected
+
+  [[nodiscard]] std::string_view name() const noexcept { return backend ? std::string_view(backend->name) : ""; }
+  [[nodiscard]] std::string_view variant_name() const noexcept {
+    return variant ? std::string_view(variant->variant) : "";
+  }
+  /// vLLM's block-size negotiation: `current` if the chosen kernel accepts it, else its preferred size,
+  /// else its smallest supported multiple.
+  [[nodiscard]] std::uint32_t block_size_for(std::uint32_t current) const noexcept;
+};
+
+/// A failed selection, with everything needed to act on it.
+struct selection_error {
+  error_code code = error_code::no_backend;
+  std::string message;                      ///< one paragraph; the first line is a summary
+  std::vector<candidate_report> candidates; ///< every candidate tried, with all reasons
+  std::vector<std::string> suggestions;     ///< backends that would work for this query (validated)
+};
+
+/// Exception thrown by `select_or_throw`.
+class selection_exception : public std::runtime_error {
+ public:
+  explicit selection_exception(selection_error e) : std::runtime_error(e.message), error_(std::move(e)) {}
+  [[nodiscard]] const selection_error& error() const noexcept { return error_; }
+
+ private:
+  selection_error error_;
+};
+
+/// Either a selection or an error. Cheap to move; test with `ok()` or `operator bool`.
+class selection_result {
+ public:
+  selection_result(selection s) : value_(std::move(s)) {}          // NOLINT(google-explicit-constructor)
+  selection_result(selection_error e) : value_(std::move(e)) {}    // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool ok() const noexcept { return value_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+  /// Precondition: ok().
+  [[nodiscard]] const selection& value() const { return std::get<selection>(value_); }
+  /// Precondition: !ok().
+  [[nodiscard]] const selection_error& error() const { return std::get<selection_error>(value_); }
+  [[nodiscard]] const selection* operator->() const { return &value(); }
+
+ private:
+  std::variant<selection, selection_error> value_;
+};
+
+/// Everything `explain` found: the result and the full trace in trial order.
+struct explanation {
+  selection_result result;
+  /// Every backend serving the domain: tried ones in trial order (forced first, then the policy
+  /// order), then those skipped (excluded, condition not met, not in the platform's order).
+  std::vector<candidate_report> candidates;
+  std::string rule;   ///< the policy rule that gave the order (`describe()`), empty if none matched
+  std::string note;   ///< that rule's note
+};
+
+/// Selects a backend for `q` on `p`. The success path allocates nothing and formats nothing; an
+/// error carries every candidate's reasons.
+[[nodiscard]] selection_result select(const registry& reg, const query& q, const platform& p,
+                                      const override_request& ovr = {}, const select_options& options = {});
+
+/// Selects with the override of `q.domain`: a decoder override never affects encoder selection.
+[[nodiscard]] inline selection_result select(const registry& reg, const query& q, const platform& p,
+                                             const override_set& overrides, const select_options& options = {}) {
+  return select(reg, q, p, overrides.for_domain(q.domain), options);
+}
+
+/// As `select`, but throws selection_exception on failure.
+[[nodiscard]] selection select_or_throw(const registry& reg, const query& q, const platform& p,
+                                        const override_request& ovr = {}, const select_options& options = {});
+
+/// Runs the same selection and records every candidate with its verdict and all reasons.
+[[nodiscard]] explanation explain(const registry& reg, const query& q, const platform& p,
+                                  const override_request& ovr = {}, const select_options& options = {});
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/selector_inl.hpp>
+#endif

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// Thread-safe publication of registry snapshots: many selecting threads, occasional writers.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/registry.hpp>
+#include <attnsel/selector.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// A registry shared between threads. Readers take an immutable snapshot (one atomic load) and
+/// select on it without locks; writers copy the current snapshot, change the copy and publish it.
+///
+/// Guarantees: `snapshot()` and `select()` are safe from any number of threads at once, also while
+/// writers run; a reader sees either the old or the new registry, never a half-built one; writers are
+/// serialised; a writer whose change throws publishes nothing. A selection's pointers stay valid while
+/// its snapshot is held.
+class shared_registry {
+ public:
+  explicit shared_registry(registry initial = {})
+      : current_(std::make_shared<const registry>(std::move(initial))) {}
+
+  shared_registry(const shared_registry&) = delete;
+  shared_registry& operator=(const shared_registry&) = delete;
+
+  /// The current registry; keep the pointer for as long as results from it are used.
+  [[nodiscard]] std::shared_ptr<const registry> snapshot() const noexcept { return std::atomic_load(&current_); }
+
+  /// Number of snapshots published so far (0 for the initial one).
+  [[nodiscard]] std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
+
+  /// Applies `change(registry&)` to a copy of the current registry and publishes the copy.
+  /// If `change` throws, nothing is published and the exception propagates.
+  template <class Change>
+  void update(Change&& change) {
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    auto next = std::make_shared<registry>(*std::atomic_load(&current_));
+    std::forward<Change>(change)(*next);
+    std::atomic_store(&current_, std::shared_ptr<const registry>(std::move(next)));
+    version_.fetch_add(1, std::memory_order_release);
+  }
+
+  /// Publishes `next` as the whole new registry.
+  void publish(registry next) {
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    std::atomic_store(&current_, std::shared_ptr<const registry>(std::make_shared<const registry>(std::move(next))));
+    version_.fetch_add(1, std::memory_order_release);
+  }
+
+ private:
+  mutable std::mutex write_mutex_;
+  std::shared_ptr<const registry> current_;
+  std::atomic<std::uint64_t> version_{0};
+};
+
+/// A result together with the snapshot it points into.
+struct snapshot_selection {
+  std::shared_ptr<const registry> snapshot;
+  selection_result result;
+};
+
+/// Takes a snapshot and selects on it.
+[[nodiscard]] inline snapshot_selection select(const shared_registry& shared, const query& q, const platform& p,
+                                               const override_request& ovr = {},
+                                               const select_options& options = {}) {
+  auto snap = shared.snapshot();
+  auto result = select(*snap, q, p, ovr, options);
+  return {std::move(snap), std::move(result)};
+}
+
+ATTNSEL_END_NAMESPACE

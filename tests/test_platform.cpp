@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// Platform data: compute capability and gfx parsing, families, component versions.
+#include <attnsel/platform.hpp>
+
+#include "catch.hpp"
+
+#include <stdexcept>
+
+using namespace attnsel;
+
+TEST_CASE("CUDA compute capabilities parse in every spelling operators use", "[platform]") {
+  struct row {
+    const char* text;
+    int major, minor;
+  };
+  const row rows[] = {{"9.0", 9, 0},      {"12.1", 12, 1},   {"sm_90", 9, 0},      {"sm90", 9, 0},
+                      {"sm_100a", 10, 0}, {"SM_121", 12, 1}, {"compute_80", 8, 0}, {"sm_89", 8, 9}};
+  for (const auto& r : rows) {
+    INFO(r.text);
+    const auto cc = parse_cuda_capability(r.text);
+    REQUIRE(cc);
+    CHECK(cc->major == r.major);
+    CHECK(cc->minor == r.minor);
+  }
+}
+
+TEST_CASE("malformed compute capabilities are refused", "[platform]") {
+  for (const char* bad : {"", "sm_", "sm", "9", "9.", ".0", "9.10", "0.5", "sm_9", "sm_1000", "99999999999999999999.9",
+                          "9.0x", "-9.0", "gfx942", "sm_90b", "9 .0"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_cuda_capability(bad));
+  }
+}
+
+TEST_CASE("gfx targets parse with hex minor and stepping", "[platform]") {
+  const auto a = parse_gfx_arch("gfx90a");
+  REQUIRE(a);
+  CHECK(a->major == 9);
+  CHECK(a->minor == 0);
+  CHECK(a->stepping == 0xa);
+  CHECK(a->name() == "gfx90a");
+  CHECK(parse_gfx_arch("GFX1201")->name() == "gfx1201");
+  CHECK(parse_gfx_arch("gfx90a:sramecc+:xnack-")->name() == "gfx90a");
+  for (const char* bad : {"gfx", "gfx9", "gfx94", "gfx12011", "gfx9g2", "gfx542", "gfx1601", "sm_90", "", "gfx-942"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_gfx_arch(bad));
+  }
+}
+
+TEST_CASE("gfx families follow vLLM's arch helpers", "[platform]") {
+  const auto arch = [](const char* t) { return *parse_gfx_arch(t); };
+  CHECK(arch("gfx942").in_family(gfx_family::mi300));
+  CHECK(arch("gfx950").in_family(gfx_family::mi300));
+  CHECK_FALSE(arch("gfx90a").in_family(gfx_family::mi300));
+  CHECK(arch("gfx90a").in_family(gfx_family::gfx9));
+  CHECK(arch("gfx90a").in_family(gfx_family::cdna));
+  CHECK_FALSE(arch("gfx906").in_family(gfx_family::cdna));
+  CHECK(arch("gfx1100").in_family(gfx_family::rdna));
+  CHECK(arch("gfx1201").in_family(gfx_family::gfx12));
+  CHECK_FALSE(arch("gfx1201").in_family(gfx_family::gfx9));
+}
+
+TEST_CASE("component versions compare numerically part by part", "[platform]") {
+  const auto v = [](const char* t) { return *parse_component_version(t); };
+  CHECK(v("0.2.10") > v("0.2.9"));
+  CHECK(v("1") < v("1.0.1"));
+  CHECK(v("9.19.0") == v("9.19"));
+  CHECK(v("0.2.5").str() == "0.2.5");
+  for (const char* bad : {"", ".", "1.", ".1", "1..2", "1.2.3.4.5", "v1", "1.2-rc1", "1,2", "9999999999"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_component_version(bad));
+  }
+}
+
+TEST_CASE("platform components are found by exact name with their versions", "[platform]") {
+  auto p = platform::rocm("gfx942");
+  p.add_component_spec("aiter_mha");
+  p.add_component_spec("aiter=0.1.5");
+  p.add_component("aiter", parse_component_version("0.1.6"));  // replaces, does not duplicate
+  CHECK(p.has_component("aiter_mha"));
+  CHECK_FALSE(p.has_component("aiter_mla"));
+  CHECK_FALSE(p.has_component("AITER"));
+  REQUIRE(p.find_component("aiter"));
+  CHECK(p.find_component("aiter")->version->str() == "0.1.6");
+  CHECK(p.components().size() == 2);
+  CHECK_THROWS_AS(p.add_component_spec("flashinfer=abc"), std::invalid_argument);
+  CHECK_THROWS_AS(p.add_component_spec("=1.0"), std::invalid_argument);
+  CHECK_THROWS_AS(platform::rocm("gfx"), std::invalid_argument);
+  CHECK(p.describe() == "rocm gfx942");
+  CHECK(platform::cuda(9, 0).describe() == "cuda 9.0");
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// Registry rules: names, duplicates, replacement, removal, policy resolution, strong guarantee.
+#include "catch.hpp"
+#include "fixtures.hpp"
+
+using namespace attnsel;
+
+TEST_CASE("look-up is case-insensitive and accepts aliases", "[registry]") {
+  const auto reg = fixtures::small_registry();
+  REQUIRE(reg.find("fast"));
+  CHECK(reg.find("fast")->name == "FAST");
+  CHECK(reg.find("Fast_Attn")->name == "FAST");
+  CHECK(reg.index_of("SLOW") == 2);
+  CHECK_FALSE(reg.find("FASTER"));
+  CHECK_FALSE(reg.find(""));
+  CHECK_FALSE(reg.find(std::string(100, 'A')));
+}
+
+TEST_CASE("duplicate names and aliases are refused and leave the registry unchanged", "[registry]") {
+  auto reg = fixtures::small_registry();
+  const auto before = reg;
+  backend_descriptor dup;
+  dup.name = "FAST";
+  CHECK_THROWS_AS(reg.add(dup), registry_error);
+  backend_descriptor alias_clash;
+  alias_clash.name = "OTHER";
+  alias_clash.aliases = {"FAST_ATTN"};
+  CHECK_THROWS_WITH(reg.add(alias_clash), ATTNSEL_CONTAINS("FAST_ATTN"));
+  CHECK(reg == before);
+}
+
+TEST_CASE("malformed descriptors are refused with the reason", "[registry]") {
+  registry reg;
+  backend_descriptor b;
+  b.name = "lower_case";
+  CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("UPPER_SNAKE"));
+  b.name = "NO_DOMAIN";
+  b.domains = {};
+  CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("serves no domain"));
+  b.domains = {attn_domain::decoder};
+  b.caps.block_size_multiples = {0};
+  CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("block size multiple 0"));
+  b.caps.block_size_multiples = {};
+  b.caps.features.insert("Bad Feature");
+  CHECK_THROWS_AS(reg.add(b), registry_error);
+  CHECK(reg.empty());
+}
+
+TEST_CASE("registration order is the automatic order when no rule matches", "[registry]") {
+  auto reg = fixtures::small_registry();
+  query q;
+  // No rule for XPU: registration order, FAST and MEDIUM do not run there, SLOW does.
+  const auto r = select(reg, q, platform::xpu());
+  REQUIRE(r);
+  CHECK(r->name() == "SLOW");
+  CHECK(r->rank == 3);
+}
+
+TEST_CASE("replace keeps position and policy; add_or_replace adds when absent", "[registry]") {
+  auto reg = fixtures::small_registry();
+  backend_descriptor fast = *reg.find("FAST");
+  fast.caps.head_sizes = head_size_spec::set({72});
+  reg.replace(fast);
+  CHECK(reg.index_of("FAST") == 0);
+  query q;
+  q.head_size = 72;
+  const auto r = select(reg, q, fixtures::hopper_with_flashinfer());
+  REQUIRE(r);
+  CHECK(r->name() == "FAST");
+  backend_descriptor fresh;
+  fresh.name = "FRESH";
+  CHECK_THROWS_AS(reg.replace(fresh), registry_error);
+  reg.add_or_replace(fresh);
+  CHECK(reg.index_of("FRESH") == 5);
+}
+
+TEST_CASE("a backend named by the policy cannot be removed; others can", "[registry]") {
+  auto reg = fixtures::small_registry();
+  CHECK_THROWS_WITH(reg.remove("FAST"), ATTNSEL_CONTAINS("unknown backend FAST"));
+  CHECK(reg.find("FAST"));
+  backend_descriptor extra;
+  extra.name = "EXTRA";
+  reg.add(extra);
+  reg.remove("extra");
+  CHECK_FALSE(reg.find("EXTRA"));
+  CHECK_THROWS_AS(reg.remove("NOPE"), registry_error);
+}
+
+TEST_CASE("a policy naming an unknown backend or one twice is refused", "[registry]") {
+  auto reg = fixtures::small_registry();
+  const auto before = reg;
+  priority_policy bad;
+  policy_rule r;
+  r.order = {{"GHOST", {}, {}, {}}};
+  bad.rules = {r};
+  CHECK_THROWS_WITH(reg.set_policy(bad), ATTNSEL_CONTAINS("unknown backend GHOST"));
+  r.order = {{"FAST", {}, {}, {}}, {"fast_attn", {}, {}, {}}};
+  bad.rules = {r};
+  CHECK_THROWS_WITH(reg.set_policy(bad), ATTNSEL_CONTAINS("twice"));
+  CHECK(reg == before);
+}
+
+TEST_CASE("merge adds and replaces backends and puts overlay rules first", "[registry]") {
+  auto reg = fixtures::small_registry();
+  registry overlay;
+  backend_descriptor mine;
+  mine.name = "MINE";
+  mine.caps.platforms = {fixtures::cuda_from(9, 0)};
+  overlay.add(mine);
+  backend_descriptor slow = *reg.find("SLOW");
+  slow.description = "replaced";
+  overlay.add(slow);
+  policy_rule first;
+  first.domain = attn_domain::decoder;
+  first.vendor = device_vendor::cuda;
+  first.order = {{"MINE", {}, {}, {}}, {"SLOW", {}, {}, {}}};
+  priority_policy pol;
+  pol.rules = {first};
+  overlay.set_policy(pol);
+  reg.merge(overlay);
+  CHECK(reg.find("SLOW")->description == "replaced");
+  CHECK(reg.index_of("SLOW") == 2);
+  const auto r = select(reg, query{}, fixtures::hopper_with_flashinfer());
+  REQUIRE(r);
+  CHECK(r->name() == "MINE");
+  CHECK(reg.policy().rules.size() == 5);
+}

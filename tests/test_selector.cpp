@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// The selector: policy order, domains, conditions, traces, errors and the throwing form.
+#include "catch.hpp"
+#include "fixtures.hpp"
+
+using namespace attnsel;
+using fixtures::find_candidate;
+
+TEST_CASE("automatic selection returns the first supported backend in policy order", "[selector]") {
+  const auto reg = fixtures::small_registry();
+  query q;
+  CHECK(select(reg, q, fixtures::hopper_with_flashinfer())->name() == "FAST");
+  CHECK(select(reg, q, platform::cuda(9, 0))->name() == "MEDIUM");  // FAST needs flashinfer
+  q.required.insert("alibi");
+  CHECK(select(reg, q, fixtures::hopper_with_flashinfer())->name() == "MEDIUM");
+  q.required.insert("sinks");
+  const auto none = select(reg, q, fixtures::hopper_with_flashinfer());
+  REQUIRE_FALSE(none);
+  CHECK(none.error().code == error_code::no_backend);
+  CHECK_THAT(none.error().message,
+             ATTNSEL_CONTAINS("No attention backend supports decoder attention (head_size=128, dtype=bfloat16, "
+                              "kv_cache_dtype=auto, attn_type=decoder, mode=standard, features=alibi, sinks) on cuda 9.0"));
+  CHECK_THAT(none.error().message, ATTNSEL_CONTAINS("FAST: feature alibi not supported (supports: sinks)"));
+  CHECK_THAT(none.error().message, ATTNSEL_CONTAINS("SLOW: feature alibi not supported (supports: none); feature sinks"));
+  CHECK(none.error().candidates.size() == 3);
+}
+
+TEST_CASE("the mode picks the policy rule", "[selector]") {
+  const auto reg = fixtures::small_registry();
+  query q;
+  q.mode = attention_mode::mla;
+  q.head_size = 576;
+  q.head_size_v = 512;
+  const auto r = select(reg, q, platform::cuda(9, 0));
+  REQUIRE(r);
+  CHECK(r->name() == "LATENT");
+  CHECK(select(reg, q, platform::cuda(8, 0)).error().code == error_code::no_backend);
+}
+
+TEST_CASE("a component condition decides whether a policy entry is tried", "[selector]") {
+  const auto reg = fixtures::small_registry();
+  auto p = platform::rocm("gfx942");
+  CHECK(select(reg, query{}, p)->name() == "SLOW");
+  const auto ex = explain(reg, query{}, p);
+  const auto* medium = find_candidate(ex.candidates, "MEDIUM");
+  REQUIRE(medium);
+  CHECK(medium->outcome == verdict::skipped);
+  CHECK(medium->reasons.at(0).code == reason_code::policy_condition);
+  CHECK(medium->reasons.at(0).message == "the policy tries it only when component aiter is present");
+  p.add_component_spec("aiter");
+  CHECK(select(reg, query{}, p)->name() == "MEDIUM");
+  // The condition orders automatic selection only; forcing does not need it.
+  CHECK(select(reg, query{}, platform::rocm("gfx942"), override_request{"MEDIUM"})->name() == "MEDIUM");
+}
+
+TEST_CASE("decoder and encoder selections are independent, each with its own override", "[selector][domain]") {
+  const auto reg = fixtures::small_registry();
+  const auto p = fixtures::hopper_with_flashinfer();
+  override_set overrides;
+  overrides.decoder = {"SLOW", override_source::flag};
+  query dec;
+  query enc;
+  enc.domain = attn_domain::encoder;
+  enc.attn_type = attention_type::encoder_only;
+  CHECK(select(reg, dec, p, overrides)->name() == "SLOW");
+  CHECK(select(reg, enc, p, overrides)->name() == "VISION");  // decoder override ignored
+  CHECK_FALSE(select(reg, enc, p, overrides)->overridden);
+  overrides.encoder = {"SLOW", override_source::env};
+  const auto forced = select(reg, enc, p, overrides);
+  CHECK(forced->name() == "SLOW");
+  CHECK(forced->source == override_source::env);
+  overrides.decoder = {};
+  CHECK(select(reg, dec, p, overrides)->name() == "FAST");
+}
+
+TEST_CASE("forcing a backend of the other domain is rejected with a domain reason", "[selector][domain]") {
+  const auto reg = fixtures::small_registry();
+  query q;
+  const auto r = select(reg, q, fixtures::hopper_with_flashinfer(), override_request{"VISION"});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == error_code::backend_rejected);
+  CHECK(r.error().candidates.at(0).reasons.at(0).code == reason_code::domain);
+}
+
+TEST_CASE("explain lists every candidate with verdicts consistent with select", "[selector][explain]") {
+  const auto reg = fixtures::small_registry();
+  query q;
+  q.head_size = 72;
+  const auto ex = explain(reg, q, fixtures::hopper_with_flashinfer());
+  REQUIRE(ex.result);
+  CHECK(ex.result->name() == "MEDIUM");
+  CHECK(ex.rule == "decoder cuda mode standard");
+  CHECK(ex.note == "fastest first");
+  REQUIRE(ex.candidates.size() == 4);
+  CHECK(ex.candidates[0].name == "FAST");
+  CHECK(ex.candidates[0].outcome == verdict::rejected);
+  CHECK(ex.candidates[0].rank == 1);
+  CHECK(ex.candidates[1].name == "MEDIUM");
+  CHECK(ex.candidates[1].outcome == verdict::selected);
+  CHECK(ex.candidates[2].name == "SLOW");
+  CHECK(ex.candidates[2].outcome == verdict::supported);
+  CHECK(ex.candidates[3].name == "LATENT");  // serves the decoder but not in this rule's order
+  CHECK(ex.candidates[3].outcome == verdict::skipped);
+  CHECK(ex.candidates[3].reasons.at(0).code == reason_code::not_in_policy);
+}
+
+TEST_CASE("explain of a forced backend holds that backend with its reasons", "[selector][explain]") {
+  const auto reg = fixtures::small_registry();
+  query q;
+  q.head_size = 72;
+  const auto ex = explain(reg, q, fixtures::hopper_with_flashinfer(), override_request{"FAST"});
+  REQUIRE_FALSE(ex.result);
+  REQUIRE(ex.candidates.size() == 1);
+  CHECK(ex.candidates[0].name == "FAST");
+  CHECK(ex.candidates[0].forced);
+  CHECK(ex.candidates[0].outcome == verdict::rejected);
+  CHECK(ex.rule.empty());
+}
+
+TEST_CASE("select_or_throw throws a typed exception carrying the error", "[selector]") {
+  const auto reg = fixtures::small_registry();
+  query q;
+  q.head_size = 72;
+  try {
+    (void)select_or_throw(reg, q, fixtures::hopper_with_flashinfer(), override_request{"FAST"});
+    FAIL("expected selection_exception");
+  } catch (const selection_exception& e) {
+    CHECK(e.error().code == error_code::backend_rejected);
+    CHECK_THAT(std::string(e.what()), ATTNSEL_CONTAINS("Selected backend FAST"));
+  }
+  CHECK(select_or_throw(reg, query{}, fixtures::hopper_with_flashinfer()).name() == "FAST");
+}
+
+TEST_CASE("the chosen kernel negotiates the block size", "[selector]") {
+  const auto reg = fixtures::small_registry();
+  const auto s = select_or_throw(reg, query{}, fixtures::hopper_with_flashinfer());
+  CHECK(s.block_size_for(32) == 32);  // a multiple of 16 is kept
+  CHECK(s.block_size_for(8) == 16);   // else the preferred size
+  CHECK(s.block_size_for(0) == 16);
+  const auto slow = select_or_throw(reg, query{}, platform::xpu());
+  CHECK(slow.block_size_for(8) == 8);  // any size
+}
+
+TEST_CASE("an empty registry gives no_backend, not a crash", "[selector]") {
+  registry empty;
+  const auto r = select(empty, query{}, platform::cpu());
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == error_code::no_backend);
+  CHECK_THAT(r.error().message, ATTNSEL_CONTAINS("no backend serves this domain"));
+}
+
+TEST_CASE("errors and reasons format through fmt", "[selector][format]") {
+  const auto reg = fixtures::small_registry();
+  query q;
+  q.head_size = 72;
+  const auto r = select(reg, q, fixtures::hopper_with_flashinfer(), override_request{"FAST"});
+  CHECK_THAT(fmt::format("{}", r.error()), ATTNSEL_CONTAINS("backend_rejected: Selected backend FAST"));
+  CHECK(fmt::format("{}", r.error().candidates[0].reasons[0]) == "head_size: head size 72 not in {64, 128, 256}");
+  auto p = platform::rocm("gfx942");
+  p.add_component_spec("aiter=0.1.5");
+  CHECK(fmt::format("{}", p) == "rocm gfx942 [aiter=0.1.5]");
+  CHECK(fmt::format("{}", cuda_capability{9, 0}) == "9.0");
+  CHECK_THAT(fmt::format("{}", q), ATTNSEL_CONTAINS("head_size=72"));
+}
