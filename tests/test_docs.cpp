@@ -4,7 +4,9 @@
 
 #include <attnsel/attnsel.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace attnsel;
@@ -37,4 +39,37 @@ TEST_CASE("docs/overrides.md shows every override form the grammar accepts", "[d
     INFO(form);
     CHECK(doc.find(form) != std::string::npos);
   }
+}
+
+TEST_CASE("docs/catalog.schema.json names exactly the keys the dumper writes", "[docs][catalog]") {
+  const auto schema = nlohmann::json::parse(read_doc("catalog.schema.json"));
+  const auto keys_of = [](const nlohmann::json& properties) {
+    std::set<std::string> out;
+    for (const auto& item : properties.items()) out.insert(item.key());
+    return out;
+  };
+  std::set<std::string> backend_keys, variant_keys, rule_keys, top_keys;
+  for (auto name : builtin_catalog_names) {
+    const auto doc = to_json(builtin_catalog(name));
+    for (const auto& item : doc.items()) top_keys.insert(item.key());
+    for (const auto& b : doc["backends"]) {
+      for (const auto& item : b.items()) backend_keys.insert(item.key());
+      for (const auto& v : b.value("variants", nlohmann::json::array()))
+        for (const auto& item : v.items()) variant_keys.insert(item.key());
+    }
+    for (const auto& r : doc["policies"])
+      for (const auto& item : r.items()) rule_keys.insert(item.key());
+  }
+  const auto& defs = schema["$defs"];
+  const auto subset = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+    return std::includes(b.begin(), b.end(), a.begin(), a.end());
+  };
+  CHECK(subset(top_keys, keys_of(schema["properties"])));
+  CHECK(subset(backend_keys, keys_of(defs["backend"]["properties"])));
+  CHECK(subset(variant_keys, keys_of(defs["variant"]["properties"])));
+  CHECK(subset(rule_keys, keys_of(defs["rule"]["properties"])));
+  // Every capability key a backend may carry, a variant may carry too (and nothing else besides name, domains).
+  auto backend_only = keys_of(defs["backend"]["properties"]);
+  for (const char* k : {"aliases", "description", "variants"}) backend_only.erase(k);
+  CHECK(backend_only == keys_of(defs["variant"]["properties"]));
 }

@@ -162,3 +162,53 @@ TEST_CASE("errors and reasons format through fmt", "[selector][format]") {
   CHECK(fmt::format("{}", cuda_capability{9, 0}) == "9.0");
   CHECK_THAT(fmt::format("{}", q), ATTNSEL_CONTAINS("head_size=72"));
 }
+
+TEST_CASE("an out-of-range query is bad_query before anything is tried", "[selector][hostile]") {
+  const auto reg = fixtures::small_registry();
+  const auto p = fixtures::hopper_with_flashinfer();
+  struct row {
+    const char* what;
+    query q;
+    const char* message;
+  };
+  const auto with = [](auto change) {
+    query q;
+    change(q);
+    return q;
+  };
+  const std::vector<row> rows = {
+      {"zero head size", with([](query& q) { q.head_size = 0; }), "head size 0 is outside [1, 65536]"},
+      {"absurd head size", with([](query& q) { q.head_size = 4000000000u; }), "head size 4000000000 is outside"},
+      {"absurd value head size", with([](query& q) { q.head_size_v = 70000; }), "value head size 70000"},
+      {"absurd block size", with([](query& q) { q.block_size = 1u << 30; }), "block size 1073741824"},
+      {"control characters in a feature", with([](query& q) { q.required.insert("sin\x01ks"); }), "is not lower_snake"},
+  };
+  for (const auto& r : rows) {
+    INFO(r.what);
+    const auto result = select(reg, r.q, p, override_request{"FAST"});
+    REQUIRE_FALSE(result);
+    CHECK(result.error().code == error_code::bad_query);
+    CHECK_THAT(result.error().message, ATTNSEL_CONTAINS(r.message));
+    CHECK_FALSE(explain(reg, r.q, p).result.ok());
+  }
+}
+
+TEST_CASE("queries and platforms read from JSON reject hostile values", "[selector][hostile]") {
+  using nlohmann::json;
+  CHECK_THROWS_WITH(query_from_json(json{{"head_size", -3}}), ATTNSEL_CONTAINS("query.head_size"));
+  CHECK_THROWS_WITH(query_from_json(json{{"dtype", "float17"}}), ATTNSEL_CONTAINS("is not one of float16"));
+  CHECK_THROWS_WITH(query_from_json(json{{"features", {"Sinks"}}}), ATTNSEL_CONTAINS("lower_snake"));
+  CHECK_THROWS_WITH(query_from_json(json{{"colour", "red"}}), ATTNSEL_CONTAINS("unknown key 'colour'"));
+  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "quantum"}}), ATTNSEL_CONTAINS("is not one of cuda"));
+  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cuda"}, {"arch", "sm_"}}), ATTNSEL_CONTAINS("compute capability"));
+  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "rocm"}, {"arch", "gfx"}}), ATTNSEL_CONTAINS("gfx target"));
+  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cuda"}, {"arch", "99999999999999999999.9"}}),
+                    ATTNSEL_CONTAINS("compute capability"));
+  const auto q = query_from_json(json{{"head_size", 64}, {"features", {"sinks"}}, {"block_size", nullptr}});
+  CHECK(q.head_size == 64);
+  CHECK(q.required.contains("sinks"));
+  CHECK(query_from_json(to_json(q)) == q);
+  auto p = platform::rocm("gfx942");
+  p.add_component_spec("aiter=0.1.5");
+  CHECK(platform_from_json(to_json(p)) == p);
+}

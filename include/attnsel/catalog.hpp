@@ -3,6 +3,7 @@
 #pragma once
 
 #include <attnsel/config.hpp>
+#include <attnsel/override.hpp>
 #include <attnsel/registry.hpp>
 
 #include <nlohmann/json.hpp>

@@ -73,6 +73,7 @@ enum class error_code : std::uint8_t {
   backend_rejected,  ///< every backend the override forced failed its checks
   no_backend,        ///< automatic selection found no supported backend
   bad_override,      ///< the override string is malformed
+  bad_query,         ///< the query itself is out of range (head size 0, malformed feature name)
 };
 
 /// Where an override string came from; reported in results so operators know what was honoured.
@@ -210,12 +211,13 @@ struct enum_table<reason_code> {
 template <>
 struct enum_table<error_code> {
   static constexpr std::string_view type_name = "error code";
-  static constexpr std::array<enum_row<error_code>, 4> rows{{
+  static constexpr std::array<enum_row<error_code>, 5> rows{{
       {error_code::unknown_backend, "unknown_backend", "", "the override names an unknown backend"},
       {error_code::backend_rejected, "backend_rejected", "",
        "every forced backend failed its capability checks"},
       {error_code::no_backend, "no_backend", "", "no backend supports the query"},
       {error_code::bad_override, "bad_override", "", "the override string is malformed"},
+      {error_code::bad_query, "bad_query", "", "the query is out of range"},
   }};
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <attnsel/catalog.hpp>
+#include <attnsel/checks.hpp>
 #include <attnsel/config.hpp>
 
 #include <nlohmann/json.hpp>

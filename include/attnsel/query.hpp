@@ -124,6 +124,17 @@ struct query {
   }
 };
 
+/// Largest head size, block size and head count a query may carry.
+inline constexpr std::uint32_t max_head_size = 1u << 16;
+inline constexpr std::uint32_t max_block_size = 1u << 20;
+inline constexpr std::uint32_t max_num_heads = 1u << 20;
+
+/// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that
+/// range, block size and head count within their maxima, feature names lower_snake. Allocates nothing.
+[[nodiscard]] bool is_valid(const query& q) noexcept;
+/// Why `q` is not valid (empty when it is).
+[[nodiscard]] std::string validation_message(const query& q);
+
 /// One-line text of a query: `decoder attention (head_size=128, dtype=bfloat16, kv_cache_dtype=auto, ...)`.
 [[nodiscard]] std::string summary(const query& q);
 

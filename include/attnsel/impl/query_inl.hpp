@@ -17,6 +17,29 @@ inline std::string format_names(const feature_set& names) {
 }
 }  // namespace detail
 
+ATTNSEL_INLINE bool is_valid(const query& q) noexcept {
+  if (q.head_size == 0 || q.head_size > max_head_size || q.head_size_v > max_head_size) return false;
+  if (q.block_size > max_block_size || q.num_heads > max_num_heads) return false;
+  for (const auto& f : q.required)
+    if (!is_valid_feature_name(f)) return false;
+  return true;
+}
+
+ATTNSEL_INLINE std::string validation_message(const query& q) {
+  const auto range = [](const char* what, std::uint32_t value, std::uint32_t lo, std::uint32_t hi) {
+    return std::string(what) + " " + std::to_string(value) + " is outside [" + std::to_string(lo) + ", " +
+           std::to_string(hi) + "]";
+  };
+  if (q.head_size == 0 || q.head_size > max_head_size) return range("head size", q.head_size, 1, max_head_size);
+  if (q.head_size_v > max_head_size) return range("value head size", q.head_size_v, 1, max_head_size);
+  if (q.block_size > max_block_size) return range("block size", q.block_size, 1, max_block_size);
+  if (q.num_heads > max_num_heads) return range("num_heads", q.num_heads, 1, max_num_heads);
+  for (const auto& f : q.required)
+    if (!is_valid_feature_name(f))
+      return "feature name '" + f.substr(0, 64) + "' is not lower_snake ([a-z][a-z0-9_]*, at most 64 characters)";
+  return {};
+}
+
 ATTNSEL_INLINE std::string summary(const query& q) {
   std::string out = std::string(to_string(q.domain)) + " attention (head_size=" + std::to_string(q.head_size);
   if (q.value_head_size() != q.head_size) out += ", head_size_v=" + std::to_string(q.value_head_size());

@@ -183,19 +183,24 @@ inline selection_error make_error(const registry& reg, const query& q, const pla
   return e;
 }
 
-// Backends of the domain never reached by the walk: listed last so a trace names every one.
+// Backends of the domain that run on this platform but were never reached by the walk: listed last
+// (with their own check results) so a trace names every backend an operator could still force.
 inline void append_unvisited(const registry& reg, const query& q, const platform& p,
                              std::vector<candidate_report>& out) {
   const auto* rule = reg.policy().match(q, p);
   for (const auto& b : reg.backends()) {
     if (!b.domains.contains(q.domain)) continue;
+    const auto* variant = resolve_variant(b, q.domain, p);
+    if (variant == nullptr) continue;
     if (std::any_of(out.begin(), out.end(), [&](const candidate_report& c) { return c.name == b.name; })) continue;
     candidate_report r;
     r.name = b.name;
+    r.variant = variant->variant;
     r.outcome = verdict::skipped;
     r.reasons.push_back(reason{reason_code::not_in_policy,
                                "not in the automatic order for " + (rule ? rule->describe() : p.describe()) +
                                    "; it can still be forced"});
+    for (auto& extra : check_backend(b, q, p)) r.reasons.push_back(std::move(extra));
     out.push_back(std::move(r));
   }
 }
@@ -217,6 +222,12 @@ ATTNSEL_INLINE std::uint32_t selection::block_size_for(std::uint32_t current) co
 
 ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, const platform& p,
                                        const override_request& ovr, const select_options& options) {
+  if (!is_valid(q)) {
+    selection_error e;
+    e.code = error_code::bad_query;
+    e.message = "invalid query: " + validation_message(q);
+    return e;
+  }
   const auto plan = override_plan::parse(ovr.spec, reg);
   if (!plan.ok()) {
     selection_error e;
@@ -266,7 +277,7 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
                                    const override_request& ovr, const select_options& options) {
   explanation ex{select(reg, q, p, ovr, options), {}, {}, {}};
   const auto plan = override_plan::parse(ovr.spec, reg);
-  if (!plan.ok()) return ex;
+  if (!plan.ok() || !is_valid(q)) return ex;
   if (const auto* rule = reg.policy().match(q, p); rule && plan.automatic()) {
     ex.rule = rule->describe();
     ex.note = rule->note;

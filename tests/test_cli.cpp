@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the attnsel command-line tool: runs the built executable, checks stdout, stderr and status.
+#include "catch.hpp"
+
+#include <attnsel/attnsel.hpp>
+
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+/// What one run of the tool produced.
+struct run_result {
+  std::string out;
+  std::string err;
+  int status = -1;  ///< exit status; -1 when killed by a signal
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Runs the tool with `args`, the override variables unset except those in `env` ("VAR=value").
+run_result run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  char err_path[] = "/tmp/attnsel_cli_err_XXXXXX";
+  const int fd = ::mkstemp(err_path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  std::string cmd = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR";
+  for (const auto& e : env) cmd += " " + shell_quote(e);
+  cmd += " " + shell_quote(ATTNSEL_CLI);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " 2>" + shell_quote(err_path) + " </dev/null";
+  run_result r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
+  const int raw = ::pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.err = read_file(err_path);
+  std::remove(err_path);
+  return r;
+}
+
+// Diagnostics are wrapped to 100 columns: compare text with every run of blanks made one space.
+std::string squash(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool blank = c == ' ' || c == '\n';
+    if (blank && (out.empty() || out.back() == ' ')) continue;
+    out += blank ? ' ' : c;
+  }
+  return out;
+}
+
+// Whitespace-separated fields of a table row.
+std::vector<std::string> fields_of(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string f; in >> f;) out.push_back(f);
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+nlohmann::json parse_json(const std::string& text) {
+  INFO(text);
+  REQUIRE(nlohmann::json::accept(text));
+  return nlohmann::json::parse(text);
+}
+
+const nlohmann::json& candidate(const nlohmann::json& report, const std::string& name) {
+  for (const auto& c : report.at("candidates"))
+    if (c.at("name") == name) return c;
+  FAIL("no candidate " << name << " in " << report.dump());
+  throw std::logic_error("unreachable");
+}
+
+bool has_reason(const nlohmann::json& c, const std::string& code) {
+  for (const auto& r : c.at("reasons"))
+    if (r.at("code") == code) return true;
+  return false;
+}
+
+/// A temporary file removed at scope exit.
+struct temp_file {
+  std::string path;
+  explicit temp_file(const std::string& text) {
+    char name[] = "/tmp/attnsel_cli_catalog_XXXXXX";
+    const int fd = ::mkstemp(name);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    path = name;
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~temp_file() { std::remove(path.c_str()); }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+};
+
+const std::string vllm_catalog = std::string(ATTNSEL_SOURCE_DIR) + "/catalog/vllm.json";
+
+// A backend the reference catalog lacks, put first for ROCm decoders; it names ROCM_ATTN, so it only
+// loads layered on the vllm catalog.
+const char* overlay_json = R"({
+  "format": "attnsel-catalog", "version": 1, "name": "overlay",
+  "backends": [{"name": "MY_ATTN", "domains": ["decoder"], "features": ["sinks", "my_feature"],
+                "platforms": [{"vendor": "rocm"}]}],
+  "policies": [{"domain": "decoder", "vendor": "rocm", "note": "my engine prefers its own kernel",
+                "order": ["MY_ATTN", "ROCM_ATTN"]}]
+})";
+
+std::vector<std::string> cat(std::vector<std::string> a, std::initializer_list<std::string> b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("select prints the chosen backend alone on stdout", "[cli][select]") {
+  const auto r = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942"}));
+  CHECK(r.status == 0);
+  CHECK(r.out == "ROCM_ATTN\n");
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("select serves the encoder domain with a forced backend", "[cli][select][encoder]") {
+  const auto r = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--component", "aiter_mha",
+                                      "--component", "flash_attn", "--domain", "encoder", "--backend", "TORCH_SDPA"}));
+  CHECK(r.status == 0);
+  CHECK(r.out == "TORCH_SDPA\n");
+  const auto automatic = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--component", "aiter_mha",
+                                              "--component", "flash_attn", "--domain", "encoder"}));
+  CHECK(automatic.status == 0);
+  CHECK(automatic.out == "FLASH_ATTN\n");
+}
+
+TEST_CASE("select accepts every arch spelling and infers the vendor from --arch", "[cli][select][platform]") {
+  for (const std::string arch : {"9.0", "sm_90", "sm90"}) {
+    const auto r = run({"select", "--json", "--platform", "cuda", "--arch", arch});
+    CHECK(r.status == 0);
+    CHECK(parse_json(r.out).at("platform").at("arch") == "9.0");
+  }
+  const auto gfx = run({"select", "--json", "--arch", "gfx942"});
+  const auto j = parse_json(gfx.out);
+  CHECK(j.at("platform").at("vendor") == "rocm");
+  CHECK(j.at("backend") == "ROCM_ATTN");
+  const auto components = parse_json(run({"select", "--json", "--platform", "cuda", "--component",
+                                          "flashinfer=0.2.5,flash_attn"}).out);
+  CHECK(components.at("platform").at("components").size() == 2);
+  CHECK(components.at("platform").at("components").at(1).at("version") == "0.2.5");
+}
+
+TEST_CASE("without --platform the tool detects the machine's vendor and leaves the arch unknown",
+          "[cli][select][platform]") {
+  struct stat st {};
+  std::string expected = "cpu";
+  if (::stat("/proc/driver/nvidia/gpus", &st) == 0 || ::stat("/dev/nvidia0", &st) == 0)
+    expected = "cuda";
+  else if (::stat("/dev/kfd", &st) == 0)
+    expected = "rocm";
+  const auto r = run({"explain", "--json"});
+  const auto j = parse_json(r.out);
+  CHECK(j.at("platform").at("vendor") == expected);
+  CHECK(j.at("platform").at("arch").is_null());
+}
+
+TEST_CASE("a required feature the preferred backend lacks moves selection on", "[cli][explain][json]") {
+  const auto plain = run({"select", "--platform", "rocm", "--arch", "gfx942", "--feature", "sinks"});
+  CHECK(plain.status == 0);
+  CHECK(plain.out != "ROCM_ATTN\n");
+  CHECK(plain.out == "TRITON_ATTN\n");
+
+  const auto r = run({"explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--feature", "sinks"});
+  CHECK(r.status == 0);
+  const auto j = parse_json(r.out);
+  CHECK(j.at("backend") == "TRITON_ATTN");
+  CHECK(j.at("error").is_null());
+  CHECK(j.at("override").at("source") == "none");
+  CHECK(j.at("override").at("spec").is_null());
+  CHECK(j.at("query").at("features") == nlohmann::json::array({"sinks"}));
+  const auto& rocm_attn = candidate(j, "ROCM_ATTN");
+  CHECK(rocm_attn.at("verdict") == "rejected");
+  CHECK(rocm_attn.at("rank") == 1);
+  CHECK(has_reason(rocm_attn, "feature"));
+  CHECK(candidate(j, "TRITON_ATTN").at("verdict") == "selected");
+  CHECK(has_reason(candidate(j, "ROCM_AITER_FA"), "policy_condition"));
+}
+
+TEST_CASE("the JSON report has the documented shape", "[cli][json]") {
+  const auto r = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--head-size", "64",
+                      "--dtype", "fp16", "--kv-cache-dtype", "fp8", "--block-size", "32", "--num-heads", "8"});
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  const auto j = parse_json(r.out);
+  for (const char* key : {"backend", "variant", "domain", "platform", "query", "override", "rule", "candidates", "error"})
+    CHECK(j.contains(key));
+  CHECK(j.at("backend") == "ROCM_ATTN");
+  CHECK(j.at("domain") == "decoder");
+  CHECK(j.at("platform") == nlohmann::json({{"vendor", "rocm"}, {"arch", "gfx942"}, {"components", nlohmann::json::array()}}));
+  const auto& q = j.at("query");
+  CHECK(q.at("head_size") == 64);
+  CHECK(q.at("dtype") == "float16");
+  CHECK(q.at("kv_cache_dtype") == "fp8");
+  CHECK(q.at("block_size") == 32);
+  CHECK(q.at("num_heads") == 8);
+  CHECK(j.at("rule").is_string());
+  for (const auto& c : j.at("candidates"))
+    for (const char* key : {"name", "variant", "rank", "verdict", "forced", "reasons"}) CHECK(c.contains(key));
+}
+
+TEST_CASE("--mla and --sparse set the attention mode", "[cli][json]") {
+  CHECK(parse_json(run({"explain", "--json", "--platform", "cuda", "--arch", "9.0", "--mla"}).out)
+            .at("query").at("mode") == "mla");
+  CHECK(parse_json(run({"explain", "--json", "--platform", "cuda", "--arch", "9.0", "--sparse"}).out)
+            .at("query").at("mode") == "sparse_mla");
+}
+
+TEST_CASE("the --backend flag wins over ATTNSEL_BACKEND and says so on stderr", "[cli][override]") {
+  const auto env_only = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942"}, {"ATTNSEL_BACKEND=TRITON_ATTN"});
+  CHECK(env_only.status == 0);
+  CHECK(env_only.err.empty());
+  const auto e = parse_json(env_only.out);
+  CHECK(e.at("backend") == "TRITON_ATTN");
+  CHECK(e.at("override") == nlohmann::json({{"spec", "TRITON_ATTN"}, {"source", "env"}}));
+
+  const auto both = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--backend", "ROCM_ATTN"},
+                        {"ATTNSEL_BACKEND=TRITON_ATTN"});
+  CHECK(both.status == 0);
+  const auto b = parse_json(both.out);
+  CHECK(b.at("backend") == "ROCM_ATTN");
+  CHECK(b.at("override").at("source") == "flag");
+  CHECK(b.at("candidates").at(0).at("forced") == true);
+  CHECK(both.err.find("ATTNSEL_BACKEND") != std::string::npos);
+  CHECK(both.err.find("note") != std::string::npos);
+
+  const auto flag_only = run({"select", "--platform", "rocm", "--arch", "gfx942", "--backend", "TRITON_ATTN"});
+  CHECK(flag_only.out == "TRITON_ATTN\n");
+  CHECK(flag_only.err.empty());
+}
+
+TEST_CASE("each domain reads only its own override variable", "[cli][override][encoder]") {
+  const auto decoder = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942"},
+                           {"ATTNSEL_ENCODER_BACKEND=TORCH_SDPA"});
+  const auto d = parse_json(decoder.out);
+  CHECK(d.at("backend") == "ROCM_ATTN");
+  CHECK(d.at("override").at("source") == "none");
+
+  const std::vector<std::string> encoder_args = {"select", "--json", "--platform", "rocm", "--arch", "gfx942",
+                                                 "--component", "flash_attn", "--domain", "encoder"};
+  const auto encoder = parse_json(run(encoder_args, {"ATTNSEL_BACKEND=TORCH_SDPA"}).out);
+  CHECK(encoder.at("backend") == "FLASH_ATTN");
+  CHECK(encoder.at("override").at("source") == "none");
+
+  const auto encoder_env = parse_json(run(encoder_args, {"ATTNSEL_ENCODER_BACKEND=TORCH_SDPA"}).out);
+  CHECK(encoder_env.at("backend") == "TORCH_SDPA");
+  CHECK(encoder_env.at("override").at("source") == "env");
+
+  // The encoder flag-over-env note names the encoder variable.
+  const auto both = run({"select", "--platform", "cpu", "--domain", "encoder", "--backend", "TORCH_SDPA"},
+                        {"ATTNSEL_ENCODER_BACKEND=FLASH_ATTN"});
+  CHECK(both.out == "TORCH_SDPA\n");
+  CHECK(both.err.find("ATTNSEL_ENCODER_BACKEND") != std::string::npos);
+}
+
+TEST_CASE("an unknown backend fails with status 1 and a suggestion", "[cli][errors]") {
+  const auto r = run({"select", "--platform", "cuda", "--arch", "9.0", "--backend", "FLASH_ATN"});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(squash(r.err).find("Did you mean FLASH_ATTN?") != std::string::npos);
+
+  const auto j_run = run({"select", "--json", "--platform", "cuda", "--arch", "9.0", "--backend", "FLASH_ATN"});
+  CHECK(j_run.status == 1);
+  CHECK(!j_run.err.empty());
+  const auto j = parse_json(j_run.out);
+  CHECK(j.at("backend").is_null());
+  CHECK(j.at("error").at("code") == "unknown_backend");
+  CHECK(j.at("error").at("suggestions") == nlohmann::json::array({"FLASH_ATTN"}));
+}
+
+TEST_CASE("a rejected forced backend fails unless --prefer falls back", "[cli][errors][override]") {
+  const std::vector<std::string> args = {"--platform", "rocm", "--arch", "gfx942", "--backend", "ROCM_ATTN",
+                                         "--feature", "sinks"};
+  const auto strict = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--backend", "ROCM_ATTN", "--feature", "sinks"}));
+  CHECK(strict.status == 1);
+  CHECK(strict.out.empty());
+  CHECK(strict.err.find("backend_rejected") != std::string::npos);
+
+  std::vector<std::string> json_args = {"explain", "--json"};
+  json_args.insert(json_args.end(), args.begin(), args.end());
+  const auto j_run = run(json_args);
+  CHECK(j_run.status == 1);
+  const auto j = parse_json(j_run.out);
+  CHECK(j.at("error").at("code") == "backend_rejected");
+  const auto& c = candidate(j, "ROCM_ATTN");
+  CHECK(c.at("forced") == true);
+  CHECK(c.at("verdict") == "rejected");
+  CHECK(has_reason(c, "feature"));
+
+  std::vector<std::string> prefer_args = {"select", "--prefer"};
+  prefer_args.insert(prefer_args.end(), args.begin(), args.end());
+  const auto prefer = run(prefer_args);
+  CHECK(prefer.status == 0);
+  CHECK(prefer.out == "TRITON_ATTN\n");
+  CHECK(prefer.err.find("--prefer") != std::string::npos);
+}
+
+TEST_CASE("no backend for the query is status 1 with every reason on stderr", "[cli][errors]") {
+  const auto r = run({"select", "--platform", "cuda", "--arch", "9.0", "--feature", "alibi"});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("no_backend") != std::string::npos);
+  CHECK(r.err.find("FLASH_ATTN") != std::string::npos);
+  for (const auto& line : lines_of(r.err)) CHECK(line.size() <= 100);
+}
+
+TEST_CASE("bad values are usage errors: status 2 and one stderr line naming the flag", "[cli][usage]") {
+  struct bad {
+    std::vector<std::string> args;
+    std::string flag;
+    std::string accepted;
+  };
+  const std::vector<bad> cases = {
+      {{"--head-size", "-3"}, "--head-size", "1..65536"},
+      {{"--head-size=-3"}, "--head-size", "1..65536"},
+      {{"--head-size", "0"}, "--head-size", "1..65536"},
+      {{"--head-size", "65537"}, "--head-size", "1..65536"},
+      {{"--head-size", "12x"}, "--head-size", "1..65536"},
+      {{"--head-size-v", "0"}, "--head-size-v", "1..65536"},
+      {{"--block-size", "0"}, "--block-size", "1..1048576"},
+      {{"--block-size", "99999999999"}, "--block-size", "1..1048576"},
+      {{"--num-heads", "-1"}, "--num-heads", "1..65536"},
+      {{"--dtype", "float17"}, "--dtype", "bfloat16"},
+      {{"--kv-cache-dtype", "fp9"}, "--kv-cache-dtype", "fp8_e4m3"},
+      {{"--attn-type", "sideways"}, "--attn-type", "encoder_decoder"},
+      {{"--domain", "middle"}, "--domain", "encoder"},
+      {{"--platform", "quantum"}, "--platform", "rocm"},
+      {{"--platform", "tpu"}, "--platform", "xpu"},
+      {{"--arch", "sm_"}, "--arch", "sm_90"},
+      {{"--platform", "cuda", "--arch", "gfx942"}, "--arch", "9.0"},
+      {{"--platform", "rocm", "--arch", "9.0"}, "--arch", "gfx942"},
+      {{"--platform", "cpu", "--arch", "9.0"}, "--arch", "cuda"},
+      {{"--component", "bad name"}, "--component", "NAME=VERSION"},
+      {{"--component", "flashinfer=x.y"}, "--component", "NAME=VERSION"},
+      {{"--feature", "nonsense"}, "--feature", "sinks"},
+      {{"--feature", "dropout"}, "--feature", "sliding_window"},
+      {{"--bogus"}, "--bogus", "--help"},
+      {{"--catalog", "vllm", "--catalog", "torch_sdpa"}, "--catalog", "torch_sdpa"},
+  };
+  for (const char* command : {"select", "explain"}) {
+    for (const auto& c : cases) {
+      std::vector<std::string> args = {command};
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      const auto r = run(args);
+      INFO(command << " " << c.args.front() << " -> " << r.err);
+      CHECK(r.status == 2);
+      CHECK(r.out.empty());
+      CHECK(lines_of(r.err).size() == 1);
+      CHECK(r.err.find(c.flag) != std::string::npos);
+      CHECK(r.err.find(c.accepted) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("command-line structure errors are status 2", "[cli][usage]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {}, {"frobnicate"}, {"select", "--head-size"}, {"validate"}, {"matrix", "--format", "yaml"},
+           {"list", "--domain", "middle"}, {"list", "--catalog", "vllm", "--catalog-only", "x.json"}}) {
+    const auto r = run(args);
+    INFO((args.empty() ? std::string("(none)") : args.front()) << " -> " << r.err);
+    CHECK(r.status == 2);
+    CHECK(lines_of(r.err).size() == 1);
+  }
+}
+
+TEST_CASE("catalog-declared features are accepted with that catalog", "[cli][catalog]") {
+  const auto r = run({"select", "--catalog", "torch_sdpa", "--platform", "cuda", "--arch", "9.0", "--domain",
+                      "encoder", "--feature", "dropout"});
+  CHECK(r.status == 0);
+  CHECK(r.out == "FLASH_ATTENTION\n");
+}
+
+TEST_CASE("explain prints a table within 100 columns with the winner marked and the rule", "[cli][explain]") {
+  const auto r = run({"explain", "--platform", "rocm", "--arch", "gfx942", "--feature", "sinks"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find('\033') == std::string::npos);  // not a terminal: no colour
+  bool winner = false;
+  bool rejected = false;
+  bool rule = false;
+  for (const auto& line : lines_of(r.out)) {
+    CHECK(line.size() <= 100);
+    const auto fields = fields_of(line);
+    if (line.rfind("*", 0) == 0) {
+      winner = true;
+      REQUIRE(fields.size() >= 5);
+      CHECK(fields[1] == "2");
+      CHECK(fields[2] == "TRITON_ATTN");
+      CHECK(fields[4] == "selected");
+    }
+    if (fields.size() >= 5 && fields[1] == "ROCM_ATTN") {
+      rejected = true;
+      CHECK(fields[0] == "1");
+      CHECK(fields[3] == "rejected");
+      CHECK(fields[4] == "feature:");
+    }
+    if (line.rfind("rule:", 0) == 0) {
+      rule = true;
+      CHECK(line.find("decoder rocm") != std::string::npos);
+    }
+  }
+  CHECK(winner);
+  CHECK(rejected);
+  CHECK(rule);
+  CHECK(r.out.find("note:") != std::string::npos);
+}
+
+TEST_CASE("explain of a failed selection prints the table and fails with status 1", "[cli][explain][errors]") {
+  const auto r = run({"explain", "--platform", "cuda", "--arch", "9.0", "--backend", "FLASHINFER"});
+  CHECK(r.status == 1);
+  CHECK(r.out.find("FLASHINFER") != std::string::npos);
+  CHECK(r.out.find("component:") != std::string::npos);
+  CHECK(r.err.find("backend_rejected") != std::string::npos);
+}
+
+TEST_CASE("untrusted override text is printed escaped", "[cli][errors]") {
+  const auto r = run({"select", "--platform", "cpu"}, {std::string("ATTNSEL_BACKEND=EVIL\033[31m")});
+  CHECK(r.status == 1);
+  CHECK(r.err.find('\033') == std::string::npos);
+  CHECK(r.err.find("\\x1b") != std::string::npos);
+}
+
+TEST_CASE("list shows names, aliases, domains and platforms", "[cli][list]") {
+  const auto r = run({"list"});
+  CHECK(r.status == 0);
+  CHECK(r.out.rfind("NAME", 0) == 0);
+  CHECK(r.out.find("ROCM_ATTN") != std::string::npos);
+  CHECK(r.out.find("TORCH_SDPA") != std::string::npos);
+  for (const auto& line : lines_of(r.out)) CHECK(line.size() <= 100);
+
+  const auto encoder = run({"list", "--domain", "encoder"});
+  CHECK(encoder.out.find("TORCH_SDPA") != std::string::npos);
+  CHECK(encoder.out.find("ROCM_ATTN ") == std::string::npos);
+
+  const auto j = parse_json(run({"list", "--json"}).out);
+  REQUIRE(j.is_array());
+  CHECK(j.size() == attnsel::reference_registry().size());
+  bool found = false;
+  for (const auto& b : j) {
+    for (const char* key : {"name", "aliases", "domains", "platforms", "description", "variants"}) CHECK(b.contains(key));
+    if (b.at("name") == "ROCM_ATTN") {
+      found = true;
+      CHECK(b.at("domains") == nlohmann::json::array({"decoder"}));
+      CHECK(b.at("platforms") == nlohmann::json::array({"rocm"}));
+    }
+  }
+  CHECK(found);
+
+  const auto sdpa = parse_json(run({"list", "--catalog", "torch_sdpa", "--json"}).out);
+  CHECK(sdpa.size() == attnsel::torch_sdpa_registry().size());
+  CHECK(sdpa.at(0).at("name") == attnsel::torch_sdpa_registry().backends().at(0).name);
+}
+
+TEST_CASE("matrix defaults to the vllm catalog and is the library's generator", "[cli][matrix]") {
+  const auto plain = run({"matrix"});
+  const auto vllm = run({"matrix", "--catalog", "vllm", "--format", "markdown"});
+  CHECK(plain.status == 0);
+  CHECK(plain.out == vllm.out);
+  CHECK(plain.out == attnsel::matrix_markdown(attnsel::builtin_catalog("vllm")));
+
+  const auto sdpa = run({"matrix", "--catalog", "torch_sdpa", "--format", "markdown"});
+  CHECK(sdpa.out == attnsel::matrix_markdown(attnsel::builtin_catalog("torch_sdpa")));
+  CHECK(read_file(std::string(ATTNSEL_SOURCE_DIR) + "/docs/backends.md") == vllm.out + "\n" + sdpa.out);
+
+  const auto json = run({"matrix", "--catalog", "torch_sdpa", "--format", "json"});
+  CHECK(json.status == 0);
+  CHECK(parse_json(json.out) == attnsel::matrix_json(attnsel::builtin_catalog("torch_sdpa")));
+}
+
+TEST_CASE("validate reports ok with counts, or the loader's error with its JSON pointer", "[cli][validate]") {
+  const auto good = run({"validate", vllm_catalog});
+  CHECK(good.status == 0);
+  const auto c = attnsel::read_catalog_file(vllm_catalog);
+  CHECK(good.out == vllm_catalog + ": ok (" + std::to_string(c.registry.size()) + " backends, " +
+                        std::to_string(c.registry.policy().rules.size()) + " rules)\n");
+
+  const temp_file broken(R"({"format": "attnsel-catalog", "version": 1, "name": "x",
+                             "backends": [{"name": "FINE_ATTN", "domains": ["decoder"]},
+                                          {"name": "bad name", "domains": ["decoder"]}],
+                             "policies": []})");
+  const auto bad = run({"validate", broken.path});
+  CHECK(bad.status == 1);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.find(broken.path) != std::string::npos);
+  CHECK(bad.err.find("/backends/1/name") != std::string::npos);
+
+  const temp_file truncated(R"({"format": )");
+  const auto trunc = run({"validate", truncated.path});
+  CHECK(trunc.status == 1);
+  CHECK(trunc.err.find("malformed JSON") != std::string::npos);
+
+  const auto missing = run({"validate", "/nonexistent/attnsel.json"});
+  CHECK(missing.status == 1);
+  CHECK(missing.err.find("/nonexistent/attnsel.json") != std::string::npos);
+}
+
+TEST_CASE("a catalog file given with --catalog is layered on the reference catalog", "[cli][catalog]") {
+  const temp_file overlay(overlay_json);
+  const auto r = run({"select", "--platform", "rocm", "--arch", "gfx942", "--catalog", overlay.path});
+  CHECK(r.status == 0);
+  CHECK(r.out == "MY_ATTN\n");
+  // The reference backends are still there, and the file's own feature is accepted.
+  const auto forced = run({"select", "--platform", "rocm", "--arch", "gfx942", "--catalog", overlay.path,
+                           "--backend", "TRITON_ATTN", "--feature", "my_feature"});
+  CHECK(forced.status == 1);
+  CHECK(forced.err.find("backend_rejected") != std::string::npos);
+  const auto j = parse_json(run({"explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--catalog",
+                                 overlay.path}).out);
+  CHECK(j.at("backend") == "MY_ATTN");
+  CHECK(candidate(j, "ROCM_ATTN").at("verdict") == "supported");
+  const auto listed = parse_json(run({"list", "--json", "--catalog", overlay.path}).out);
+  CHECK(listed.size() == attnsel::reference_registry().size() + 1);
+  // Without the overlay the feature is unknown.
+  CHECK(run({"select", "--platform", "rocm", "--feature", "my_feature"}).status == 2);
+}
+
+TEST_CASE("--catalog-only uses the file alone; a bad catalog is status 1", "[cli][catalog]") {
+  const temp_file overlay(overlay_json);
+  const auto alone = run({"select", "--platform", "rocm", "--catalog-only", overlay.path});
+  CHECK(alone.status == 1);
+  CHECK(alone.err.find("/policies/0/order/1") != std::string::npos);
+
+  const temp_file standalone(R"({"format": "attnsel-catalog", "version": 1, "name": "solo",
+    "backends": [{"name": "MY_ATTN", "domains": ["decoder"], "platforms": [{"vendor": "rocm"}]}],
+    "policies": []})");
+  const auto solo = parse_json(run({"list", "--json", "--catalog-only", standalone.path}).out);
+  REQUIRE(solo.size() == 1);
+  CHECK(solo.at(0).at("name") == "MY_ATTN");
+
+  const auto missing = run({"select", "--catalog", "/nonexistent/overlay.json"});
+  CHECK(missing.status == 1);
+  CHECK(missing.out.empty());
+  CHECK(missing.err.find("/nonexistent/overlay.json") != std::string::npos);
+}
+
+TEST_CASE("--version prints the library version", "[cli][help]") {
+  const auto r = run({"--version"});
+  CHECK(r.status == 0);
+  CHECK(r.out == std::string(ATTNSEL_VERSION_STRING) + "\n");
+}
+
+TEST_CASE("help documents every flag with examples and fits 100 columns", "[cli][help]") {
+  const auto top = run({"--help"});
+  CHECK(top.status == 0);
+  for (const char* word : {"select", "explain", "list", "matrix", "validate", "Examples:", "ATTNSEL_BACKEND",
+                           "ATTNSEL_ENCODER_BACKEND", "--version"})
+    CHECK(top.out.find(word) != std::string::npos);
+  const auto sel = run({"select", "--help"});
+  CHECK(sel.status == 0);
+  for (const char* flag : {"--platform", "--arch", "--component", "--domain", "--head-size", "--head-size-v",
+                           "--dtype", "--kv-cache-dtype", "--block-size", "--attn-type", "--mla", "--sparse",
+                           "--num-heads", "--feature", "--catalog", "--catalog-only", "--backend", "--prefer",
+                           "--json", "Examples:", "attnsel select --platform"})
+    CHECK(sel.out.find(flag) != std::string::npos);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"select", "--help"}, {"explain", "--help"}, {"list", "--help"}, {"matrix", "--help"},
+           {"validate", "--help"}}) {
+    const auto r = run(args);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("Examples:") != std::string::npos);
+    for (const auto& line : lines_of(r.out)) {
+      INFO(line);
+      CHECK(line.size() <= 100);
+    }
+  }
+}
+
+TEST_CASE("a closed output pipe does not kill the tool by a signal", "[cli][robustness]") {
+  // stdout goes to a pipe whose reader has gone; the exit status is written to a file.
+  char path[] = "/tmp/attnsel_cli_pipe_XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  const std::string script = "(sleep 0.3; " + shell_quote(ATTNSEL_CLI) + " matrix 2>/dev/null; echo $? > " +
+                             shell_quote(path) + ") | true";
+  REQUIRE(std::system(script.c_str()) != -1);
+  const auto status = read_file(path);
+  std::remove(path);
+  // Not 141 (128 + SIGPIPE): the tool notices the failed write and exits 1.
+  CHECK(status == "1\n");
+}
+
+TEST_CASE("colour is used on a terminal unless NO_COLOR is set", "[cli][colour]") {
+  // util-linux `script` gives the tool a pseudo-terminal; without it this case has nothing to drive.
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    WARN("script(1) not found: terminal colour not tested");
+    return;
+  }
+  const std::string tool = shell_quote(std::string(ATTNSEL_CLI) + " explain --platform rocm --arch gfx942");
+  const auto capture = [](const std::string& cmd) {
+    std::string out;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+    ::pclose(pipe);
+    return out;
+  };
+  const auto coloured = capture("env -u NO_COLOR script -qc " + tool + " /dev/null </dev/null");
+  CHECK(coloured.find("ROCM_ATTN") != std::string::npos);
+  CHECK(coloured.find("\033[32m") != std::string::npos);
+  const auto plain = capture("NO_COLOR=1 script -qc " + tool + " /dev/null </dev/null");
+  CHECK(plain.find("ROCM_ATTN") != std::string::npos);
+  CHECK(plain.find('\033') == std::string::npos);
+}

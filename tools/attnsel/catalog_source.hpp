@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// Resolves `--catalog` / `--catalog-only` into one loaded catalog.
+#pragma once
+
+#include "options.hpp"
+
+// catalog.hpp uses printable() without including override.hpp; include it first until fixed.
+#include <attnsel/override.hpp>
+#include <attnsel/catalog.hpp>
+
+namespace attnsel_cli {
+
+/// The catalog the flags name:
+///  - nothing: the built-in `vllm` catalog;
+///  - `--catalog NAME` (`vllm`, `torch_sdpa`): that built-in as the base (at most one built-in);
+///  - `--catalog FILE`: each file merged on the base in order (`registry::merge`: backends add or
+///    replace by name, rules go in front); the catalog is then named `BASE+STEM,STEM...`
+///    (`vllm+overlay` for overlay.json);
+///  - `--catalog-only FILE`: that file alone.
+/// Throws catalog_failure with the loader's message, or usage_error for two built-in names.
+[[nodiscard]] attnsel::catalog load_catalog(const catalog_flags& flags);
+
+}  // namespace attnsel_cli

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// The list subcommand: one row per backend (names, aliases, domains, platforms), or a JSON array.
+#include "catalog_source.hpp"
+#include "commands.hpp"
+#include "inputs.hpp"
+#include "terminal.hpp"
+
+#include <attnsel/enums.hpp>
+#include <attnsel/override.hpp>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+namespace attnsel_cli {
+
+namespace {
+
+// Vendors a backend runs on across its capabilities and variants; empty means "any platform".
+std::vector<std::string> vendors_of(const attnsel::backend_descriptor& b) {
+  std::vector<const attnsel::capabilities*> all;
+  if (b.variants.empty()) all.push_back(&b.caps);
+  for (const auto& v : b.variants) all.push_back(&v);
+  attnsel::enum_set<attnsel::device_vendor> vendors;
+  for (const auto* c : all) {
+    if (c->platforms.empty()) return {};
+    for (const auto& pc : c->platforms) vendors.insert(pc.vendor);
+  }
+  std::vector<std::string> out;
+  vendors.for_each([&](attnsel::device_vendor v) { out.emplace_back(attnsel::to_string(v)); });
+  return out;
+}
+
+std::vector<std::string> domains_of(const attnsel::backend_descriptor& b) {
+  std::vector<std::string> out;
+  b.domains.for_each([&](attnsel::attn_domain d) { out.emplace_back(attnsel::to_string(d)); });
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& empty) {
+  if (items.empty()) return empty;
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + attnsel::printable(i, 200);
+  return out;
+}
+
+}  // namespace
+
+int run_list(const list_flags& flags) {
+  std::optional<attnsel::attn_domain> domain;
+  if (!flags.domain.empty()) domain = parse_domain("--domain", flags.domain);
+  const auto c = load_catalog(flags.catalog);
+
+  std::vector<const attnsel::backend_descriptor*> shown;
+  for (const auto& b : c.registry.backends())
+    if (!domain || b.domains.contains(*domain)) shown.push_back(&b);
+
+  if (flags.json) {
+    auto out = nlohmann::json::array();
+    for (const auto* b : shown) {
+      std::vector<std::string> variants;
+      for (const auto& v : b->variants) variants.push_back(v.variant);
+      out.push_back({{"name", b->name},
+                     {"aliases", b->aliases},
+                     {"description", b->description},
+                     {"domains", domains_of(*b)},
+                     {"platforms", vendors_of(*b)},
+                     {"variants", variants}});
+    }
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+
+  const auto out_style = style::for_fd(STDOUT_FILENO);
+  std::size_t name_width = 4;
+  for (const auto* b : shown) name_width = std::max(name_width, attnsel::printable(b->name, 200).size());
+  name_width = std::min<std::size_t>(name_width, 26);
+  constexpr std::size_t alias_width = 24;
+  constexpr std::size_t domain_width = 15;
+  const std::size_t platform_width = terminal_width - name_width - alias_width - domain_width - 6;
+  std::string text = out_style.paint(fit("NAME", name_width) + "  " + fit("ALIASES", alias_width) + "  " +
+                                         fit("DOMAINS", domain_width) + "  PLATFORMS",
+                                     colour::bold) +
+                     "\n";
+  for (const auto* b : shown) {
+    text += fit(attnsel::printable(b->name, 200), name_width) + "  " + fit(join(b->aliases, "-"), alias_width) + "  " +
+            fit(join(domains_of(*b), "-"), domain_width) + "  " +
+            fit(join(vendors_of(*b), "any"), platform_width);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    text += "\n";
+  }
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace attnsel_cli

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The matrix subcommand: the capability matrix of a catalog, the generator of docs/backends.md.
+#include "catalog_source.hpp"
+#include "commands.hpp"
+#include "errors.hpp"
+
+// matrix_inl.hpp uses helpers of checks_inl.hpp without including checks.hpp; include it first until fixed.
+#include <attnsel/checks.hpp>
+#include <attnsel/matrix.hpp>
+#include <attnsel/override.hpp>
+
+#include <cstdio>
+
+namespace attnsel_cli {
+
+namespace {
+
+// The matrix is a document (UTF-8 arrows, Markdown), so it is not passed through printable(); only
+// terminal control bytes a hostile catalog might carry are replaced.
+std::string without_controls(std::string text) {
+  for (auto& ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && ch != '\n' && ch != '\t') || c == 0x7f) ch = '?';
+  }
+  return text;
+}
+
+}  // namespace
+
+int run_matrix(const matrix_flags& flags) {
+  if (flags.format != "markdown" && flags.format != "json")
+    throw usage_error("--format: '" + attnsel::printable(flags.format, 40) + "' is not one of markdown, json");
+  const auto c = load_catalog(flags.catalog);
+  if (flags.format == "json") {
+    const auto j = attnsel::matrix_json(c);
+    std::printf("%s\n", without_controls(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());
+  } else {
+    std::fputs(without_controls(attnsel::matrix_markdown(c)).c_str(), stdout);
+  }
+  return exit_ok;
+}
+
+}  // namespace attnsel_cli

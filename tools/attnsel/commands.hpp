@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// The subcommands; each returns its exit status and throws usage_error / catalog_failure.
+#pragma once
+
+#include "options.hpp"
+
+#include <string>
+
+namespace attnsel_cli {
+
+/// `select` (explain_mode false: the backend name alone) or `explain` (the table); `--json` prints
+/// the report of attnsel::to_json(explanation, ...) instead. 0 selected, 1 selection failed.
+[[nodiscard]] int run_select(const select_flags& flags, bool explain_mode);
+
+/// `list`: every backend with aliases, domains and platforms.
+[[nodiscard]] int run_list(const list_flags& flags);
+
+/// `matrix`: attnsel::matrix_markdown or matrix_json of the catalog.
+[[nodiscard]] int run_matrix(const matrix_flags& flags);
+
+/// `validate FILE`: loads the file alone; `FILE: ok (N backends, M rules)` or the loader's error.
+[[nodiscard]] int run_validate(const std::string& path);
+
+}  // namespace attnsel_cli

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Exit statuses of the attnsel tool and the exceptions that map onto them.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace attnsel_cli {
+
+/// Exit status: a backend was selected, or the command did its job.
+inline constexpr int exit_ok = 0;
+/// Exit status: selection failed, or a catalog could not be loaded.
+inline constexpr int exit_failure = 1;
+/// Exit status: the command line is wrong (unknown flag, bad value).
+inline constexpr int exit_usage = 2;
+
+/// A bad command line. `what()` is one line naming the flag and the accepted values.
+class usage_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A catalog that could not be loaded; `what()` is the loader's message.
+class catalog_failure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace attnsel_cli

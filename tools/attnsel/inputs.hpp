@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Turns the typed flags into the library's platform and query, rejecting bad values as usage errors.
+#pragma once
+
+#include "options.hpp"
+
+#include <attnsel/platform.hpp>
+#include <attnsel/query.hpp>
+#include <attnsel/registry.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attnsel_cli {
+
+/// Parses a decimal integer in [min, max]; throws usage_error naming `flag` and the range.
+[[nodiscard]] std::uint32_t parse_count(std::string_view flag, const std::string& text, std::uint32_t min,
+                                        std::uint32_t max);
+
+/// Parses `--domain`; throws usage_error naming `flag`.
+[[nodiscard]] attnsel::attn_domain parse_domain(std::string_view flag, const std::string& text);
+
+/// The platform the flags describe: `--platform` (or the detected vendor, or the vendor `--arch`
+/// implies when no --platform is given), `--arch`, `--component`. Throws usage_error.
+[[nodiscard]] attnsel::platform build_platform(const platform_flags& flags);
+
+/// The query the flags describe, without `--feature` (which needs the catalog). Throws usage_error.
+[[nodiscard]] attnsel::query build_query(const query_flags& flags);
+
+/// Adds the `--feature` names to `q`. A name must be a documented feature or one a backend of `reg`
+/// declares; anything else is a usage_error listing the known names.
+void add_features(attnsel::query& q, const query_flags& flags, const attnsel::registry& reg);
+
+}  // namespace attnsel_cli

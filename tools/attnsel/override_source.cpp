@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Flag-over-environment precedence for backend overrides; each domain reads only its own variable.
+#include "override_source.hpp"
+
+#include <cstdlib>
+
+namespace attnsel_cli {
+
+const char* override_variable(attnsel::attn_domain domain) noexcept {
+  return domain == attnsel::attn_domain::encoder ? "ATTNSEL_ENCODER_BACKEND" : "ATTNSEL_BACKEND";
+}
+
+chosen_override choose_override(bool flag_given, const std::string& flag, attnsel::attn_domain domain) {
+  const char* variable = override_variable(domain);
+  const char* env = std::getenv(variable);
+  const bool env_set = env != nullptr && *env != '\0';
+  chosen_override out;
+  if (flag_given) {
+    out.spec = flag;
+    out.source = attnsel::override_source::flag;
+    out.origin = "--backend";
+    if (env_set)
+      out.note = std::string("--backend '") + attnsel::printable(flag) + "' takes precedence over " + variable +
+                 "='" + attnsel::printable(env) + "'";
+  } else if (env_set) {
+    out.spec = env;
+    out.source = attnsel::override_source::env;
+    out.origin = std::string("$") + variable;
+  }
+  return out;
+}
+
+}  // namespace attnsel_cli
