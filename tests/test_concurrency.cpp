@@ -58,8 +58,15 @@ TEST_CASE("selections stay valid for their snapshot while writers publish new re
       const auto p = fixtures::hopper_with_flashinfer();
       query q;
       q.head_size = (t % 2) ? 128 : 64;
+      // Half the threads take a snapshot per call, half keep a per-thread reader.
+      snapshot_reader reader(shared);
       for (std::size_t i = 0; i < per_reader; ++i) {
-        const auto got = select(shared, q, p);
+        const auto got = [&] {
+          if (t < readers / 2) return select(shared, q, p);
+          auto snap = reader.current();
+          auto result = select(*snap, q, p);
+          return snapshot_selection{std::move(snap), std::move(result)};
+        }();
         const auto& snap = *got.snapshot;
         bool ok = got.result.ok();
         if (ok) {

@@ -83,7 +83,10 @@ TEST_CASE("forcing a backend of the other domain is rejected with a domain reaso
 }
 
 TEST_CASE("explain lists every candidate with verdicts consistent with select", "[selector][explain]") {
-  const auto reg = fixtures::small_registry();
+  auto reg = fixtures::small_registry();
+  backend_descriptor spare;
+  spare.name = "SPARE";  // runs here in standard mode, but the rule does not list it
+  reg.add(spare);
   query q;
   q.head_size = 72;
   const auto ex = explain(reg, q, fixtures::hopper_with_flashinfer());
@@ -99,9 +102,12 @@ TEST_CASE("explain lists every candidate with verdicts consistent with select", 
   CHECK(ex.candidates[1].outcome == verdict::selected);
   CHECK(ex.candidates[2].name == "SLOW");
   CHECK(ex.candidates[2].outcome == verdict::supported);
-  CHECK(ex.candidates[3].name == "LATENT");  // serves the decoder but not in this rule's order
+  CHECK(ex.candidates[3].name == "SPARE");  // serves the decoder but not in this rule's order
   CHECK(ex.candidates[3].outcome == verdict::skipped);
   CHECK(ex.candidates[3].reasons.at(0).code == reason_code::not_in_policy);
+  CHECK(ex.candidates[3].reasons.size() == 1);  // otherwise it would work: it can be forced
+  CHECK_FALSE(find_candidate(ex.candidates, "LATENT"));  // another mode's backend is noise here
+  CHECK_FALSE(find_candidate(ex.candidates, "VISION"));  // another domain's too
 }
 
 TEST_CASE("explain of a forced backend holds that backend with its reasons", "[selector][explain]") {

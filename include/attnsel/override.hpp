@@ -89,7 +89,10 @@ struct override_problem {
   [[nodiscard]] error_code code() const noexcept {
     return type == kind::unknown_name ? error_code::unknown_backend : error_code::bad_override;
   }
-  /// Readable message; for unknown names it lists the valid names and the closest match.
+  /// Readable message; for unknown names it lists the valid names and `hint`, the closest match
+  /// (`closest_name(token, reg.all_names())`, computed by the caller so it is done once).
+  [[nodiscard]] std::string message(const registry& reg, const std::string& hint) const;
+  /// As above, computing the closest match itself.
   [[nodiscard]] std::string message(const registry& reg) const;
 };
 

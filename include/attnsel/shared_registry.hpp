@@ -59,13 +59,49 @@ class shared_registry {
   std::atomic<std::uint64_t> version_{0};
 };
 
+/// A per-thread view of a shared_registry that re-takes the snapshot only when a writer published a
+/// new one. `std::atomic_load` on a shared_ptr serialises readers in libstdc++ (a lock and a shared
+/// reference count), so selecting through `select(shared, ...)` from many threads stops scaling at two;
+/// a reader's steady state is one acquire load of the version counter.
+/// One reader per thread: a reader itself is not synchronised.
+class snapshot_reader {
+ public:
+  explicit snapshot_reader(const shared_registry& shared)
+      : shared_(&shared), version_(shared.version()), snapshot_(shared.snapshot()) {}
+
+  /// The newest snapshot; keep the reference only until the next call.
+  const std::shared_ptr<const registry>& current() {
+    const auto v = shared_->version();
+    // A writer stores the snapshot before it bumps the version (release), so after this acquire load
+    // the snapshot we take is at least as new as `v`.
+    if (v != version_) {
+      snapshot_ = shared_->snapshot();
+      version_ = v;
+    }
+    return snapshot_;
+  }
+
+  /// Selects on the newest snapshot. The result's pointers stay valid until the reader moves on to a
+  /// newer snapshot (the next call after a writer published); copy `current()` to keep them longer.
+  [[nodiscard]] selection_result select(const query& q, const platform& p, const override_request& ovr = {},
+                                        const select_options& options = {}) {
+    return attnsel::select(*current(), q, p, ovr, options);
+  }
+
+ private:
+  const shared_registry* shared_;
+  std::uint64_t version_;
+  std::shared_ptr<const registry> snapshot_;
+};
+
 /// A result together with the snapshot it points into.
 struct snapshot_selection {
   std::shared_ptr<const registry> snapshot;
   selection_result result;
 };
 
-/// Takes a snapshot and selects on it.
+/// Takes a snapshot and selects on it. Simple, but every call takes the snapshot through a shared
+/// lock; threads that select often should each hold a `snapshot_reader`.
 [[nodiscard]] inline snapshot_selection select(const shared_registry& shared, const query& q, const platform& p,
                                                const override_request& ovr = {},
                                                const select_options& options = {}) {

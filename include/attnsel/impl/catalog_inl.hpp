@@ -75,7 +75,7 @@ class catalog_reader {
   }
 
   const json* member(const json& obj, std::string_view key) const {
-    const auto it = obj.find(std::string(key));
+    const auto it = obj.find(key);
     return it == obj.end() ? nullptr : &*it;
   }
 
@@ -91,28 +91,28 @@ class catalog_reader {
   }
 
   std::uint64_t unsigned_int(const json& j, const std::string& ptr, std::uint64_t min, std::uint64_t max) const {
-    const std::string range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    // The expectation text is built only on failure: catalogs are read at every engine start.
+    const auto range = [&] { return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]"; };
     if (j.is_number_unsigned()) {
       const auto v = j.get<std::uint64_t>();
-      if (v < min || v > max) expected(ptr, range, j);
+      if (v < min || v > max) expected(ptr, range(), j);
       return v;
     }
     if (j.is_number_integer()) {
       const auto v = j.get<std::int64_t>();
-      if (v < 0 || static_cast<std::uint64_t>(v) < min || static_cast<std::uint64_t>(v) > max) expected(ptr, range, j);
+      if (v < 0 || static_cast<std::uint64_t>(v) < min || static_cast<std::uint64_t>(v) > max) expected(ptr, range(), j);
       return static_cast<std::uint64_t>(v);
     }
-    expected(ptr, range, j);
+    expected(ptr, range(), j);
   }
 
   template <class E>
   E enumerator(const json& j, const std::string& ptr) const {
-    const std::string what = "one of " + enum_names<E>();
-    if (!j.is_string()) expected(ptr, what, j);
     // Catalogs are written by people but read by scripts: canonical names only, exact case.
-    for (E v : enum_values<E>())
-      if (to_string(v) == j.get_ref<const std::string&>()) return v;
-    expected(ptr, what, j);
+    if (j.is_string())
+      for (E v : enum_values<E>())
+        if (to_string(v) == j.get_ref<const std::string&>()) return v;
+    expected(ptr, "one of " + enum_names<E>(), j);
   }
 
   template <class E>

@@ -106,6 +106,10 @@ ATTNSEL_INLINE std::string closest_name(std::string_view text, const std::vector
 }
 
 ATTNSEL_INLINE std::string override_problem::message(const registry& reg) const {
+  return message(reg, type == kind::unknown_name ? closest_name(token, reg.all_names()) : std::string());
+}
+
+ATTNSEL_INLINE std::string override_problem::message(const registry& reg, const std::string& hint) const {
   const std::string where = position ? " (entry " + std::to_string(position) + ")" : "";
   const std::string tok = "'" + printable(token) + "'";
   switch (type) {
@@ -121,7 +125,6 @@ ATTNSEL_INLINE std::string override_problem::message(const registry& reg) const 
     case kind::unknown_name: {
       const auto names = reg.all_names();
       std::string out = "unknown attention backend " + tok + where + ".";
-      const auto hint = closest_name(token, names);
       if (!hint.empty()) out += " Did you mean " + hint + "?";
       out += " Valid options are: auto";
       for (const auto& n : names) out += ", " + n;

@@ -95,12 +95,18 @@ ATTNSEL_INLINE void registry::reindex() {
   resolved_ = std::move(resolved);
 }
 
+// Mutations change the registry in place and undo the change if re-indexing throws: reindex()
+// commits its results only at its end, so the strong guarantee holds without copying the registry
+// (a copy per add made loading a catalog quadratic).
 ATTNSEL_INLINE void registry::add(backend_descriptor backend) {
   validate_descriptor(backend);
-  registry next = *this;
-  next.backends_.push_back(std::move(backend));
-  next.reindex();
-  *this = std::move(next);
+  backends_.push_back(std::move(backend));
+  try {
+    reindex();
+  } catch (...) {
+    backends_.pop_back();
+    throw;
+  }
 }
 
 ATTNSEL_INLINE void registry::replace(backend_descriptor backend) {
@@ -108,10 +114,13 @@ ATTNSEL_INLINE void registry::replace(backend_descriptor backend) {
   const auto it = std::find_if(backends_.begin(), backends_.end(),
                                [&](const backend_descriptor& b) { return b.name == backend.name; });
   if (it == backends_.end()) throw registry_error("cannot replace unknown backend " + backend.name);
-  registry next = *this;
-  next.backends_[static_cast<std::size_t>(it - backends_.begin())] = std::move(backend);
-  next.reindex();
-  *this = std::move(next);
+  std::swap(*it, backend);
+  try {
+    reindex();
+  } catch (...) {
+    std::swap(*it, backend);
+    throw;
+  }
 }
 
 ATTNSEL_INLINE void registry::add_or_replace(backend_descriptor backend) {
@@ -133,10 +142,13 @@ ATTNSEL_INLINE void registry::remove(std::string_view name) {
 }
 
 ATTNSEL_INLINE void registry::set_policy(priority_policy policy) {
-  registry next = *this;
-  next.policy_ = std::move(policy);
-  next.reindex();
-  *this = std::move(next);
+  std::swap(policy_, policy);
+  try {
+    reindex();
+  } catch (...) {
+    std::swap(policy_, policy);
+    throw;
+  }
 }
 
 ATTNSEL_INLINE void registry::prepend_rules(std::vector<policy_rule> rules) {

@@ -183,15 +183,16 @@ inline selection_error make_error(const registry& reg, const query& q, const pla
   return e;
 }
 
-// Backends of the domain that run on this platform but were never reached by the walk: listed last
-// (with their own check results) so a trace names every backend an operator could still force.
+// Backends of the domain that run on this platform in the query's mode but were never reached by the
+// walk: listed last (with their own check results) so a trace names every backend an operator could
+// still force. Other modes' backends (MLA for a standard layer) are left out as noise.
 inline void append_unvisited(const registry& reg, const query& q, const platform& p,
                              std::vector<candidate_report>& out) {
   const auto* rule = reg.policy().match(q, p);
   for (const auto& b : reg.backends()) {
     if (!b.domains.contains(q.domain)) continue;
     const auto* variant = resolve_variant(b, q.domain, p);
-    if (variant == nullptr) continue;
+    if (variant == nullptr || variant->mode != q.mode) continue;
     if (std::any_of(out.begin(), out.end(), [&](const candidate_report& c) { return c.name == b.name; })) continue;
     candidate_report r;
     r.name = b.name;
@@ -232,11 +233,10 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
   if (!plan.ok()) {
     selection_error e;
     e.code = plan.problem()->code();
-    e.message = plan.problem()->message(reg);
-    if (e.code == error_code::unknown_backend) {
-      const auto hint = closest_name(plan.problem()->token, reg.all_names());
-      if (!hint.empty()) e.suggestions.push_back(hint);
-    }
+    std::string hint;
+    if (e.code == error_code::unknown_backend) hint = closest_name(plan.problem()->token, reg.all_names());
+    e.message = plan.problem()->message(reg, hint);
+    if (!hint.empty()) e.suggestions.push_back(hint);
     return e;
   }
   const bool fallback_auto = options.prefer && plan.has_forced();
