@@ -159,6 +159,9 @@ TEST_CASE("hostile catalog text ends in one clear error", "[catalog][hostile]") 
       {"binary blob", blob, "malformed JSON"},
       {"invalid utf-8", "{\"format\": \"attnsel-catalog\xff\"}", "malformed JSON"},
       {"not an object", "[1, 2, 3]", "expected an object"},
+      {"number overflow (found by fuzz_catalog)", "1e999", "malformed JSON: number overflow"},
+      {"number overflow inside a catalog", R"({"format": "attnsel-catalog", "version": 1e400})",
+       "malformed JSON: number overflow"},
       {"too large", std::string(17u << 20, ' '), "the limit is"},
   };
   for (const auto& r : rows) {

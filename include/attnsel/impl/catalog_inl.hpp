@@ -556,8 +556,9 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's text reads "[json.exception.parse_error.101] parse error at line 3, column 5: ...".
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, but also out_of_range for numbers no double holds ("1e999"): every failure of the
+    // JSON parser is malformed input. nlohmann's text reads "[json.exception.parse_error.101] ...".
     std::string msg = e.what();
     const auto pos = msg.find("] ");
     throw catalog_error(where, "", "malformed JSON: " + (pos == std::string::npos ? msg : msg.substr(pos + 2)));
