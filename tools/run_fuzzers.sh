@@ -56,6 +56,9 @@ CC="${CC:-clang}" CXX="${CXX:-clang++}" cmake -S "$root" -B "$build" -G Ninja \
 }
 cmake --build "$build" --target "${targets[@]}"
 
+echo "== replay the seed corpora and regressions once (ctest)"
+ctest --test-dir "$build" --output-on-failure
+
 # halt_on_error makes any UBSan report fatal even if a flag is lost; symbolize for readable traces.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:symbolize=1"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1:symbolize=1"
@@ -66,9 +69,9 @@ for target in "${targets[@]}"; do
   work="$build/fuzz-work/$target"
   rm -rf "$work"
   mkdir -p "$work/corpus" "$work/artifacts"
-  if [[ -d "$root/fuzz/corpus/$target" ]]; then
-    cp -R "$root/fuzz/corpus/$target/." "$work/corpus/"
-  fi
+  for seeds in "$root/fuzz/corpus/$target" "$root/fuzz/regressions/$target"; do
+    if [[ -d "$seeds" ]]; then cp -R "$seeds/." "$work/corpus/"; fi
+  done
   args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len_for "$target")"
         -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$work/artifacts/")
   if [[ -f "$root/fuzz/dict/$target.dict" ]]; then
