@@ -10,17 +10,25 @@ mode="${1:-full}"
 cd "$root"
 scripts/install-deps.sh
 
+set -o pipefail
 step() { printf '\n=== %s ===\n' "$*"; }
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
 
 step "dev workflow: configure, build, ctest"
-cmake --workflow --preset dev
+cmake --workflow --preset dev | tee -a "$log"
 
 if [[ "$mode" == "full" ]]; then
   step "AddressSanitizer + UndefinedBehaviorSanitizer"
-  cmake --workflow --preset asan
+  cmake --workflow --preset asan | tee -a "$log"
   step "ThreadSanitizer"
-  cmake --workflow --preset tsan
+  cmake --workflow --preset tsan | tee -a "$log"
   step "fuzzers (${FUZZ_SECONDS:-60}s each)"
-  tools/run_fuzzers.sh "${FUZZ_SECONDS:-60}"
+  tools/run_fuzzers.sh "${FUZZ_SECONDS:-60}" | tee -a "$log"
 fi
-step "all suites passed ($mode)"
+
+# Any failure above has already stopped the script (set -e, pipefail); count what ran.
+tests=$(awk '/tests passed, 0 tests failed out of/ { n += $NF } END { print n + 0 }' "$log")
+fuzzers=$(grep -c '^-- fuzz_[a-z]* ok$' "$log" || true)
+step "all suites passed ($mode): $tests ctest tests, $fuzzers fuzzers"
+echo "attnsel: $((tests + fuzzers)) passed, 0 failed"
