@@ -73,10 +73,11 @@ void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel
     q.head_size = 72;
     q.dtype = data_type::float16;
   } else if (name == "fail_cuda90_no_backend") {
-    // No CUDA decoder backend has both ALiBi and sinks: every one is rejected and the error says why.
+    // No CUDA decoder backend has both ALiBi and non-causal attention: every one is rejected and the
+    // error says why.
     p = platform::cuda(9, 0);
     q.required.insert(features::alibi);
-    q.required.insert(features::sinks);
+    q.required.insert(features::non_causal);
   } else if (name == "fail_unknown_name") {
     p = platform::cuda(9, 0);
   }

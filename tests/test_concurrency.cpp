@@ -90,3 +90,24 @@ TEST_CASE("selections stay valid for their snapshot while writers publish new re
   CHECK(shared.version() == writes.load());  // failed updates published nothing
   CHECK(shared.snapshot()->size() == 5 + writes.load() % 2);
 }
+
+TEST_CASE("a snapshot_reader keeps its snapshot until a writer publishes", "[concurrency]") {
+  shared_registry shared(fixtures::small_registry());
+  snapshot_reader reader(shared);
+  const auto first = reader.current();
+  CHECK(reader.current().get() == first.get());  // no publication: the same snapshot, no reload
+  CHECK(reader.select(query{}, fixtures::hopper_with_flashinfer())->name() == "FAST");
+
+  shared.update([](registry& reg) {
+    backend_descriptor fast = *reg.find("FAST");
+    fast.caps.head_sizes = head_size_spec::set({64});
+    reg.replace(fast);
+  });
+  CHECK(shared.version() == 1);
+  CHECK(reader.current().get() != first.get());  // the new registry is seen on the next call
+  CHECK(reader.select(query{}, fixtures::hopper_with_flashinfer())->name() == "MEDIUM");
+  CHECK(first->find("FAST")->caps.head_sizes.accepts(128));  // the old snapshot is untouched and alive
+
+  shared.publish(fixtures::small_registry());
+  CHECK(reader.select(query{}, fixtures::hopper_with_flashinfer())->name() == "FAST");
+}

@@ -67,7 +67,7 @@ inline std::string order_text(const policy_rule& r) {
   return out;
 }
 
-inline std::string md_cell(std::string s) {
+inline std::string md_cell(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '|') out += "\\|";
