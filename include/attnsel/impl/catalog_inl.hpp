@@ -451,6 +451,7 @@ class catalog_reader {
 
 // Refuses nesting deeper than `limit` before the recursive parts of a JSON library see it.
 inline void check_depth(std::string_view text, std::size_t limit, const std::string& origin) {
+  if (limit >= text.size()) return;  // no text this short can nest deeper than its length
   std::size_t depth = 0;
   bool in_string = false;
   bool escaped = false;
