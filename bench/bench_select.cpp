@@ -90,18 +90,24 @@ bool check_no_allocation(benchmark::State& state, const bench_case& c) {
   return true;
 }
 
+// Runs `op` in the timed loop and reports the allocations it made per iteration.
+template <class Op>
+void measure_counted(benchmark::State& state, Op&& op) {
+  const auto allocs0 = allocation_count();
+  const auto bytes0 = allocation_bytes();
+  for (auto _ : state) {
+    auto result = op();
+    benchmark::DoNotOptimize(result);
+  }
+  report_allocations(state, allocation_count() - allocs0, allocation_bytes() - bytes0);
+}
+
 void bm_select(benchmark::State& state, std::size_t index) {
   const auto& c = cases()[index];
   const auto& reg = reference();
   const attnsel::override_request ovr{c.spec};
   if (!check_outcome(state, c, attnsel::select(reg, c.q, c.p, ovr)) || !check_no_allocation(state, c)) return;
-  const auto allocs0 = allocation_count();
-  const auto bytes0 = allocation_bytes();
-  for (auto _ : state) {
-    auto r = attnsel::select(reg, c.q, c.p, ovr);
-    benchmark::DoNotOptimize(r);
-  }
-  report_allocations(state, allocation_count() - allocs0, allocation_bytes() - bytes0);
+  measure_counted(state, [&] { return attnsel::select(reg, c.q, c.p, ovr); });
 }
 
 void bm_explain(benchmark::State& state, std::size_t index) {
@@ -109,13 +115,7 @@ void bm_explain(benchmark::State& state, std::size_t index) {
   const auto& reg = reference();
   const attnsel::override_request ovr{c.spec};
   if (!check_outcome(state, c, attnsel::explain(reg, c.q, c.p, ovr).result)) return;
-  const auto allocs0 = allocation_count();
-  const auto bytes0 = allocation_bytes();
-  for (auto _ : state) {
-    auto ex = attnsel::explain(reg, c.q, c.p, ovr);
-    benchmark::DoNotOptimize(ex);
-  }
-  report_allocations(state, allocation_count() - allocs0, allocation_bytes() - bytes0);
+  measure_counted(state, [&] { return attnsel::explain(reg, c.q, c.p, ovr); });
 }
 
 // Many threads selecting through one shared_registry: each select takes a snapshot (an atomic
@@ -125,13 +125,7 @@ void bm_shared_select(benchmark::State& state, std::size_t index) {
   auto& reg = shared();
   const attnsel::override_request ovr{c.spec};
   if (!check_outcome(state, c, attnsel::select(reg, c.q, c.p, ovr).result)) return;
-  const auto allocs0 = allocation_count();
-  const auto bytes0 = allocation_bytes();
-  for (auto _ : state) {
-    auto r = attnsel::select(reg, c.q, c.p, ovr);
-    benchmark::DoNotOptimize(r);
-  }
-  report_allocations(state, allocation_count() - allocs0, allocation_bytes() - bytes0);
+  measure_counted(state, [&] { return attnsel::select(reg, c.q, c.p, ovr); });
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -155,13 +149,7 @@ void bm_reader_select(benchmark::State& state, std::size_t index) {
   attnsel::snapshot_reader reader(shared());
   const attnsel::override_request ovr{c.spec};
   if (!check_outcome(state, c, reader.select(c.q, c.p, ovr))) return;
-  const auto allocs0 = allocation_count();
-  const auto bytes0 = allocation_bytes();
-  for (auto _ : state) {
-    auto r = reader.select(c.q, c.p, ovr);
-    benchmark::DoNotOptimize(r);
-  }
-  report_allocations(state, allocation_count() - allocs0, allocation_bytes() - bytes0);
+  measure_counted(state, [&] { return reader.select(c.q, c.p, ovr); });
   state.SetItemsProcessed(state.iterations());
 }
 

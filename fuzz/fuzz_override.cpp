@@ -16,12 +16,8 @@ namespace {
 
 using namespace attnsel;
 using fuzz_support::check;
+using fuzz_support::reference;
 using fuzz_support::violated;
-
-const registry& reference() {
-  static const registry reg = reference_registry();
-  return reg;
-}
 
 // Platforms and queries that reach every rule family of the reference catalog.
 platform make_platform(unsigned which) {

@@ -18,12 +18,8 @@ namespace {
 
 using namespace attnsel;
 using fuzz_support::check;
+using fuzz_support::reference;
 using fuzz_support::violated;
-
-const registry& reference() {
-  static const registry reg = reference_registry();
-  return reg;
-}
 
 template <class T, class Read>
 bool read(const nlohmann::json& j, Read&& reader, T& out) {

@@ -18,6 +18,12 @@ namespace fuzz_support {
 
 using namespace attnsel;
 
+/// The reference registry, loaded once per fuzzing process.
+inline const registry& reference() {
+  static const registry reg = reference_registry();
+  return reg;
+}
+
 [[noreturn]] inline void violated(const char* invariant, std::string_view spec, const std::string& detail = {}) {
   std::fprintf(stderr, "%s: invariant violated: %s\n  override: '%s'\n%s%s", ATTNSEL_FUZZ_TARGET, invariant,
                printable(spec, 200).c_str(), detail.c_str(), detail.empty() ? "" : "\n");
