@@ -3,7 +3,8 @@
 # The test command: installs dependencies, then builds and runs every suite.
 # Usage: scripts/test.sh [quick|full]   (default full)
 #   quick: the dev workflow (both library modes, CLI, docs freshness, the three consumer projects)
-#   full:  quick + AddressSanitizer/UBSan + ThreadSanitizer + every fuzzer for FUZZ_SECONDS (default 60)
+#   full:  quick + the suites built with clang + AddressSanitizer/UBSan + ThreadSanitizer + every fuzzer
+#          for FUZZ_SECONDS (default 60)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode="${1:-full}"
@@ -19,6 +20,8 @@ step "dev workflow: configure, build, ctest"
 cmake --workflow --preset dev | tee -a "$log"
 
 if [[ "$mode" == "full" ]]; then
+  step "clang: the suites built by a second compiler"
+  cmake --workflow --preset clang | tee -a "$log"
   step "AddressSanitizer + UndefinedBehaviorSanitizer"
   cmake --workflow --preset asan | tee -a "$log"
   step "ThreadSanitizer"
