@@ -73,19 +73,21 @@ attnsel::platform build_platform(const platform_flags& flags) {
     vendor = detect_vendor();
 
   attnsel::platform p(vendor);
-  if (!flags.arch.empty()) {
+  // With neither --platform nor --arch, the machine's own GPU decides, architecture included.
+  const std::string arch = flags.vendor.empty() && flags.arch.empty() ? detect_arch(vendor) : flags.arch;
+  if (!arch.empty()) {
     if (vendor == attnsel::device_vendor::cuda) {
-      const auto cc = attnsel::parse_cuda_capability(flags.arch);
+      const auto cc = attnsel::parse_cuda_capability(arch);
       if (!cc)
-        throw usage_error("--arch: " + quoted(flags.arch) +
+        throw usage_error("--arch: " + quoted(arch) +
                           " is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
       p.set_capability(*cc);
     } else if (vendor == attnsel::device_vendor::rocm) {
-      const auto gfx = attnsel::parse_gfx_arch(flags.arch);
-      if (!gfx) throw usage_error("--arch: " + quoted(flags.arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
+      const auto gfx = attnsel::parse_gfx_arch(arch);
+      if (!gfx) throw usage_error("--arch: " + quoted(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
       p.set_gfx(*gfx);
     } else {
-      throw usage_error("--arch: " + quoted(flags.arch) + " does not apply to --platform " +
+      throw usage_error("--arch: " + quoted(arch) + " does not apply to --platform " +
                         std::string(attnsel::to_string(vendor)) + "; only cuda and rocm take an arch");
     }
   }

@@ -18,7 +18,9 @@ CLI::Option* add_select_flags(CLI::App& app, select_flags& flags) {
   app.add_option("--platform", flags.platform.vendor,
                  "Device vendor: cuda, rocm, xpu or cpu (default: detected on this machine)")
       ->type_name("VENDOR");
-  app.add_option("--arch", flags.platform.arch, "CUDA compute capability (9.0, sm_90, sm90) or ROCm gfx target (gfx942)")
+  app.add_option("--arch", flags.platform.arch,
+                 "CUDA compute capability (9.0, sm_90, sm90) or ROCm gfx target (gfx942) (default: this "
+                 "machine's GPU when --platform is not given either)")
       ->type_name("ARCH");
   app.add_option("--component", flags.platform.components,
                  "Installed component NAME or NAME=VERSION (repeatable; comma-separated lists too)")
