@@ -73,3 +73,19 @@ TEST_CASE("docs/catalog.schema.json names exactly the keys the dumper writes", "
   for (const char* k : {"aliases", "description", "variants"}) backend_only.erase(k);
   CHECK(backend_only == keys_of(defs["variant"]["properties"]));
 }
+
+TEST_CASE("the README's example is examples/quickstart.cpp, which ctest builds and runs", "[docs]") {
+  const auto readme = read_doc("../README.md");
+  const auto open = readme.find("```cpp\n");
+  REQUIRE(open != std::string::npos);
+  const auto begin = open + 7;
+  const auto block = readme.substr(begin, readme.find("```", begin) - begin);
+  std::ifstream in(std::string(ATTNSEL_SOURCE_DIR) + "/examples/quickstart.cpp");
+  REQUIRE(in);
+  std::stringstream s;
+  s << in.rdbuf();
+  const auto source = s.str();
+  // The file starts with its two-line header (licence, purpose); the README shows the rest.
+  const auto body = source.substr(source.find('\n', source.find('\n') + 1) + 1);
+  CHECK(block == body);
+}
