@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 using namespace attnsel;
 using nlohmann::json;
 
@@ -36,8 +38,11 @@ std::pair<std::string, std::string> load_error(Edit edit) {
   }
 }
 
+// The header-only and compiled suites run at the same time under `ctest -j`: names carry the pid so
+// one suite never reads or removes the other's file.
 std::string temp_file(const std::string& name, const std::string& content) {
-  const auto path = (std::filesystem::temp_directory_path() / ("attnsel_test_" + name)).string();
+  const auto path =
+      (std::filesystem::temp_directory_path() / ("attnsel_test_" + std::to_string(::getpid()) + "_" + name)).string();
   std::ofstream(path, std::ios::binary) << content;
   return path;
 }
