@@ -40,6 +40,16 @@ struct head_size_spec {
   }
 };
 
+namespace detail {
+/// The arch half of a platform constraint or policy rule: the capability lies in [min, max] (a range
+/// needs a known capability) and, when targets are listed, the gfx arch is one of `archs` or in one of
+/// `families`. The vendor is the caller's business. Allocates nothing.
+[[nodiscard]] bool arch_matches(const platform& p, const std::optional<cuda_capability>& min_capability,
+                                const std::optional<cuda_capability>& max_capability,
+                                const std::vector<gfx_arch>& archs,
+                                const std::vector<gfx_family>& families) noexcept;
+}  // namespace detail
+
 /// One platform a backend runs on: a vendor, optionally narrowed by compute-capability range (CUDA)
 /// or by gfx targets and families (ROCm). Within one constraint every narrowing must hold.
 struct platform_constraint {

@@ -60,8 +60,10 @@ ATTNSEL_INLINE std::string head_size_spec::describe() const {
   return "?";
 }
 
-ATTNSEL_INLINE bool platform_constraint::accepts(const platform& p) const noexcept {
-  if (p.vendor() != vendor) return false;
+ATTNSEL_INLINE bool detail::arch_matches(const platform& p, const std::optional<cuda_capability>& min_capability,
+                                         const std::optional<cuda_capability>& max_capability,
+                                         const std::vector<gfx_arch>& archs,
+                                         const std::vector<gfx_family>& families) noexcept {
   if (min_capability || max_capability) {
     // A range needs a known capability: an unknown device is not assumed to be in range.
     if (!p.capability()) return false;
@@ -77,6 +79,10 @@ ATTNSEL_INLINE bool platform_constraint::accepts(const platform& p) const noexce
     if (!in_archs && !in_families) return false;
   }
   return true;
+}
+
+ATTNSEL_INLINE bool platform_constraint::accepts(const platform& p) const noexcept {
+  return p.vendor() == vendor && detail::arch_matches(p, min_capability, max_capability, archs, families);
 }
 
 ATTNSEL_INLINE std::string platform_constraint::describe() const {

@@ -21,19 +21,7 @@ ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) con
 ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) const noexcept {
   if (q.domain != domain || p.vendor() != vendor) return false;
   // The arch half of a rule is the same test a backend's platform constraint does.
-  platform_constraint where;
-  where.vendor = vendor;
-  where.min_capability = min_capability;
-  where.max_capability = max_capability;
-  if (!archs.empty() || !families.empty()) {
-    // Checked inline rather than through a constraint copy, so matching allocates nothing.
-    if (!p.gfx()) return false;
-    const bool in_archs = std::find(archs.begin(), archs.end(), *p.gfx()) != archs.end();
-    const bool in_families =
-        std::any_of(families.begin(), families.end(), [&](gfx_family f) { return p.gfx()->in_family(f); });
-    if (!in_archs && !in_families) return false;
-  }
-  if (!where.accepts(p)) return false;
+  if (!detail::arch_matches(p, min_capability, max_capability, archs, families)) return false;
   if (!modes.empty() && !modes.contains(q.mode)) return false;
   if (min_num_heads || max_num_heads) {
     if (q.num_heads == 0 || q.num_heads < min_num_heads) return false;
