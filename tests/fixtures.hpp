@@ -103,6 +103,14 @@ inline platform hopper_with_flashinfer() {
   return p;
 }
 
+/// A default query changed by `change(query&)`: one table row per field under test.
+template <class Change>
+query with(Change&& change) {
+  query q;
+  change(q);
+  return q;
+}
+
 /// The set of reason codes in `reasons` (order and duplicates ignored).
 inline std::set<std::string> codes(const std::vector<reason>& reasons) {
   std::set<std::string> out;

@@ -28,11 +28,7 @@ TEST_CASE("each failed check yields its own stable code and a message with the v
     const char* code;
     const char* message_part;
   };
-  const auto with = [](auto change) {
-    query q;
-    change(q);
-    return q;
-  };
+  using fixtures::with;
   const std::vector<row> rows = {
       {"head size", with([](query& q) { q.head_size = 72; }), "head_size", "head size 72 not in {64, 128, 256}"},
       {"value head size", with([](query& q) { q.head_size_v = 64; }), "head_size", "value head size 64 differs"},

@@ -177,11 +177,7 @@ TEST_CASE("an out-of-range query is bad_query before anything is tried", "[selec
     query q;
     const char* message;
   };
-  const auto with = [](auto change) {
-    query q;
-    change(q);
-    return q;
-  };
+  using fixtures::with;
   const std::vector<row> rows = {
       {"zero head size", with([](query& q) { q.head_size = 0; }), "head size 0 is outside [1, 65536]"},
       {"absurd head size", with([](query& q) { q.head_size = 4000000000u; }), "head size 4000000000 is outside"},
