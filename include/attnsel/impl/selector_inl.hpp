@@ -282,9 +282,14 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     ex.rule = rule->describe();
     ex.note = rule->note;
   }
-  detail::trace_visitor trace{reg, q, p};
-  detail::walk(reg, q, p, plan, options.prefer && plan.has_forced(), trace);
-  ex.candidates = std::move(trace.out);
+  if (!ex.result.ok()) {
+    // select() already traced the same walk to build its error: reuse it instead of walking twice.
+    ex.candidates = ex.result.error().candidates;
+  } else {
+    detail::trace_visitor trace{reg, q, p};
+    detail::walk(reg, q, p, plan, options.prefer && plan.has_forced(), trace);
+    ex.candidates = std::move(trace.out);
+  }
   if (plan.automatic() || (options.prefer && plan.has_forced())) detail::append_unvisited(reg, q, p, ex.candidates);
   // The walk keeps going past the winner; the verdicts must agree with what select() chose.
   if (ex.result.ok()) {
