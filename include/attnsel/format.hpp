@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -21,6 +22,14 @@ struct has_enum_table : std::false_type {};
 template <class E>
 struct has_enum_table<E, std::void_t<decltype(enum_table<E>::rows)>> : std::true_type {};
 
+/// Every formatter below renders its value to text, then lays that text out with the standard
+/// string spec, so width, fill and alignment work for every type: fmt::format("{:>8}", cap) == "     9.0".
+struct text_formatter : fmt::formatter<fmt::string_view> {
+  template <class Ctx>
+  auto put(std::string_view text, Ctx& ctx) const {
+    return fmt::formatter<fmt::string_view>::format(fmt::string_view(text.data(), text.size()), ctx);
+  }
+};
 }  // namespace detail
 
 ATTNSEL_END_NAMESPACE
@@ -28,81 +37,79 @@ ATTNSEL_END_NAMESPACE
 /// Every table-backed enum formats as its canonical name: fmt::format("{}", data_type::float16) == "float16".
 template <class E>
 struct fmt::formatter<E, char, std::enable_if_t<attnsel::detail::has_enum_table<E>::value>>
-    : fmt::formatter<fmt::string_view> {
+    : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(E value, Ctx& ctx) const {
-    const auto text = attnsel::to_string(value);
-    return fmt::formatter<fmt::string_view>::format(fmt::string_view(text.data(), text.size()), ctx);
+    return put(attnsel::to_string(value), ctx);
   }
 };
 
 template <>
-struct fmt::formatter<attnsel::cuda_capability> : fmt::formatter<fmt::string_view> {
+struct fmt::formatter<attnsel::cuda_capability> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(attnsel::cuda_capability c, Ctx& ctx) const {
-    return fmt::format_to(ctx.out(), "{}.{}", c.major, c.minor);
+    return put(fmt::format("{}.{}", c.major, c.minor), ctx);
   }
 };
 
 template <>
-struct fmt::formatter<attnsel::gfx_arch> : fmt::formatter<fmt::string_view> {
+struct fmt::formatter<attnsel::gfx_arch> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(attnsel::gfx_arch a, Ctx& ctx) const {
-    return fmt::format_to(ctx.out(), "{}", a.name());
+    return put(a.name(), ctx);
   }
 };
 
 template <>
-struct fmt::formatter<attnsel::component_version> : fmt::formatter<fmt::string_view> {
+struct fmt::formatter<attnsel::component_version> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::component_version& v, Ctx& ctx) const {
-    return fmt::format_to(ctx.out(), "{}", v.str());
+    return put(v.str(), ctx);
   }
 };
 
 /// `rocm gfx942 [aiter, flashinfer=0.2.5]`.
 template <>
-struct fmt::formatter<attnsel::platform> : fmt::formatter<fmt::string_view> {
+struct fmt::formatter<attnsel::platform> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::platform& p, Ctx& ctx) const {
-    auto out = fmt::format_to(ctx.out(), "{}", p.describe());
+    std::string text = p.describe();
     if (!p.components().empty()) {
-      out = fmt::format_to(out, " [");
+      text += " [";
       bool first = true;
       for (const auto& c : p.components()) {
-        out = fmt::format_to(out, "{}{}", first ? "" : ", ", c.name);
-        if (c.version) out = fmt::format_to(out, "={}", c.version->str());
+        text += (first ? "" : ", ") + c.name;
+        if (c.version) text += "=" + c.version->str();
         first = false;
       }
-      out = fmt::format_to(out, "]");
+      text += "]";
     }
-    return out;
+    return put(text, ctx);
   }
 };
 
 template <>
-struct fmt::formatter<attnsel::query> : fmt::formatter<fmt::string_view> {
+struct fmt::formatter<attnsel::query> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::query& q, Ctx& ctx) const {
-    return fmt::format_to(ctx.out(), "{}", attnsel::summary(q));
+    return put(attnsel::summary(q), ctx);
   }
 };
 
 /// `head_size: head size 72 not in {64, 128, 256}`.
 template <>
-struct fmt::formatter<attnsel::reason> : fmt::formatter<fmt::string_view> {
+struct fmt::formatter<attnsel::reason> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::reason& r, Ctx& ctx) const {
-    return fmt::format_to(ctx.out(), "{}: {}", attnsel::to_string(r.code), r.message);
+    return put(fmt::format("{}: {}", attnsel::to_string(r.code), r.message), ctx);
   }
 };
 
 /// `backend_rejected: Selected backend ...`.
 template <>
-struct fmt::formatter<attnsel::selection_error> : fmt::formatter<fmt::string_view> {
+struct fmt::formatter<attnsel::selection_error> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::selection_error& e, Ctx& ctx) const {
-    return fmt::format_to(ctx.out(), "{}: {}", attnsel::to_string(e.code), e.message);
+    return put(fmt::format("{}: {}", attnsel::to_string(e.code), e.message), ctx);
   }
 };
-
