@@ -19,7 +19,7 @@ macro(attnsel_find_python found_var)
   endif()
   if(Python3_FOUND AND NOT pybind11_FOUND)
     # Python3_FOUND set first makes pybind11's config use FindPython (its "new" mode) with this interpreter.
-    find_package(pybind11 2.6 CONFIG ${_attnsel_py_mode})
+    find_package(pybind11 CONFIG ${_attnsel_py_mode})  # no version: 2.x and 3.x both work
   endif()
   if(Python3_FOUND AND pybind11_FOUND)
     set(${found_var} ON)
