@@ -4,7 +4,10 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev
-          libbenchmark-dev git)
+          libbenchmark-dev git
+          # the Python module (python/): Debian's interpreter headers, pybind11, pytest; pip/setuptools/wheel/venv
+          # for `pip install --no-build-isolation .`
+          python3-dev pybind11-dev python3-pytest python3-pip python3-setuptools python3-wheel python3-venv)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(valgrind)
 fi

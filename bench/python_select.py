@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Per-call cost of attnsel.select from Python (reference registry, successful selection), median of repetitions.
+"""Usage: PYTHONPATH=<build>/python python3 bench/python_select.py [--reps 15] [--calls 20000] [--json FILE]
+
+Each repetition times `calls` back-to-back calls with time.perf_counter_ns and divides; the figure is
+the median over repetitions (min and max are printed too). With --torch on a CUDA machine it also
+times torch._fused_sdp_choice and attnsel.torch.select_sdpa the same way on the same SDPA inputs.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import attnsel
+
+
+def per_call_ns(fn, calls: int, reps: int):
+    for _ in range(max(1, calls // 10)):  # warm-up
+        fn()
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter_ns() - start) / calls)
+    return {"median_ns": statistics.median(samples), "min_ns": min(samples), "max_ns": max(samples),
+            "reps": reps, "calls": calls}
+
+
+def attnsel_cases():
+    reg = attnsel.reference_registry()
+    hopper = attnsel.Platform.cuda(9, 0)
+    mi300 = attnsel.Platform.rocm("gfx942", components=["aiter"])
+    q = attnsel.Query()
+    sinks = attnsel.Query(head_size=64, features={"sinks"})
+    assert attnsel.select(reg, q, hopper).backend == "FLASH_ATTN"
+    return {
+        "select cuda 9.0 (FLASH_ATTN, rank 1)": lambda: attnsel.select(reg, q, hopper),
+        "select rocm gfx942 sinks (3rd candidate)": lambda: attnsel.select(reg, sinks, mi300),
+        "select with override 'TRITON_ATTN'": lambda: attnsel.select(reg, q, hopper, "TRITON_ATTN"),
+        "baseline: empty Python call": lambda: None,
+    }
+
+
+def torch_cases():
+    import torch
+
+    import attnsel.torch as at
+
+    dev = "cuda"
+    q = torch.randn(4, 16, 512, 128, device=dev, dtype=torch.bfloat16)
+    k = torch.randn(4, 16, 512, 128, device=dev, dtype=torch.bfloat16)
+    v = torch.randn(4, 16, 512, 128, device=dev, dtype=torch.bfloat16)
+    reg = at.registry()
+    plat = at.platform(dev)
+    query = at.query_from_sdpa(q, k, v, is_causal=True)
+    return {
+        "torch._fused_sdp_choice (bf16 causal d128)": lambda: torch._fused_sdp_choice(q, k, v, None, 0.0, True),
+        "attnsel.select on a prebuilt torch_sdpa Query": lambda: attnsel.select(reg, query, plat),
+        "attnsel.torch.query_from_sdpa + select": lambda: attnsel.select(
+            reg, at.query_from_sdpa(q, k, v, is_causal=True), plat),
+        "attnsel.torch.select_sdpa (everything)": lambda: at.select_sdpa(q, k, v, is_causal=True),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--torch", action="store_true", help="also time torch._fused_sdp_choice (needs CUDA)")
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args()
+    cases = attnsel_cases()
+    if args.torch:
+        cases.update(torch_cases())
+    results = {}
+    for name, fn in cases.items():
+        results[name] = per_call_ns(fn, args.calls, args.reps)
+        r = results[name]
+        print(f"{name:48s} median {r['median_ns']:8.1f} ns  (min {r['min_ns']:.1f}, max {r['max_ns']:.1f})")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"python": sys.version, "attnsel": attnsel.__version__, "results": results}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

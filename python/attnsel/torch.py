@@ -1,0 +1,275 @@
+# SPDX-License-Identifier: Apache-2.0
+# attnsel.torch: PyTorch SDPA calls as torch_sdpa queries, the platform read from torch, and running the choice.
+"""Helpers for ``torch.nn.functional.scaled_dot_product_attention`` (SDPA).
+
+Importable only where torch is installed (torch is never a dependency of attnsel)::
+
+    import attnsel.torch as at
+    s = at.select_sdpa(q, k, v, is_causal=True)          # Selection from the torch_sdpa catalog
+    with at.use_backend(s):                                # exactly that SDPBackend, nothing else
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+The query mapping follows catalog/torch_sdpa.json (docs/torch-sdpa-sources.md): head_size = q/k last
+dim, head_size_v = v last dim, attn_type decoder = is_causal, encoder_only otherwise; features dropout,
+attn_mask, gqa, nested, requires_grad, deterministic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.metadata
+import importlib.util
+import os
+import re
+from typing import Any, Dict, Iterator, Optional, Union
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from . import DTYPES, OverrideSet, Platform, Query, Registry, Selection, select, torch_sdpa_registry
+
+__all__ = [
+    "PYTHON_PACKAGES",
+    "cudnn_version",
+    "platform",
+    "python_components",
+    "query_from_sdpa",
+    "registry",
+    "scaled_dot_product_attention",
+    "select_sdpa",
+    "to_sdp_backend",
+    "use_backend",
+]
+
+_DTYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
+
+# The torch_sdpa catalog's backend names and the SDPBackend each stands for.
+_BACKENDS = {
+    "FLASH_ATTENTION": SDPBackend.FLASH_ATTENTION,
+    "EFFICIENT_ATTENTION": SDPBackend.EFFICIENT_ATTENTION,
+    "CUDNN_ATTENTION": SDPBackend.CUDNN_ATTENTION,
+    "MATH": SDPBackend.MATH,
+}
+
+#: Python packages reported as platform components: component name -> distribution names to ask
+#: importlib.metadata for the version (the first one installed wins).
+PYTHON_PACKAGES: Dict[str, tuple] = {
+    "flashinfer": ("flashinfer-python", "flashinfer"),
+    "flash_attn": ("flash-attn", "flash_attn", "vllm-flash-attn"),
+    "aiter": ("amd-aiter", "aiter"),
+}
+
+
+def query_from_sdpa(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: Optional[torch.Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    enable_gqa: bool = False,
+    *,
+    domain: str = "decoder",
+) -> Query:
+    """The torch_sdpa catalog's Query for one SDPA call (same arguments as F.scaled_dot_product_attention).
+
+    Reads the tensors' dtype and head dims, the flags, grad mode (requires_grad counts only while
+    grad is enabled, as in PyTorch) and torch.use_deterministic_algorithms (without warn_only).
+    ValueError for a dtype outside float16/bfloat16/float32 or q/k/v of different dtypes.
+    """
+    dtype = _DTYPES.get(query.dtype)
+    if dtype is None:
+        raise ValueError(f"dtype: '{query.dtype}' is not one of {', '.join(DTYPES)}")
+    if key.dtype != query.dtype or value.dtype != query.dtype:
+        raise ValueError(f"dtype: query, key and value must share one dtype, got {query.dtype}, {key.dtype}, {value.dtype}")
+    nested = query.is_nested or key.is_nested or value.is_nested
+    features = set()
+    if dropout_p > 0.0:
+        features.add("dropout")
+    if attn_mask is not None:
+        features.add("attn_mask")
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3 and query.size(-3) != key.size(-3):
+        features.add("gqa")
+    if nested:
+        features.add("nested")
+    if torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad):
+        features.add("requires_grad")
+    if torch.are_deterministic_algorithms_enabled() and not torch.is_deterministic_algorithms_warn_only_enabled():
+        features.add("deterministic")
+    head_size = query.size(-1)
+    head_size_v = value.size(-1)
+    num_heads = query.size(-3) if query.dim() >= 3 and not nested else None
+    return Query(
+        head_size=head_size,
+        head_size_v=head_size_v if head_size_v != head_size else None,
+        dtype=dtype,
+        attn_type="decoder" if is_causal else "encoder_only",
+        domain=domain,
+        num_heads=num_heads,
+        features=features,
+    )
+
+
+def cudnn_version() -> Optional[str]:
+    """The runtime cuDNN version as 'major.minor.patch' (91900 -> '9.19.0'), or None without cuDNN."""
+    if not torch.backends.cudnn.is_available():
+        return None
+    v = torch.backends.cudnn.version()
+    if not v:
+        return None
+    # cuDNN 9 encodes major*10000 + minor*100 + patch; cuDNN 8 and older major*1000 + minor*100 + patch.
+    if v >= 90000:
+        return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
+    return f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
+
+
+def _cudnn_preferred(cudnn: Optional[str], major: int, minor: int) -> bool:
+    # PyTorch check_prefer_cudnn_attention (2.11): runtime cuDNN > 9.15.0, TORCH_CUDNN_SDPA_DEPRIORITIZED
+    # not set to 1, sm9x/sm10x, and on CUDA < 13 builds only capability minor 0 or 3.
+    if cudnn is None or tuple(int(x) for x in cudnn.split(".")) <= (9, 15, 0):
+        return False
+    if os.environ.get("TORCH_CUDNN_SDPA_DEPRIORITIZED") == "1":
+        return False
+    if major not in (9, 10):
+        return False
+    cuda = torch.version.cuda
+    if cuda is not None and int(cuda.split(".")[0]) < 13 and minor not in (0, 3):
+        return False
+    return True
+
+
+def _numeric_version(text: str) -> Optional[str]:
+    match = re.match(r"\d+(\.\d+){0,3}", text)
+    return match.group(0) if match else None
+
+
+def python_components() -> Dict[str, Optional[str]]:
+    """The PYTHON_PACKAGES that are importable, with their dotted numeric version when known."""
+    out: Dict[str, Optional[str]] = {}
+    for component, distributions in PYTHON_PACKAGES.items():
+        try:
+            found = importlib.util.find_spec(component) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            continue
+        version = None
+        for dist in distributions:
+            try:
+                version = _numeric_version(importlib.metadata.version(dist))
+                break
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        out[component] = version
+    return out
+
+
+def platform(device: Union[None, str, int, torch.device] = None) -> Platform:
+    """The Platform of a torch device (default: the current CUDA device, else the CPU).
+
+    CUDA: capability from torch.cuda.get_device_capability(), components cudnn=<runtime version>,
+    cudnn_preferred when PyTorch would put cuDNN first, plus python_components(). ROCm builds give
+    Platform.rocm(gcnArchName). Until the C++ platform detection is exposed here, this is built from
+    what torch reports.
+    """
+    if device is None:
+        device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+    elif isinstance(device, int):
+        device = torch.device("cuda", device)
+    else:
+        device = torch.device(device)
+    components: Dict[str, Optional[str]] = python_components()
+    if device.type == "cpu":
+        return Platform.cpu(components=components)
+    if device.type == "xpu":
+        return Platform.xpu(components=components)
+    if device.type != "cuda":
+        raise ValueError(f"device: '{device.type}' is not one of cpu, cuda, xpu")
+    if getattr(torch.version, "hip", None):
+        arch = torch.cuda.get_device_properties(device).gcnArchName.split(":")[0]
+        return Platform.rocm(arch, components=components)
+    major, minor = torch.cuda.get_device_capability(device)
+    cudnn = cudnn_version()
+    if cudnn is not None:
+        components["cudnn"] = cudnn
+        if _cudnn_preferred(cudnn, major, minor):
+            components["cudnn_preferred"] = None
+    return Platform.cuda(major, minor, components=components)
+
+
+@functools.lru_cache(maxsize=None)
+def registry() -> Registry:
+    """The torch_sdpa catalog, loaded once per process."""
+    return torch_sdpa_registry()
+
+
+@functools.lru_cache(maxsize=64)
+def _platform_of(device_type: str, index: Optional[int]) -> Platform:
+    return platform(torch.device(device_type, index) if index is not None else torch.device(device_type))
+
+
+def select_sdpa(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: Optional[torch.Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    enable_gqa: bool = False,
+    *,
+    registry: Optional[Registry] = None,
+    platform: Optional[Platform] = None,
+    override: Union[None, str, OverrideSet] = None,
+    prefer: bool = False,
+) -> Selection:
+    """Selects the SDPA backend for this call (torch_sdpa catalog, the tensors' device unless `platform`).
+
+    The device's Platform is cached per device; SelectionError when nothing fits.
+    """
+    q = query_from_sdpa(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+    if platform is None:
+        platform = _platform_of(query.device.type, query.device.index)
+    reg = registry if registry is not None else _registry()
+    return select(reg, q, platform, override, prefer=prefer)
+
+
+_registry = registry  # select_sdpa's `registry` argument shadows the function
+
+
+def to_sdp_backend(selection: Union[Selection, str]) -> SDPBackend:
+    """The torch.nn.attention.SDPBackend of a torch_sdpa selection (or backend name)."""
+    name = selection if isinstance(selection, str) else selection.backend
+    backend = _BACKENDS.get(name.upper())
+    if backend is None:
+        raise ValueError(f"backend: '{name}' is not one of {', '.join(_BACKENDS)}")
+    return backend
+
+
+@contextlib.contextmanager
+def use_backend(selection: Union[Selection, str]) -> Iterator[SDPBackend]:
+    """Runs scaled_dot_product_attention inside with exactly the chosen backend (sdpa_kernel allow-list
+    of one): PyTorch raises rather than silently using another kernel if it cannot run it."""
+    backend = to_sdp_backend(selection)
+    with sdpa_kernel([backend]):
+        yield backend
+
+
+def scaled_dot_product_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: Optional[torch.Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    enable_gqa: bool = False,
+    **select_kwargs: Any,
+) -> torch.Tensor:
+    """F.scaled_dot_product_attention run with the backend attnsel selects (select_sdpa's keywords apply)."""
+    selection = select_sdpa(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, **select_kwargs)
+    with use_backend(selection):
+        return F.scaled_dot_product_attention(
+            query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+            enable_gqa=enable_gqa)

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: Apache-2.0
+# attnsel.torch: SDPA queries, the torch platform, SDPBackend mapping; agreement checks run where CUDA is.
+import pytest
+
+torch = pytest.importorskip("torch")
+at = pytest.importorskip("attnsel.torch")
+
+import attnsel  # noqa: E402
+
+
+def tensors(b=2, h=8, hk=None, s=64, sk=None, d=64, dv=None, dtype=torch.float16, device="cpu", grad=False):
+    q = torch.randn(b, h, s, d, dtype=dtype, device=device, requires_grad=grad)
+    k = torch.randn(b, hk or h, sk or s, d, dtype=dtype, device=device)
+    v = torch.randn(b, hk or h, sk or s, dv or d, dtype=dtype, device=device)
+    return q, k, v
+
+
+def test_query_from_sdpa_maps_shapes_flags_and_features():
+    q, k, v = tensors(h=8, hk=2, d=64, dv=128, dtype=torch.bfloat16)
+    query = at.query_from_sdpa(q, k, v, attn_mask=torch.ones(64, 64, dtype=torch.bool), dropout_p=0.1,
+                               is_causal=False, enable_gqa=True)
+    assert (query.head_size, query.head_size_v, query.dtype, query.attn_type, query.num_heads) == (
+        64, 128, "bfloat16", "encoder_only", 8)
+    assert query.features == {"attn_mask", "dropout", "gqa"}
+    plain = at.query_from_sdpa(*tensors(), is_causal=True)
+    assert (plain.attn_type, plain.head_size_v, plain.features) == ("decoder", None, frozenset())
+    with torch.enable_grad():
+        assert "requires_grad" in at.query_from_sdpa(*tensors(grad=True)).features
+    with torch.no_grad():
+        assert "requires_grad" not in at.query_from_sdpa(*tensors(grad=True)).features
+    # enable_gqa with equal head counts is not GQA
+    assert "gqa" not in at.query_from_sdpa(*tensors(), enable_gqa=True).features
+    with pytest.raises(ValueError, match="dtype: 'torch.float64' is not one of float16, bfloat16, float32"):
+        at.query_from_sdpa(*tensors(dtype=torch.float64))
+
+
+def test_deterministic_mode_is_a_feature():
+    old = torch.are_deterministic_algorithms_enabled()
+    try:
+        torch.use_deterministic_algorithms(True)
+        assert "deterministic" in at.query_from_sdpa(*tensors()).features
+    finally:
+        torch.use_deterministic_algorithms(old)
+
+
+def test_cpu_platform_and_selection():
+    p = at.platform("cpu")
+    assert p.vendor == "cpu"
+    q, k, v = tensors(dtype=torch.float32)
+    assert at.select_sdpa(q, k, v).backend == "FLASH_ATTENTION"
+    assert at.select_sdpa(q, k, v, dropout_p=0.5).backend == "MATH"   # CPU flash has no dropout
+
+
+def test_to_sdp_backend_and_use_backend_run_exactly_the_choice():
+    from torch.nn.attention import SDPBackend
+
+    assert at.to_sdp_backend("MATH") == SDPBackend.MATH
+    assert at.to_sdp_backend("cudnn_attention") == SDPBackend.CUDNN_ATTENTION
+    with pytest.raises(ValueError, match="backend: 'FLASH_ATTN' is not one of FLASH_ATTENTION"):
+        at.to_sdp_backend("FLASH_ATTN")
+    q, k, v = tensors(dtype=torch.float32)
+    s = at.select_sdpa(q, k, v, override="MATH")
+    with at.use_backend(s) as backend:
+        assert backend == SDPBackend.MATH
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    ref = torch.softmax(q @ k.transpose(-1, -2) / 8.0, dim=-1) @ v
+    assert torch.allclose(out, ref, atol=1e-5)
+    assert torch.allclose(at.scaled_dot_product_attention(q, k, v), ref, atol=1e-5)
+
+
+def test_cudnn_version_decoding(monkeypatch):
+    monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
+    monkeypatch.setattr(torch.backends.cudnn, "version", lambda: 91900)
+    assert at.cudnn_version() == "9.19.0"
+    monkeypatch.setattr(torch.backends.cudnn, "version", lambda: 8907)
+    assert at.cudnn_version() == "8.9.7"
+
+
+def test_python_components_report_importable_packages(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "flashinfer" else real(name))
+    comps = at.python_components()
+    assert "flashinfer" in comps and "aiter" not in comps
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_choices_agree_with_torch_fused_sdp_choice():
+    p = at.platform()
+    assert p.vendor == "cuda" and p.capability == torch.cuda.get_device_capability()
+    cases = [dict(d=64), dict(d=128, dtype=torch.bfloat16), dict(d=72), dict(d=256), dict(d=64, dtype=torch.float32)]
+    for shape in cases:
+        q, k, v = tensors(device="cuda", **shape)
+        chosen = at.select_sdpa(q, k, v)
+        assert at.to_sdp_backend(chosen).value == torch._fused_sdp_choice(q, k, v, None, 0.0, False), shape
+        with at.use_backend(chosen):
+            torch.nn.functional.scaled_dot_product_attention(q, k, v)

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Agreement sweep: attnsel.torch's SDPA choice against torch._fused_sdp_choice over many CUDA configurations.
+"""Usage: PYTHONPATH=<build>/python python3 tools/torch_agreement.py [--json FILE] [--device cuda]
+
+Sweeps dtypes x head dims x {plain, causal, mask, dropout} x {MHA, GQA} x sequence shapes on CUDA
+tensors. For each configuration it compares attnsel.torch.select_sdpa (torch_sdpa catalog, platform
+from attnsel.torch.platform()) with torch._fused_sdp_choice, then runs F.scaled_dot_product_attention
+inside attnsel.torch.use_backend(choice) to check that the chosen kernel really runs. Prints a summary
+and every disagreement; --json writes every row.
+"""
+import argparse
+import itertools
+import json
+import sys
+
+import torch
+from torch.nn.attention import SDPBackend
+
+import attnsel
+import attnsel.torch as at
+
+DTYPES = [torch.float16, torch.bfloat16, torch.float32]
+HEAD_DIMS = [16, 32, 64, 72, 96, 128, 160, 192, 256, 320]
+MODES = ["plain", "causal", "mask", "dropout"]
+GQA = [False, True]
+SEQS = [(128, 128), (64, 256), (1, 256)]  # (query length, key length): square, prefill-like, decode-like
+
+
+def torch_name(index: int) -> str:
+    for name, member in SDPBackend.__members__.items():
+        if member.value == index:
+            return name
+    return f"<{index}>"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--device", default="cuda")
+    args = ap.parse_args()
+    dev = torch.device(args.device)
+    platform = at.platform(dev)
+    reg = at.registry()
+    # The first SDPA call is where PyTorch applies its cuDNN preference: make it before comparing.
+    warm = torch.randn(1, 1, 8, 64, device=dev, dtype=torch.float16)
+    torch._fused_sdp_choice(warm, warm, warm, None, 0.0, False)
+    print(f"torch {torch.__version__}, cuda {torch.version.cuda}, cudnn {at.cudnn_version()}, "
+          f"device {torch.cuda.get_device_name(dev)} capability {torch.cuda.get_device_capability(dev)}")
+    print(f"attnsel {attnsel.__version__}, platform {platform!r}")
+    print(f"sdp priority order after first call: {torch._C._get_sdp_priority_order()}")
+
+    rows = []
+    for dtype, d, mode, gqa, (sq, sk) in itertools.product(DTYPES, HEAD_DIMS, MODES, GQA, SEQS):
+        b, h, hk = 2, 8, (2 if gqa else 8)
+        q = torch.randn(b, h, sq, d, device=dev, dtype=dtype)
+        k = torch.randn(b, hk, sk, d, device=dev, dtype=dtype)
+        v = torch.randn(b, hk, sk, d, device=dev, dtype=dtype)
+        mask = torch.rand(1, 1, sq, sk, device=dev) > 0.2 if mode == "mask" else None
+        dropout = 0.1 if mode == "dropout" else 0.0
+        causal = mode == "causal"
+        row = {"dtype": str(dtype).replace("torch.", ""), "head_dim": d, "mode": mode, "gqa": gqa,
+               "seq_q": sq, "seq_k": sk}
+        try:
+            theirs = torch_name(torch._fused_sdp_choice(q, k, v, mask, dropout, causal, scale=None, enable_gqa=gqa))
+        except RuntimeError as e:
+            theirs = f"error: {str(e).splitlines()[0]}"
+        choice = at.select_sdpa(q, k, v, mask, dropout, causal, gqa, registry=reg, platform=platform)
+        row.update(attnsel=choice.backend, torch=theirs, agree=choice.backend == theirs)
+        try:
+            with at.use_backend(choice):
+                torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout,
+                                                                 is_causal=causal, enable_gqa=gqa)
+            row["ran"] = True
+        except RuntimeError as e:
+            row["ran"] = False
+            row["run_error"] = str(e).splitlines()[0][:200]
+        rows.append(row)
+
+    agree = sum(r["agree"] for r in rows)
+    ran = sum(r["ran"] for r in rows)
+    print(f"configurations: {len(rows)}; agree: {agree} ({100.0 * agree / len(rows):.1f}%); "
+          f"disagree: {len(rows) - agree}; chosen backend ran under use_backend: {ran}/{len(rows)}")
+    for r in rows:
+        if not r["agree"] or not r["ran"]:
+            print("  " + json.dumps(r))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"torch": torch.__version__, "cudnn": at.cudnn_version(), "platform": repr(platform),
+                       "configurations": len(rows), "agree": agree, "ran": ran, "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
