@@ -82,7 +82,7 @@ TEST_CASE("Without a GPU detection says so and lists the CPU facts", "[detect]")
   const auto* gpu = d.report.find("gpu");
   REQUIRE(gpu != nullptr);
   CHECK_FALSE(gpu->found);
-  CHECK(gpu->source.find("no GPU found") != std::string::npos);
+  CHECK(gpu->source == "none found: checked the CUDA driver and the KFD topology");
   CHECK(source_contains(d, "cuda.driver", "not found: " + t.path("no/libcuda.so.1")));
   CHECK(source_contains(d, "rocm.kfd", "not found"));
 #if defined(__x86_64__)
@@ -93,7 +93,8 @@ TEST_CASE("Without a GPU detection says so and lists the CPU facts", "[detect]")
   CHECK(d.report.find("cpu.amx")->value == "no");
   CHECK(source_contains(d, "cpu.avx2", "cpuinfo flags"));
 #endif
-  CHECK(source_contains(d, "cudnn.version", "not found: " + t.path("no_lib") + "/libcudnn.so.9"));
+  CHECK(source_contains(d, "cudnn.version", "not found: " + t.path("no_lib") + "/libcudnn.so.9, " +
+                                                t.path("no_lib") + "/../../nvidia/cudnn/lib/libcudnn.so.9"));
   CHECK_FALSE(d.platform.has_component("cudnn"));
   CHECK(source_contains(d, "switch.cudnn_preferred", "not set: for cuda, this platform is cpu"));
 }
@@ -131,6 +132,19 @@ TEST_CASE("A fake libcuda gives capability, device count and driver version; cuD
   // cuDNN 9.19 > 9.15 on sm_90 with the variable unset: PyTorch puts cuDNN first.
   CHECK(d.platform.has_component("cudnn_preferred"));
   CHECK(source_contains(d, "switch.cudnn_preferred", "TORCH_CUDNN_SDPA_DEPRIORITIZED unset"));
+}
+
+TEST_CASE("A torch lib directory hint also finds cuDNN where pip wheels put it", "[detect][cuda]") {
+  fake_tree t;
+  const auto wheel_dir = t.path("site-packages/nvidia/cudnn/lib");
+  fs::create_directories(wheel_dir);
+  fs::copy_file(std::string(ATTNSEL_FAKE_TORCH_LIB) + "/libcudnn.so.9", wheel_dir + "/libcudnn.so.9");
+  fs::create_directories(t.path("site-packages/torch/lib"));
+  auto o = isolated(t);
+  o.library_dirs = {t.path("site-packages/torch/lib")};
+  const auto d = detect_platform(o);
+  CHECK(d.platform.find_component("cudnn")->version == parse_component_version("9.19.0"));
+  CHECK(source_contains(d, "cudnn.version", "site-packages/torch/lib/../../nvidia/cudnn/lib/libcudnn.so.9"));
 }
 
 TEST_CASE("The device index picks another CUDA device, and one out of range is a fact", "[detect][cuda]") {

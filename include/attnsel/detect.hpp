@@ -43,7 +43,8 @@ struct detect_options {
   std::vector<std::string> cuda_driver_libraries = {"libcuda.so.1"};
   /// cuDNN sonames, newest first; each is tried in every `library_dirs` entry, then by name.
   std::vector<std::string> cudnn_libraries = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"};
-  /// Directories searched before the loader's path (e.g. torch's bundled `lib` directory).
+  /// Directories searched for cuDNN before the loader's path (e.g. torch's `lib` directory); each
+  /// `DIR` also covers `DIR/../../nvidia/cudnn/lib`, where pip wheels put the cuDNN torch loads.
   std::vector<std::string> library_dirs;
   /// After `library_dirs`, try each cuDNN name through the loader's search path (LD_LIBRARY_PATH,
   /// ld.so.cache); false: only the directories.

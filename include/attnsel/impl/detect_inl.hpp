@@ -258,9 +258,13 @@ inline std::string cudnn_version_text(std::size_t v) {
 
 inline void probe_cudnn(const detect_options& o, platform& p, detection_report& r) {
   std::vector<std::string> candidates;
-  for (const auto& dir : o.library_dirs)
-    for (const auto& name : o.cudnn_libraries)
-      candidates.push_back(dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name);
+  for (const auto& given : o.library_dirs) {
+    const auto dir = given.empty() || given.back() == '/' ? given : given + "/";
+    // pip wheels put cuDNN beside torch, not in it: torch/lib finds it through its RPATH
+    // $ORIGIN/../../nvidia/cudnn/lib, so a torch lib directory hint covers that place too.
+    for (const auto& d : {dir, dir + "../../nvidia/cudnn/lib/"})
+      for (const auto& name : o.cudnn_libraries) candidates.push_back(d + name);
+  }
   if (o.cudnn_loader_search)
     for (const auto& name : o.cudnn_libraries) candidates.push_back(name);
   if (candidates.size() > max_libraries) candidates.resize(max_libraries);
@@ -662,8 +666,9 @@ ATTNSEL_INLINE detection detect_platform(const detect_options& options) noexcept
     if (!gpu && options.probe_rocm) gpu = detail::detect::probe_rocm(options, env, out.platform, out.report);
     if (!gpu) {
       out.platform = platform::cpu();
-      detail::detect::add(out.report, "gpu", "", "no GPU found (checked:" + std::string(options.probe_cuda ? " CUDA driver" : "") +
-                                               (options.probe_rocm ? " KFD topology" : "") + ")", false);
+      std::string checked = options.probe_cuda ? "the CUDA driver" : "";
+      if (options.probe_rocm) checked += (checked.empty() ? "" : " and ") + std::string("the KFD topology");
+      detail::detect::add(out.report, "gpu", "", checked.empty() ? "not probed" : "none found: checked " + checked, false);
     }
     if (options.probe_cudnn) detail::detect::probe_cudnn(options, out.platform, out.report);
     if (options.probe_cpu) detail::detect::probe_cpu(options, out.platform, out.report);
