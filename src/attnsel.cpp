@@ -12,9 +12,11 @@
 #include <attnsel/impl/checks_inl.hpp>
 #include <attnsel/impl/policy_inl.hpp>
 #include <attnsel/impl/registry_inl.hpp>
+#include <attnsel/impl/implication_inl.hpp>
 #include <attnsel/impl/override_inl.hpp>
 #include <attnsel/impl/selector_inl.hpp>
 #include <attnsel/impl/catalog_inl.hpp>
 #include <attnsel/impl/reference_inl.hpp>
 #include <attnsel/impl/matrix_inl.hpp>
 #include <attnsel/impl/report_inl.hpp>
+#include <attnsel/impl/detect_inl.hpp>

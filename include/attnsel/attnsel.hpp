@@ -10,6 +10,7 @@
 #include <attnsel/reason.hpp>
 #include <attnsel/checks.hpp>
 #include <attnsel/policy.hpp>
+#include <attnsel/implication.hpp>
 #include <attnsel/registry.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/selector.hpp>
@@ -19,3 +20,4 @@
 #include <attnsel/matrix.hpp>
 #include <attnsel/format.hpp>
 #include <attnsel/shared_registry.hpp>
+#include <attnsel/detect.hpp>

@@ -4,6 +4,7 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/descriptor.hpp>
+#include <attnsel/implication.hpp>
 #include <attnsel/policy.hpp>
 
 #include <cstddef>
@@ -47,7 +48,12 @@ class registry {
   /// Puts `rules` in front of the current ones, so they win where they match.
   void prepend_rules(std::vector<policy_rule> rules);
 
-  /// Adds or replaces every backend of `overlay` (by name) and puts its rules in front of ours.
+  /// Replaces the component implications (catalog data; `close_platform` applies them). Throws
+  /// registry_error with `implication_problem`'s text when the table is malformed.
+  void set_implications(std::vector<component_implication> implications);
+
+  /// Adds or replaces every backend of `overlay` (by name) and puts its rules in front of ours; its
+  /// implications replace ours for the same component and add the others.
   /// An engine's own catalog file layered on the reference one uses this.
   void merge(const registry& overlay);
 
@@ -58,6 +64,8 @@ class registry {
 
   [[nodiscard]] const std::vector<backend_descriptor>& backends() const noexcept { return backends_; }
   [[nodiscard]] const priority_policy& policy() const noexcept { return policy_; }
+  /// Component implications, sorted by implying component.
+  [[nodiscard]] const std::vector<component_implication>& implications() const noexcept { return implications_; }
   [[nodiscard]] std::size_t size() const noexcept { return backends_.size(); }
   [[nodiscard]] bool empty() const noexcept { return backends_.empty(); }
 
@@ -70,7 +78,7 @@ class registry {
   [[nodiscard]] std::vector<std::string> all_names() const;
 
   friend bool operator==(const registry& a, const registry& b) {
-    return a.backends_ == b.backends_ && a.policy_ == b.policy_;
+    return a.backends_ == b.backends_ && a.policy_ == b.policy_ && a.implications_ == b.implications_;
   }
   friend bool operator!=(const registry& a, const registry& b) { return !(a == b); }
 
@@ -82,6 +90,7 @@ class registry {
   priority_policy policy_;
   std::vector<std::pair<std::string, std::size_t>> names_;  // sorted: name or alias -> index
   std::vector<std::vector<std::size_t>> resolved_;            // rule -> entry -> backend index
+  std::vector<component_implication> implications_;
 };
 
 /// Throws registry_error with a precise message when `backend` is malformed (used by `add`, and by
@@ -92,4 +101,5 @@ ATTNSEL_END_NAMESPACE
 
 #ifdef ATTNSEL_HEADER_ONLY
 #  include <attnsel/impl/registry_inl.hpp>
+#  include <attnsel/impl/implication_inl.hpp>
 #endif

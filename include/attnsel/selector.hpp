@@ -98,10 +98,14 @@ struct explanation {
   std::vector<candidate_report> candidates;
   std::string rule;   ///< the policy rule that gave the order (`describe()`), empty if none matched
   std::string note;   ///< that rule's note
+  /// Components the catalog's implications added to the platform before selection, with the
+  /// component that implied each; empty when the platform was already closed (`close_platform`).
+  std::vector<implied_component> implied;
 };
 
 /// Selects a backend for `q` on `p`. The success path allocates nothing and formats nothing; an
-/// error carries every candidate's reasons.
+/// error carries every candidate's reasons. A platform not closed under the registry's implications
+/// is closed first (one copy); close it once with `close_platform` to keep the path allocation-free.
 [[nodiscard]] selection_result select(const registry& reg, const query& q, const platform& p,
                                       const override_request& ovr = {}, const select_options& options = {});
 
@@ -115,7 +119,8 @@ struct explanation {
 [[nodiscard]] selection select_or_throw(const registry& reg, const query& q, const platform& p,
                                         const override_request& ovr = {}, const select_options& options = {});
 
-/// Runs the same selection and records every candidate with its verdict and all reasons.
+/// Runs the same selection and records every candidate with its verdict and all reasons, and the
+/// components the registry's implications added to `p`.
 [[nodiscard]] explanation explain(const registry& reg, const query& q, const platform& p,
                                   const override_request& ovr = {}, const select_options& options = {});
 

@@ -28,6 +28,7 @@ constexpr const char* main_footer = R"(Examples:
   attnsel list --domain encoder
   attnsel matrix --catalog torch_sdpa --format json
   attnsel validate catalog/vllm.json
+  attnsel doctor
 
 Run 'attnsel COMMAND --help' for the flags of a command.
 Exit status: 0 selected (or done), 1 selection failed or bad catalog, 2 usage error.
@@ -50,6 +51,16 @@ constexpr const char* explain_footer = R"(Examples:
   attnsel explain --platform cpu --domain encoder
 
 Exit status: 0 selected, 1 selection failed (message on stderr), 2 usage error.)";
+
+constexpr const char* doctor_footer = R"doc(Examples:
+  attnsel doctor
+  attnsel doctor --json
+  attnsel doctor --library-dir "$(python -c 'import torch,os;print(os.path.join(os.path.dirname(torch.__file__),"lib"))')"
+  VLLM_ROCM_USE_AITER=1 attnsel doctor --component aiter
+
+Probes the CUDA driver (libcuda.so.1) and cuDNN through dlopen, AMD GPUs through the KFD topology,
+the CPU through /proc/cpuinfo, and engine switches (VLLM_ROCM_USE_AITER*, TORCH_CUDNN_SDPA_DEPRIORITIZED)
+through the environment. Exit status: 0 (also when no GPU is found), 2 usage error.)doc";
 
 constexpr const char* list_footer = R"(Examples:
   attnsel list
@@ -117,6 +128,11 @@ int run_app(int argc, char** argv) {
   validate_cmd->add_option("FILE", validate_path, "Catalog file to check")->required();
   validate_cmd->footer(validate_footer);
 
+  doctor_flags doctor_args;
+  auto* doctor_cmd = app.add_subcommand("doctor", "Show what attnsel detects on this machine and which backends can run");
+  add_doctor_flags(*doctor_cmd, doctor_args);
+  doctor_cmd->footer(doctor_footer);
+
   std::string command;
   try {
     app.parse(argc, argv);
@@ -144,6 +160,7 @@ int run_app(int argc, char** argv) {
     }
     if (list_cmd->parsed()) return run_list(list_args);
     if (matrix_cmd->parsed()) return run_matrix(matrix_args);
+    if (doctor_cmd->parsed()) return run_doctor(doctor_args);
     return run_validate(validate_path);
   } catch (const usage_error& e) {
     print_usage_error(e.what(), command);

@@ -2,6 +2,7 @@
 // The select and explain subcommands: build the inputs, run the selector, print name, table or JSON.
 #include "catalog_source.hpp"
 #include "commands.hpp"
+#include "detect.hpp"
 #include "errors.hpp"
 #include "explain_table.hpp"
 #include "inputs.hpp"
@@ -28,7 +29,8 @@ void print_error(const attnsel::selection_error& e) {
 }  // namespace
 
 int run_select(const select_flags& flags, bool explain_mode) {
-  const auto p = build_platform(flags.platform);
+  attnsel::detection_report detected;
+  const auto p = build_platform(flags.platform, &detected);
   auto q = build_query(flags.query);
   const auto c = load_catalog(flags.catalog);
   add_features(q, flags.query, c.registry);
@@ -53,9 +55,13 @@ int run_select(const select_flags& flags, bool explain_mode) {
 
   const auto ex = attnsel::explain(c.registry, q, p, ovr.request(), options);
   if (flags.json) {
-    const auto report = attnsel::to_json(ex, q, p, ovr.request());
+    auto report = attnsel::to_json(ex, q, p, ovr.request());
+    if (!detected.facts.empty()) report["detection"] = facts_json(detected);
     std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
+    if (!detected.facts.empty())
+      std::printf("detected (--no-detect turns this off; 'attnsel doctor' shows every probe):\n%s\n",
+                  render_facts(detected, true).c_str());
     std::fputs(render_explanation(ex, q, p, ovr, style::for_fd(STDOUT_FILENO)).c_str(), stdout);
   }
   if (!ex.result.ok()) {

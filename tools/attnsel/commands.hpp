@@ -18,6 +18,10 @@ namespace attnsel_cli {
 /// `matrix`: attnsel::matrix_markdown or matrix_json of the catalog.
 [[nodiscard]] int run_matrix(const matrix_flags& flags);
 
+/// `doctor`: every detected fact with its source, and per built-in catalog the backends this machine
+/// can and cannot run (platform, architecture, components). 0 unless the flags are malformed.
+[[nodiscard]] int run_doctor(const doctor_flags& flags);
+
 /// `validate FILE`: loads the file alone; `FILE: ok (N backends, M rules)` or the loader's error.
 [[nodiscard]] int run_validate(const std::string& path);
 

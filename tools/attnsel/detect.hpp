@@ -1,19 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// Detection of this machine's accelerator: vendor from device files, architecture from the driver tools.
+// This machine's platform for the CLI: the library's detect_platform() and a text view of its report.
 #pragma once
 
-#include <attnsel/enums.hpp>
+#include <attnsel/detect.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace attnsel_cli {
 
-/// cuda when /proc/driver/nvidia/gpus or /dev/nvidia0 exists, rocm when /dev/kfd exists, else cpu.
-[[nodiscard]] attnsel::device_vendor detect_vendor() noexcept;
+/// attnsel::detect_platform() with `library_dirs` searched for cuDNN first (torch's lib directory),
+/// GPU `device_index`, and the caller's `extra` components (seen by the engine switches). Never throws.
+[[nodiscard]] attnsel::detection detect_machine(const std::vector<std::string>& library_dirs,
+                                                unsigned device_index = 0,
+                                                std::vector<attnsel::component> extra = {});
 
-/// The architecture of this machine's first GPU of `vendor` as `--arch` text ("9.0", "gfx942"), or ""
-/// when unknown: CUDA asks `nvidia-smi --query-gpu=compute_cap`, ROCm reads gfx_target_version from
-/// /sys/class/kfd/kfd/topology. Never throws.
-[[nodiscard]] std::string detect_arch(attnsel::device_vendor vendor);
+/// The report as a JSON array of {"fact", "value", "found", "source"}.
+[[nodiscard]] nlohmann::json facts_json(const attnsel::detection_report& report);
+
+/// One line per fact, `  name  value  (source)`; with `found_only`, facts that were not found are left
+/// out except the one saying whether a GPU was found. Lines are printable and at most 100 columns.
+[[nodiscard]] std::string render_facts(const attnsel::detection_report& report, bool found_only);
 
 }  // namespace attnsel_cli

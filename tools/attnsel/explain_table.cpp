@@ -62,6 +62,11 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
     platform_text += "]";
   }
   labelled(out, "platform", platform_text);
+  if (!ex.implied.empty()) {
+    std::string implied;
+    for (const auto& i : ex.implied) implied += (implied.empty() ? "" : ", ") + i.name + " (from " + i.because + ")";
+    labelled(out, "implied", implied + " - the catalog's implications");
+  }
   labelled(out, "query", attnsel::summary(q));
   labelled(out, "override", override_text(ovr));
   out += "\n";

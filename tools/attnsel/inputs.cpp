@@ -63,18 +63,20 @@ attnsel::attn_domain parse_domain(std::string_view flag, const std::string& text
   return parse_value<attnsel::attn_domain>(flag, text);
 }
 
-attnsel::platform build_platform(const platform_flags& flags) {
-  attnsel::device_vendor vendor{};
-  if (!flags.vendor.empty())
-    vendor = parse_vendor(flags.vendor);
-  else if (!flags.arch.empty())
-    vendor = vendor_of_arch(flags.arch);
-  else
-    vendor = detect_vendor();
-
+attnsel::platform build_platform(const platform_flags& flags, attnsel::detection_report* report) {
+  if (flags.vendor.empty() && flags.arch.empty()) {
+    // Neither --platform nor --arch: this machine decides, architecture and components included.
+    attnsel::platform p = attnsel::platform::cpu();
+    add_components(p, flags.components);
+    if (flags.no_detect) return p;
+    // --component goes in as the caller's extras, so the engine switches see it (aiter + VLLM_ROCM_USE_AITER).
+    auto detected = detect_machine(flags.library_dirs, 0, p.components());
+    if (report) *report = std::move(detected.report);
+    return std::move(detected.platform);
+  }
+  const auto vendor = !flags.vendor.empty() ? parse_vendor(flags.vendor) : vendor_of_arch(flags.arch);
   attnsel::platform p(vendor);
-  // With neither --platform nor --arch, the machine's own GPU decides, architecture included.
-  const std::string arch = flags.vendor.empty() && flags.arch.empty() ? detect_arch(vendor) : flags.arch;
+  const std::string& arch = flags.arch;
   if (!arch.empty()) {
     if (vendor == attnsel::device_vendor::cuda) {
       const auto cc = attnsel::parse_cuda_capability(arch);
@@ -91,7 +93,12 @@ attnsel::platform build_platform(const platform_flags& flags) {
                         std::string(attnsel::to_string(vendor)) + "; only cuda and rocm take an arch");
     }
   }
-  for (const auto& spec : flags.components) {
+  add_components(p, flags.components);
+  return p;
+}
+
+void add_components(attnsel::platform& p, const std::vector<std::string>& specs) {
+  for (const auto& spec : specs) {
     const auto name = spec.substr(0, spec.find('='));
     if (!attnsel::is_valid_feature_name(name))
       throw usage_error("--component: " + quoted(spec) + " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
@@ -101,7 +108,6 @@ attnsel::platform build_platform(const platform_flags& flags) {
       throw usage_error("--component: " + quoted(spec) + " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
     }
   }
-  return p;
 }
 
 attnsel::query build_query(const query_flags& flags) {

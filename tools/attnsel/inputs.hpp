@@ -4,6 +4,7 @@
 
 #include "options.hpp"
 
+#include <attnsel/detect.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
 #include <attnsel/registry.hpp>
@@ -21,9 +22,15 @@ namespace attnsel_cli {
 /// Parses `--domain`; throws usage_error naming `flag`.
 [[nodiscard]] attnsel::attn_domain parse_domain(std::string_view flag, const std::string& text);
 
-/// The platform the flags describe: `--platform` (or the detected vendor, or the vendor `--arch`
-/// implies when no --platform is given), `--arch`, `--component`. Throws usage_error.
-[[nodiscard]] attnsel::platform build_platform(const platform_flags& flags);
+/// The platform the flags describe: `--platform` and `--arch` (the vendor `--arch` implies when
+/// no --platform is given); with neither, this machine as attnsel::detect_platform() sees it (cpu
+/// with `--no-detect`); then `--component`. When it detected, `report` (if given) receives how.
+/// Throws usage_error.
+[[nodiscard]] attnsel::platform build_platform(const platform_flags& flags,
+                                               attnsel::detection_report* report = nullptr);
+
+/// Adds `--component` specs to `p`; throws usage_error naming `flag` for a malformed one.
+void add_components(attnsel::platform& p, const std::vector<std::string>& specs);
 
 /// The query the flags describe, without `--feature` (which needs the catalog). Throws usage_error.
 [[nodiscard]] attnsel::query build_query(const query_flags& flags);

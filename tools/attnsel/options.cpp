@@ -27,6 +27,12 @@ CLI::Option* add_select_flags(CLI::App& app, select_flags& flags) {
       ->type_name("NAME[=VER]")
       ->allow_extra_args(false)
       ->delimiter(',');
+  app.add_flag("--no-detect", flags.platform.no_detect,
+               "Probe nothing: without --platform/--arch the platform is cpu with only --component");
+  app.add_option("--library-dir", flags.platform.library_dirs,
+                 "Directory searched for cuDNN before the loader's path, e.g. torch's lib directory (repeatable)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
 
   app.add_option("--domain", flags.query.domain, "decoder or encoder (default: decoder)")->type_name("DOMAIN");
   app.add_option("--head-size", flags.query.head_size, "Head size, 1..65536 (default: 128)")->type_name("N");
@@ -62,6 +68,21 @@ CLI::Option* add_select_flags(CLI::App& app, select_flags& flags) {
   app.add_flag("--prefer", flags.prefer, "When every forced backend is rejected, fall back to automatic selection");
   app.add_flag("--json", flags.json, "Print one JSON report on stdout");
   return backend;
+}
+
+void add_doctor_flags(CLI::App& app, doctor_flags& flags) {
+  app.add_option("--library-dir", flags.library_dirs,
+                 "Directory searched for cuDNN before the loader's path, e.g. torch's lib directory (repeatable)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  app.add_option("--component", flags.components,
+                 "A component this machine has that C++ cannot see, NAME or NAME=VERSION (Python packages: "
+                 "flashinfer=0.2.5, aiter); repeatable")
+      ->type_name("NAME[=VER]")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  app.add_option("--device", flags.device, "Which visible GPU to describe, 0..1023 (default: 0)")->type_name("N");
+  app.add_flag("--json", flags.json, "Print one JSON report on stdout");
 }
 
 }  // namespace attnsel_cli

@@ -15,11 +15,13 @@ struct catalog_flags {
   std::string only;                 ///< `--catalog-only`; empty when not given
 };
 
-/// `--platform`, `--arch`, `--component`.
+/// `--platform`, `--arch`, `--component`, `--no-detect`, `--library-dir`.
 struct platform_flags {
   std::string vendor;  ///< empty: detect
   std::string arch;    ///< empty: unknown
   std::vector<std::string> components;
+  bool no_detect = false;                  ///< without --platform/--arch: cpu, nothing probed
+  std::vector<std::string> library_dirs;   ///< searched for cuDNN before the loader's path
 };
 
 /// The query flags, still as typed; `build_query` validates them.
@@ -61,11 +63,22 @@ struct matrix_flags {
   std::string format = "markdown";
 };
 
+/// What `doctor` takes.
+struct doctor_flags {
+  std::vector<std::string> library_dirs;
+  std::vector<std::string> components;
+  std::string device = "0";
+  bool json = false;
+};
+
 /// Registers `--catalog` and `--catalog-only` on `app`.
 void add_catalog_flags(CLI::App& app, catalog_flags& flags);
 
 /// Registers every flag of `select` / `explain` on `app`; returns the `--backend` option so the
 /// caller can tell "given empty" from "absent".
 CLI::Option* add_select_flags(CLI::App& app, select_flags& flags);
+
+/// Registers the flags of `doctor` on `app`.
+void add_doctor_flags(CLI::App& app, doctor_flags& flags);
 
 }  // namespace attnsel_cli

@@ -384,10 +384,41 @@ class catalog_reader {
     return r;
   }
 
+  // `"implications": {"aiter_mha": ["aiter_enabled"], ...}` layered on `reg`'s: an entry replaces the
+  // one of the same component, others are added.
+  void implications(const json& j, registry& reg) const {
+    const std::string ptr = "/implications";
+    if (!j.is_object()) expected(ptr, "an object of component name -> array of implied component names", j);
+    auto table = reg.implications();
+    for (const auto& item : j.items()) {
+      const auto p = child(ptr, item.key());
+      if (!is_valid_feature_name(item.key())) fail(p, "\"" + printable(item.key(), 40) + "\" is not a lower_snake component name");
+      component_implication imp{item.key(), {}};
+      const json& names = item.value();
+      if (!names.is_array() || names.empty()) expected(p, "a non-empty array of component names", names);
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        auto name = string(names[i], child(p, i));
+        if (!is_valid_feature_name(name)) expected(child(p, i), "a lower_snake component name", names[i]);
+        imp.implies.push_back(std::move(name));
+      }
+      const auto it = std::find_if(table.begin(), table.end(),
+                                   [&](const component_implication& x) { return x.component == imp.component; });
+      if (it != table.end())
+        *it = std::move(imp);
+      else
+        table.push_back(std::move(imp));
+    }
+    try {
+      reg.set_implications(std::move(table));
+    } catch (const registry_error& e) {
+      fail(ptr, e.what());
+    }
+  }
+
   // Reads a whole document. With `base`, the document is an overlay: its backends add to or replace
   // base's, its rules go in front, and its policies may name base's backends.
   catalog document(const json& j, const registry* base = nullptr) const {
-    require_object(j, "", {"format", "version", "name", "description", "source", "backends", "policies"});
+    require_object(j, "", {"format", "version", "name", "description", "source", "backends", "policies", "implications"});
     if (string(required(j, "", "format"), "/format") != "attnsel-catalog")
       expected("/format", "\"attnsel-catalog\"", j["format"]);
     const auto version = unsigned_int(required(j, "", "version"), "/version", 1, 1000);
@@ -442,6 +473,7 @@ class catalog_reader {
     } catch (const registry_error& e) {
       fail("/policies", e.what());
     }
+    if (const json* m = member(j, "implications")) implications(*m, c.registry);
     return c;
   }
 
@@ -662,6 +694,10 @@ ATTNSEL_INLINE nlohmann::json to_json(const catalog& c) {
       j["order"].push_back(std::move(ej));
     }
     out["policies"].push_back(std::move(j));
+  }
+  if (!c.registry.implications().empty()) {
+    out["implications"] = json::object();
+    for (const auto& imp : c.registry.implications()) out["implications"][imp.component] = imp.implies;
   }
   return out;
 }

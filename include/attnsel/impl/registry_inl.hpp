@@ -172,7 +172,28 @@ ATTNSEL_INLINE void registry::merge(const registry& overlay) {
   rules.insert(rules.end(), next.policy_.rules.begin(), next.policy_.rules.end());
   next.policy_.rules = std::move(rules);
   next.reindex();
+  if (!overlay.implications_.empty()) {
+    auto implications = next.implications_;
+    for (const auto& imp : overlay.implications_) {
+      const auto it = std::find_if(implications.begin(), implications.end(),
+                                   [&](const component_implication& x) { return x.component == imp.component; });
+      if (it != implications.end())
+        *it = imp;
+      else
+        implications.push_back(imp);
+    }
+    next.set_implications(std::move(implications));
+  }
   *this = std::move(next);
+}
+
+ATTNSEL_INLINE void registry::set_implications(std::vector<component_implication> implications) {
+  const auto problem = implication_problem(implications);
+  if (!problem.empty()) throw registry_error("implications: " + problem);
+  // One canonical order (by component), so a catalog round-trips through its JSON object exactly.
+  std::sort(implications.begin(), implications.end(),
+            [](const component_implication& a, const component_implication& b) { return a.component < b.component; });
+  implications_ = std::move(implications);
 }
 
 ATTNSEL_INLINE std::optional<std::size_t> registry::index_of(std::string_view name) const noexcept {

@@ -95,6 +95,8 @@ ATTNSEL_INLINE nlohmann::json to_json(const explanation& ex, const query& q, con
   j["override"] = {{"spec", spec.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::string(spec))},
                    {"source", std::string(to_string(spec.empty() ? override_source::none : ovr.source))}};
   j["rule"] = ex.rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(ex.rule);
+  j["implied"] = nlohmann::json::array();
+  for (const auto& i : ex.implied) j["implied"].push_back({{"component", i.name}, {"because", i.because}});
   j["candidates"] = nlohmann::json::array();
   for (const auto& c : ex.candidates) j["candidates"].push_back(to_json(c));
   if (ex.result.ok()) {

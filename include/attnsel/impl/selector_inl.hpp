@@ -223,6 +223,8 @@ ATTNSEL_INLINE std::uint32_t selection::block_size_for(std::uint32_t current) co
 
 ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, const platform& p,
                                        const override_request& ovr, const select_options& options) {
+  // Catalog implications first (aiter_mha => aiter_enabled => aiter): checking costs no allocation.
+  if (!is_closed(reg, p)) return select(reg, q, close_platform(reg, p).value, ovr, options);
   if (!is_valid(q)) {
     selection_error e;
     e.code = error_code::bad_query;
@@ -275,7 +277,13 @@ ATTNSEL_INLINE selection select_or_throw(const registry& reg, const query& q, co
 
 ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const platform& p,
                                    const override_request& ovr, const select_options& options) {
-  explanation ex{select(reg, q, p, ovr, options), {}, {}, {}};
+  if (!is_closed(reg, p)) {
+    auto closed = close_platform(reg, p);
+    auto ex = explain(reg, q, closed.value, ovr, options);
+    ex.implied = std::move(closed.implied);
+    return ex;
+  }
+  explanation ex{select(reg, q, p, ovr, options), {}, {}, {}, {}};
   const auto plan = override_plan::parse(ovr.spec, reg);
   if (!plan.ok() || !is_valid(q)) return ex;
   if (const auto* rule = reg.policy().match(q, p); rule && plan.automatic()) {

@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for detect.hpp: the CUDA/cuDNN, KFD, CPU and switch probes.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/detect.hpp>
+#endif
+
+#include <attnsel/generated/catalogs.hpp>
+#include <attnsel/override.hpp>
+#include <attnsel/query.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <utility>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+namespace detect {
+
+// Bounds that keep every probe's work fixed, whatever the machine or a fake tree holds.
+constexpr std::size_t max_sysfs_file = 64u << 10;
+constexpr std::size_t max_cpuinfo = 4u << 20;
+constexpr std::size_t max_kfd_nodes = 256;
+constexpr std::size_t max_libraries = 64;
+
+inline void add(detection_report& r, std::string name, std::string value, std::string source, bool found) {
+  r.facts.push_back(detected_fact{std::move(name), std::move(value), std::move(source), found});
+}
+
+// At most `limit` bytes of a file; nullopt when it cannot be opened.
+inline std::optional<std::string> read_file(const std::string& path, std::size_t limit) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  while (out.size() < limit) {
+    const auto n = std::fread(buf, 1, std::min(sizeof buf, limit - out.size()), f);
+    if (n == 0) break;
+    out.append(buf, n);
+  }
+  std::fclose(f);
+  return out;
+}
+
+inline std::string trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+inline std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The environment a probe sees: the injected map, or the process's own variables.
+class environment {
+ public:
+  explicit environment(const std::optional<std::map<std::string, std::string>>& injected) : injected_(injected) {}
+  [[nodiscard]] std::optional<std::string> get(const std::string& name) const {
+    if (injected_) {
+      const auto it = injected_->find(name);
+      return it == injected_->end() ? std::nullopt : std::optional<std::string>(it->second);
+    }
+    const char* v = std::getenv(name.c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  }
+
+ private:
+  const std::optional<std::map<std::string, std::string>>& injected_;
+};
+
+// A comma-separated device list (`0,2`); nullopt when an entry is not an index (UUIDs are left to
+// the runtime). An empty or `-1`-led list hides every device.
+inline std::optional<std::vector<unsigned>> visible_list(const std::string& text) {
+  std::vector<unsigned> out;
+  std::size_t start = 0;
+  const auto t = trim(text);
+  if (t.empty()) return out;
+  while (start <= t.size() && out.size() < 1024) {
+    const auto end = std::min(t.find(',', start), t.size());
+    const auto item = trim(t.substr(start, end - start));
+    if (item == "-1" || item.rfind("-", 0) == 0) return out;  // the runtimes stop at the first invalid entry
+    if (item.empty() || item.size() > 6 || !std::all_of(item.begin(), item.end(), ::isdigit)) return std::nullopt;
+    out.push_back(static_cast<unsigned>(std::stoul(item)));
+    start = end + 1;
+  }
+  return out;
+}
+
+// dlopen with the loader's message on failure. Names without '/' use the loader's search path.
+inline void* open_library(const std::string& name, std::string& error) {
+  ::dlerror();
+  void* h = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* e = ::dlerror();
+    error = e ? printable(e, 200) : std::string("dlopen failed");
+  }
+  return h;
+}
+
+inline const char* cuda_error_name(int code) noexcept {
+  switch (code) {
+    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34: return "CUDA_ERROR_STUB_LIBRARY";
+    case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 100: return "CUDA_ERROR_NO_DEVICE";
+    case 101: return "CUDA_ERROR_INVALID_DEVICE";
+    case 304: return "CUDA_ERROR_OPERATING_SYSTEM";
+    case 999: return "CUDA_ERROR_UNKNOWN";
+    default: return "CUDA error";
+  }
+}
+
+// The CUDA driver API subset used here, declared locally: no CUDA headers, no link dependency.
+struct cuda_api {
+  using init_fn = int (*)(unsigned);
+  using count_fn = int (*)(int*);
+  using get_fn = int (*)(int*, int);
+  using attribute_fn = int (*)(int*, int, int);
+  using version_fn = int (*)(int*);
+  using name_fn = int (*)(char*, int, int);
+  init_fn init = nullptr;
+  count_fn device_count = nullptr;
+  get_fn device_get = nullptr;
+  attribute_fn attribute = nullptr;
+  version_fn driver_version = nullptr;
+  name_fn device_name = nullptr;  // optional
+  static constexpr int attr_cc_major = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+  static constexpr int attr_cc_minor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+};
+
+template <class F>
+F symbol(void* lib, const char* name) noexcept {
+  return reinterpret_cast<F>(::dlsym(lib, name));
+}
+
+// Fills p with the CUDA device `index`; true when a device was described.
+inline bool probe_cuda(const detect_options& o, const environment& env, platform& p, detection_report& r) {
+  if (const auto cvd = env.get("CUDA_VISIBLE_DEVICES")) {
+    const auto list = visible_list(*cvd);
+    if (list && list->empty()) {
+      add(r, "cuda.visible_devices", "", "environment CUDA_VISIBLE_DEVICES='" + printable(*cvd, 60) + "' hides every device", false);
+      return false;
+    }
+    add(r, "cuda.visible_devices", printable(*cvd, 60), "environment CUDA_VISIBLE_DEVICES (applied by the driver)", true);
+  }
+  void* lib = nullptr;
+  std::string used;
+  std::size_t tried = 0;
+  for (const auto& name : o.cuda_driver_libraries) {
+    if (++tried > max_libraries) break;
+    std::string error;
+    lib = open_library(name, error);
+    if (lib) {
+      used = name;
+      break;
+    }
+    add(r, "cuda.driver", "", "not found: " + name + " (" + error + ")", false);
+  }
+  if (!lib) return false;
+  // The driver stays loaded: unloading it after cuInit is unsafe, and an engine will load it anyway.
+  cuda_api api;
+  api.init = symbol<cuda_api::init_fn>(lib, "cuInit");
+  api.device_count = symbol<cuda_api::count_fn>(lib, "cuDeviceGetCount");
+  api.device_get = symbol<cuda_api::get_fn>(lib, "cuDeviceGet");
+  api.attribute = symbol<cuda_api::attribute_fn>(lib, "cuDeviceGetAttribute");
+  api.driver_version = symbol<cuda_api::version_fn>(lib, "cuDriverGetVersion");
+  api.device_name = symbol<cuda_api::name_fn>(lib, "cuDeviceGetName");
+  const std::pair<const char*, bool> needed[] = {{"cuInit", api.init != nullptr},
+                                                 {"cuDeviceGetCount", api.device_count != nullptr},
+                                                 {"cuDeviceGet", api.device_get != nullptr},
+                                                 {"cuDeviceGetAttribute", api.attribute != nullptr},
+                                                 {"cuDriverGetVersion", api.driver_version != nullptr}};
+  for (const auto& [name, ok] : needed) {
+    if (!ok) {
+      add(r, "cuda.driver", "", "broken: " + used + " has no symbol " + name, false);
+      return false;
+    }
+  }
+  const auto call_failed = [&](const char* fn, int code) {
+    add(r, "cuda.driver", "", std::string(fn) + " via " + used + " returned " + std::to_string(code) + " (" +
+                                  cuda_error_name(code) + ")", false);
+  };
+  if (const int rc = api.init(0); rc != 0) {
+    call_failed("cuInit", rc);
+    return false;
+  }
+  int version = 0;
+  if (const int rc = api.driver_version(&version); rc != 0) {
+    call_failed("cuDriverGetVersion", rc);
+    return false;
+  }
+  const std::string driver = std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+  add(r, "cuda.driver_version", driver, "cuDriverGetVersion via " + used + " (" + std::to_string(version) + ")", true);
+  int count = 0;
+  if (const int rc = api.device_count(&count); rc != 0) {
+    call_failed("cuDeviceGetCount", rc);
+    return false;
+  }
+  add(r, "cuda.device_count", std::to_string(count), "cuDeviceGetCount via " + used, count > 0);
+  if (count <= 0) return false;
+  if (o.device_index >= static_cast<unsigned>(count)) {
+    add(r, "cuda.device", "", "device index " + std::to_string(o.device_index) + " is out of range: " +
+                                  std::to_string(count) + " visible device(s)", false);
+    return false;
+  }
+  int dev = 0;
+  int major = 0;
+  int minor = 0;
+  if (const int rc = api.device_get(&dev, static_cast<int>(o.device_index)); rc != 0) {
+    call_failed("cuDeviceGet", rc);
+    return false;
+  }
+  if (const int rc = api.attribute(&major, cuda_api::attr_cc_major, dev); rc != 0) {
+    call_failed("cuDeviceGetAttribute", rc);
+    return false;
+  }
+  if (const int rc = api.attribute(&minor, cuda_api::attr_cc_minor, dev); rc != 0) {
+    call_failed("cuDeviceGetAttribute", rc);
+    return false;
+  }
+  const auto text = std::to_string(major) + "." + std::to_string(minor);
+  const auto cc = parse_cuda_capability(text);
+  if (!cc) {
+    add(r, "cuda.capability", "", "cuDeviceGetAttribute via " + used + " gave an impossible capability " + text, false);
+    return false;
+  }
+  p = platform(device_vendor::cuda);
+  p.set_capability(*cc);
+  p.add_component("cuda_driver", parse_component_version(driver));
+  const auto where = " via " + used + " (device " + std::to_string(o.device_index) + ")";
+  add(r, "cuda.capability", text, "cuDeviceGetAttribute" + where, true);
+  if (api.device_name) {
+    char name[128] = {};
+    if (api.device_name(name, static_cast<int>(sizeof name - 1), dev) == 0)
+      add(r, "cuda.device_name", printable(name, 100), "cuDeviceGetName" + where, true);
+  }
+  return true;
+}
+
+// cudnnGetVersion encodes 9.19.0 as 91900 (cuDNN 9) and 8.9.7 as 8907 (cuDNN 8).
+inline std::string cudnn_version_text(std::size_t v) {
+  if (v >= 90000) return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100) + "." + std::to_string(v % 100);
+}
+
+inline void probe_cudnn(const detect_options& o, platform& p, detection_report& r) {
+  std::vector<std::string> candidates;
+  for (const auto& given : o.library_dirs) {
+    const auto dir = given.empty() || given.back() == '/' ? given : given + "/";
+    // pip wheels put cuDNN beside torch, not in it: torch/lib finds it through its RPATH
+    // $ORIGIN/../../nvidia/cudnn/lib, so a torch lib directory hint covers that place too.
+    for (const auto& d : {dir, dir + "../../nvidia/cudnn/lib/"})
+      for (const auto& name : o.cudnn_libraries) candidates.push_back(d + name);
+  }
+  if (o.cudnn_loader_search)
+    for (const auto& name : o.cudnn_libraries) candidates.push_back(name);
+  if (candidates.size() > max_libraries) candidates.resize(max_libraries);
+  std::string missing;
+  for (const auto& candidate : candidates) {
+    std::string error;
+    void* lib = open_library(candidate, error);
+    if (!lib) {
+      missing += (missing.empty() ? "" : ", ") + candidate;
+      continue;
+    }
+    using version_fn = std::size_t (*)();
+    const auto get_version = symbol<version_fn>(lib, "cudnnGetVersion");
+    if (!get_version) {
+      add(r, "cudnn.version", "", "broken: " + candidate + " has no symbol cudnnGetVersion", false);
+      ::dlclose(lib);
+      continue;
+    }
+    const auto v = get_version();
+    ::dlclose(lib);
+    const auto text = cudnn_version_text(v);
+    const auto version = parse_component_version(text);
+    if (v == 0 || !version) {
+      add(r, "cudnn.version", "", "broken: cudnnGetVersion via " + candidate + " returned " + std::to_string(v), false);
+      continue;
+    }
+    add(r, "cudnn.version", text, "cudnnGetVersion via " + candidate + " (" + std::to_string(v) + ")", true);
+    p.add_component("cudnn", version);
+    return;
+  }
+  if (!missing.empty()) add(r, "cudnn.version", "", "not found: " + missing, false);
+}
+
+// The ROCm version from `<root>/.info/version` ("6.2.0-66" -> 6.2.0).
+inline void probe_rocm_version(const detect_options& o, const environment& env, platform& p, detection_report& r) {
+  std::vector<std::string> roots;
+  if (const auto rp = env.get("ROCM_PATH"); rp && !rp->empty()) roots.push_back(*rp);
+  roots.insert(roots.end(), o.rocm_roots.begin(), o.rocm_roots.end());
+  std::string tried;
+  for (const auto& root : roots) {
+    const auto path = root + "/.info/version";
+    const auto text = read_file(path, 256);
+    if (!text) {
+      tried += (tried.empty() ? "" : ", ") + path;
+      continue;
+    }
+    const auto t = trim(*text);
+    std::size_t end = 0;
+    while (end < t.size() && (std::isdigit(static_cast<unsigned char>(t[end])) || t[end] == '.')) ++end;
+    const auto version = parse_component_version(t.substr(0, end));
+    if (!version) {
+      add(r, "rocm.version", "", "unreadable version '" + printable(t, 40) + "' in " + path, false);
+      continue;
+    }
+    add(r, "rocm.version", version->str(), path, true);
+    p.add_component("rocm", version);
+    return;
+  }
+  add(r, "rocm.version", "", "not found: " + tried, false);
+}
+
+// AMD GPUs from the KFD topology: nodes with a non-zero gfx_target_version are GPUs.
+inline bool probe_rocm(const detect_options& o, const environment& env, platform& p, detection_report& r) {
+  const auto base = o.sysfs_root + "/class/kfd/kfd/topology/nodes/";
+  struct gpu {
+    std::size_t node;
+    gfx_arch arch;
+    unsigned long raw;
+  };
+  std::vector<gpu> gpus;
+  bool any_node = false;
+  for (std::size_t node = 0; node < max_kfd_nodes; ++node) {
+    const auto text = read_file(base + std::to_string(node) + "/properties", max_sysfs_file);
+    if (!text) {
+      if (node > 0) break;  // nodes are numbered densely from 0
+      continue;
+    }
+    any_node = true;
+    std::size_t pos = 0;
+    while (pos < text->size()) {
+      const auto end = std::min(text->find('\n', pos), text->size());
+      const auto line = text->substr(pos, end - pos);
+      pos = end + 1;
+      const std::string key = "gfx_target_version ";
+      if (line.rfind(key, 0) != 0) continue;
+      const auto digits = trim(line.substr(key.size()));
+      if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) break;
+      const auto value = std::stoul(digits);
+      if (value == 0) break;  // a CPU agent
+      const auto major = value / 10000;
+      const auto minor = (value / 100) % 100;
+      const auto stepping = value % 100;
+      static constexpr char hex[] = "0123456789abcdef";
+      std::optional<gfx_arch> arch;
+      if (major <= 99 && minor < 16 && stepping < 16)
+        arch = parse_gfx_arch("gfx" + std::to_string(major) + hex[minor] + hex[stepping]);
+      if (!arch) {
+        add(r, "rocm.gfx", "", "KFD topology node " + std::to_string(node) + " gfx_target_version " + digits +
+                                   " is no known gfx target", false);
+        break;
+      }
+      gpus.push_back(gpu{node, *arch, value});
+      add(r, "rocm.gfx", arch->name(),
+          "KFD topology node " + std::to_string(node) + " gfx_target_version " + digits, true);
+      break;
+    }
+  }
+  if (!any_node) {
+    add(r, "rocm.kfd", "", "not found: " + base + "0/properties", false);
+    return false;
+  }
+  if (gpus.empty()) {
+    add(r, "rocm.kfd", "no GPU", "KFD topology lists CPU agents only", false);
+    return false;
+  }
+  std::vector<std::size_t> order(gpus.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (const char* var : {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}) {
+    const auto v = env.get(var);
+    if (!v) continue;
+    const auto list = visible_list(*v);
+    if (!list) {
+      add(r, "rocm.visible_devices", printable(*v, 60), std::string("environment ") + var + " (not indices; ignored)", false);
+      continue;
+    }
+    std::vector<std::size_t> next;
+    for (auto i : *list)
+      if (i < order.size()) next.push_back(order[i]);
+    order = std::move(next);
+    add(r, "rocm.visible_devices", printable(*v, 60), std::string("environment ") + var, !order.empty());
+  }
+  if (o.device_index >= order.size()) {
+    add(r, "rocm.device", "", "device index " + std::to_string(o.device_index) + " is out of range: " +
+                                  std::to_string(order.size()) + " visible GPU(s)", false);
+    return false;
+  }
+  const auto& chosen = gpus[order[o.device_index]];
+  p = platform(device_vendor::rocm);
+  p.set_gfx(chosen.arch);
+  add(r, "rocm.device", chosen.arch.name(),
+      "device " + std::to_string(o.device_index) + " = KFD topology node " + std::to_string(chosen.node), true);
+  for (auto f : enum_values<gfx_family>())
+    if (chosen.arch.in_family(f)) add(r, "rocm.family", std::string(to_string(f)), chosen.arch.name() + " is in the family", true);
+  probe_rocm_version(o, env, p, r);
+  return true;
+}
+
+// CPU ISA from /proc/cpuinfo (first `flags` / `Features` line), else the compiler's cpuid builtins.
+inline void probe_cpu(const detect_options& o, platform& p, detection_report& r) {
+#if defined(__x86_64__) || defined(__i386__)
+  add(r, "cpu.arch", "x86_64", "build target", true);
+  const std::pair<const char*, std::vector<const char*>> isa[] = {
+      {"cpu_avx2", {"avx2"}}, {"cpu_avx512", {"avx512f"}}, {"cpu_amx", {"amx_tile", "amx_bf16"}}};
+  const char* key = "flags";
+#elif defined(__aarch64__)
+  add(r, "cpu.arch", "aarch64", "build target", true);
+  const std::pair<const char*, std::vector<const char*>> isa[] = {{"cpu_neon", {"asimd"}}, {"cpu_sve", {"sve"}}};
+  const char* key = "Features";
+#else
+  add(r, "cpu.arch", "other", "build target", true);
+  const std::pair<const char*, std::vector<const char*>> isa[] = {{"", {}}};
+  const char* key = "";
+#endif
+  const auto path = o.proc_root + "/cpuinfo";
+  const auto text = read_file(path, max_cpuinfo);
+  std::optional<std::vector<std::string>> flags;
+  if (text && *key) {
+    std::size_t pos = 0;
+    while (pos < text->size() && !flags) {
+      const auto end = std::min(text->find('\n', pos), text->size());
+      const auto line = text->substr(pos, end - pos);
+      pos = end + 1;
+      const auto colon = line.find(':');
+      if (colon == std::string::npos || trim(line.substr(0, colon)) != key) continue;
+      flags.emplace();
+      std::size_t s = colon + 1;
+      while (s < line.size() && flags->size() < 4096) {
+        while (s < line.size() && line[s] == ' ') ++s;
+        const auto e = std::min(line.find(' ', s), line.size());
+        if (e > s) flags->push_back(line.substr(s, e - s));
+        s = e;
+      }
+    }
+  }
+  for (const auto& [component, needles] : isa) {
+    if (needles.empty()) continue;
+    const std::string fact = "cpu." + std::string(component).substr(4);
+    bool has = false;
+    std::string source;
+    if (flags) {
+      for (const auto* n : needles) has = has || std::find(flags->begin(), flags->end(), n) != flags->end();
+      source = path + " " + key + " (" + needles.front() + ")";
+    } else {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+      const std::string c = component;
+      if (c == "cpu_avx2") has = __builtin_cpu_supports("avx2");
+      if (c == "cpu_avx512") has = __builtin_cpu_supports("avx512f");
+      source = c == "cpu_amx" ? "unknown: " + path + " unreadable" : "__builtin_cpu_supports (" + path + " unreadable)";
+      if (c == "cpu_amx") {
+        add(r, fact, "", source, false);
+        continue;
+      }
+#else
+      add(r, fact, "", "unknown: " + path + " unreadable", false);
+      continue;
+#endif
+    }
+    add(r, fact, has ? "yes" : "no", source, true);
+    if (has && p.vendor() == device_vendor::cpu) p.add_component(component);
+  }
+}
+
+inline bool truthy(const std::optional<std::string>& value, const switch_env_condition& c) {
+  if (!value) return c.default_value;
+  const auto v = lower(trim(*value));
+  return std::any_of(c.true_values.begin(), c.true_values.end(), [&](const std::string& t) { return lower(t) == v; });
+}
+
+// Strict reader for the switch table; errors name the JSON pointer.
+class switch_reader {
+ public:
+  using json = nlohmann::json;
+  [[noreturn]] static void fail(const std::string& ptr, const std::string& what) {
+    throw std::invalid_argument("switch table: " + (ptr.empty() ? std::string("/") : ptr) + ": " + what);
+  }
+  static void keys(const json& j, const std::string& ptr, std::initializer_list<const char*> allowed) {
+    if (!j.is_object()) fail(ptr, "expected an object");
+    for (const auto& item : j.items())
+      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return item.key() == a; }))
+        fail(ptr + "/" + item.key(), "unknown key");
+  }
+  static std::string text(const json& j, const std::string& ptr) {
+    if (!j.is_string()) fail(ptr, "expected a string");
+    return j.get<std::string>();
+  }
+  static std::string name(const json& j, const std::string& ptr) {
+    auto s = text(j, ptr);
+    if (!is_valid_feature_name(s)) fail(ptr, "expected a lower_snake component name");
+    return s;
+  }
+  static const json& array(const json& j, const std::string& ptr, std::size_t max) {
+    if (!j.is_array() || j.size() > max) fail(ptr, "expected an array of at most " + std::to_string(max) + " items");
+    return j;
+  }
+  static bool boolean(const json& j, const std::string& ptr) {
+    if (!j.is_boolean()) fail(ptr, "expected true or false");
+    return j.get<bool>();
+  }
+
+  static std::vector<engine_switch> table(const json& doc) {
+    keys(doc, "", {"format", "version", "description", "switches"});
+    if (!doc.contains("format") || doc["format"] != "attnsel-switches") fail("/format", "expected \"attnsel-switches\"");
+    if (!doc.contains("version") || doc["version"] != 1) fail("/version", "expected 1");
+    if (!doc.contains("switches")) fail("", "missing required key \"switches\"");
+    const auto& rows = array(doc["switches"], "/switches", 256);
+    std::vector<engine_switch> out;
+    for (std::size_t i = 0; i < rows.size(); ++i) out.push_back(row(rows[i], "/switches/" + std::to_string(i)));
+    return out;
+  }
+
+  static engine_switch row(const json& j, const std::string& ptr) {
+    keys(j, ptr, {"component", "engine", "vendor", "capabilities", "env", "requires", "source", "note"});
+    engine_switch s;
+    if (!j.contains("component")) fail(ptr, "missing required key \"component\"");
+    s.component = name(j["component"], ptr + "/component");
+    if (j.contains("engine")) s.engine = text(j["engine"], ptr + "/engine");
+    if (j.contains("source")) s.source = text(j["source"], ptr + "/source");
+    if (j.contains("vendor")) {
+      s.vendor = parse_enum<device_vendor>(text(j["vendor"], ptr + "/vendor"));
+      if (!s.vendor) fail(ptr + "/vendor", "expected one of " + enum_names<device_vendor>());
+    }
+    if (j.contains("capabilities")) {
+      const auto& caps = array(j["capabilities"], ptr + "/capabilities", 64);
+      for (std::size_t k = 0; k < caps.size(); ++k) {
+        const auto cc = parse_cuda_capability(text(caps[k], ptr + "/capabilities/" + std::to_string(k)));
+        if (!cc) fail(ptr + "/capabilities/" + std::to_string(k), "expected a compute capability such as \"9.0\"");
+        s.capabilities.push_back(*cc);
+      }
+    }
+    if (j.contains("env")) {
+      const auto& env = array(j["env"], ptr + "/env", 16);
+      for (std::size_t k = 0; k < env.size(); ++k) {
+        const auto p = ptr + "/env/" + std::to_string(k);
+        keys(env[k], p, {"name", "default", "true_values", "want"});
+        switch_env_condition c;
+        if (!env[k].contains("name")) fail(p, "missing required key \"name\"");
+        c.name = text(env[k]["name"], p + "/name");
+        if (c.name.empty() || c.name.size() > 128) fail(p + "/name", "expected a variable name");
+        if (env[k].contains("default")) c.default_value = boolean(env[k]["default"], p + "/default");
+        if (env[k].contains("want")) c.want = boolean(env[k]["want"], p + "/want");
+        if (!env[k].contains("true_values")) fail(p, "missing required key \"true_values\"");
+        const auto& tv = array(env[k]["true_values"], p + "/true_values", 16);
+        if (tv.empty()) fail(p + "/true_values", "expected at least one value");
+        for (std::size_t t = 0; t < tv.size(); ++t) c.true_values.push_back(text(tv[t], p + "/true_values/" + std::to_string(t)));
+        s.env.push_back(std::move(c));
+      }
+    }
+    if (j.contains("requires")) {
+      const auto& req = array(j["requires"], ptr + "/requires", 16);
+      for (std::size_t k = 0; k < req.size(); ++k) {
+        const auto p = ptr + "/requires/" + std::to_string(k);
+        keys(req[k], p, {"component", "above"});
+        switch_requirement q;
+        if (!req[k].contains("component")) fail(p, "missing required key \"component\"");
+        q.component = name(req[k]["component"], p + "/component");
+        if (req[k].contains("above")) {
+          q.above = parse_component_version(text(req[k]["above"], p + "/above"));
+          if (!q.above) fail(p + "/above", "expected a dotted numeric version");
+        }
+        s.requires_components.push_back(std::move(q));
+      }
+    }
+    return s;
+  }
+};
+
+}  // namespace detect
+}  // namespace detail
+
+ATTNSEL_INLINE const detected_fact* detection_report::find(std::string_view name) const noexcept {
+  const detected_fact* first = nullptr;
+  for (const auto& f : facts) {
+    if (f.name != name) continue;
+    if (f.found) return &f;
+    if (!first) first = &f;
+  }
+  return first;
+}
+
+ATTNSEL_INLINE std::string_view builtin_switch_table() noexcept { return generated::engine_switches_catalog_json; }
+
+ATTNSEL_INLINE std::vector<engine_switch> parse_switch_table(std::string_view text) {
+  if (text.size() > (1u << 20)) throw std::invalid_argument("switch table: larger than 1 MiB");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("switch table: malformed JSON: ") + e.what());
+  }
+  return detail::detect::switch_reader::table(doc);
+}
+
+ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>& table,
+                                   const std::map<std::string, std::string>& env, detection_report& report) {
+  for (const auto& s : table) {
+    const auto fact = "switch." + s.component;
+    std::string why_not;
+    if (s.vendor && *s.vendor != p.vendor())
+      why_not = "for " + std::string(to_string(*s.vendor)) + ", this platform is " + std::string(to_string(p.vendor()));
+    if (why_not.empty() && !s.capabilities.empty() &&
+        (!p.capability() || std::find(s.capabilities.begin(), s.capabilities.end(), *p.capability()) == s.capabilities.end())) {
+      std::string list;
+      for (auto c : s.capabilities) list += (list.empty() ? "" : ", ") + std::to_string(c.major) + "." + std::to_string(c.minor);
+      why_not = "needs capability " + list;
+    }
+    std::string because;
+    for (const auto& req : s.requires_components) {
+      if (!why_not.empty()) break;
+      const auto* c = p.find_component(req.component);
+      if (!c) {
+        why_not = "component " + req.component + " absent";
+      } else if (req.above && (!c->version || !(*c->version > *req.above))) {
+        why_not = "component " + req.component + (c->version ? " " + c->version->str() : std::string(" (no version)")) +
+                  " is not above " + req.above->str();
+      } else {
+        because += (because.empty() ? "" : ", ") + std::string("component ") + req.component +
+                   (c->version ? " " + c->version->str() : std::string());
+      }
+    }
+    for (const auto& c : s.env) {
+      if (!why_not.empty()) break;
+      const auto it = env.find(c.name);
+      const auto value = it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+      const bool truth = detail::detect::truthy(value, c);
+      const auto shown = value ? c.name + "=" + printable(*value, 40) : c.name + " unset (default " + (c.default_value ? "true" : "false") + ")";
+      if (truth != c.want)
+        why_not = "environment " + shown;
+      else
+        because += (because.empty() ? "" : ", ") + std::string("environment ") + shown;
+    }
+    const auto engine = s.engine.empty() ? std::string() : " [" + s.engine + "]";
+    if (!why_not.empty()) {
+      detail::detect::add(report, fact, "", "not set: " + why_not + engine, false);
+    } else if (p.has_component(s.component)) {
+      detail::detect::add(report, fact, "yes", "already present; " + because + engine, true);
+    } else {
+      p.add_component(s.component);
+      detail::detect::add(report, fact, "yes", because.empty() ? "unconditional" + engine : because + engine, true);
+    }
+  }
+}
+
+ATTNSEL_INLINE detection detect_platform(const detect_options& options) noexcept {
+  detection out;
+  try {
+    const detail::detect::environment env(options.environment);
+    bool gpu = false;
+    if (options.probe_cuda) gpu = detail::detect::probe_cuda(options, env, out.platform, out.report);
+    if (!gpu && options.probe_rocm) gpu = detail::detect::probe_rocm(options, env, out.platform, out.report);
+    if (!gpu) {
+      out.platform = platform::cpu();
+      std::string checked = options.probe_cuda ? "the CUDA driver" : "";
+      if (options.probe_rocm) checked += (checked.empty() ? "" : " and ") + std::string("the KFD topology");
+      detail::detect::add(out.report, "gpu", "", checked.empty() ? "not probed" : "none found: checked " + checked, false);
+    }
+    if (options.probe_cudnn) detail::detect::probe_cudnn(options, out.platform, out.report);
+    if (options.probe_cpu) detail::detect::probe_cpu(options, out.platform, out.report);
+    for (const auto& c : options.extra_components) {
+      if (!is_valid_feature_name(c.name)) {
+        detail::detect::add(out.report, "component." + printable(c.name, 40), "", "caller: not a lower_snake name; ignored", false);
+        continue;
+      }
+      out.platform.add_component(c.name, c.version);
+      detail::detect::add(out.report, "component." + c.name, c.version ? c.version->str() : "yes", "caller", true);
+    }
+    std::vector<engine_switch> table;
+    try {
+      table = parse_switch_table(options.switch_table.empty() ? builtin_switch_table() : std::string_view(options.switch_table));
+    } catch (const std::exception& e) {
+      detail::detect::add(out.report, "switches", "", e.what(), false);
+    }
+    std::map<std::string, std::string> switch_env;
+    for (const auto& s : table)
+      for (const auto& c : s.env)
+        if (const auto v = env.get(c.name)) switch_env[c.name] = *v;
+    apply_switches(out.platform, table, switch_env, out.report);
+  } catch (...) {
+    // Out of memory or a loader throwing: what was learned so far stands.
+    try {
+      detail::detect::add(out.report, "detection", "", "stopped early: an unexpected error", false);
+    } catch (...) {
+    }
+  }
+  return out;
+}
+
+ATTNSEL_END_NAMESPACE

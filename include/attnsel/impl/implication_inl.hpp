@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for implication.hpp: validation, the closure check and the closure.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/implication.hpp>
+#endif
+
+#include <attnsel/override.hpp>
+#include <attnsel/query.hpp>
+#include <attnsel/registry.hpp>
+
+#include <algorithm>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+ATTNSEL_INLINE std::string implication_problem(const std::vector<component_implication>& implications) {
+  if (implications.size() > implication_limits::max_entries)
+    return std::to_string(implications.size()) + " implications; the limit is " +
+           std::to_string(implication_limits::max_entries);
+  for (std::size_t i = 0; i < implications.size(); ++i) {
+    const auto& imp = implications[i];
+    if (!is_valid_feature_name(imp.component))
+      return "component \"" + printable(imp.component, 64) + "\" is not a lower_snake name";
+    for (std::size_t k = 0; k < i; ++k)
+      if (implications[k].component == imp.component) return "component " + imp.component + " is listed twice";
+    if (imp.implies.empty()) return "component " + imp.component + " implies nothing";
+    if (imp.implies.size() > implication_limits::max_implied)
+      return "component " + imp.component + " implies " + std::to_string(imp.implies.size()) +
+             " components; the limit is " + std::to_string(implication_limits::max_implied);
+    for (std::size_t k = 0; k < imp.implies.size(); ++k) {
+      const auto& name = imp.implies[k];
+      if (!is_valid_feature_name(name))
+        return "component " + imp.component + " implies \"" + printable(name, 64) + "\", not a lower_snake name";
+      if (name == imp.component) return "component " + imp.component + " implies itself";
+      if (std::find(imp.implies.begin(), imp.implies.begin() + static_cast<std::ptrdiff_t>(k), name) !=
+          imp.implies.begin() + static_cast<std::ptrdiff_t>(k))
+        return "component " + imp.component + " implies " + name + " twice";
+    }
+  }
+  return {};
+}
+
+ATTNSEL_INLINE bool is_closed(const registry& reg, const platform& p) noexcept {
+  for (const auto& imp : reg.implications()) {
+    if (!p.has_component(imp.component)) continue;
+    for (const auto& name : imp.implies)
+      if (!p.has_component(name)) return false;
+  }
+  return true;
+}
+
+ATTNSEL_INLINE closed_platform close_platform(const registry& reg, const platform& p) {
+  closed_platform out{p, {}};
+  // Each pass adds at least one component or stops; a chain is at most as long as the table.
+  for (std::size_t pass = 0; pass <= reg.implications().size(); ++pass) {
+    bool added = false;
+    for (const auto& imp : reg.implications()) {
+      if (!out.value.has_component(imp.component)) continue;
+      for (const auto& name : imp.implies) {
+        if (out.value.has_component(name)) continue;
+        out.value.add_component(name);
+        out.implied.push_back(implied_component{name, imp.component});
+        added = true;
+      }
+    }
+    if (!added) break;
+  }
+  return out;
+}
+
+ATTNSEL_END_NAMESPACE

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+// CLI tests of detection: `attnsel doctor`, detected platforms in select/explain, `--no-detect`, implied components.
+#include "catch.hpp"
+
+#include <attnsel/reference.hpp>
+
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct run_result {
+  std::string out;
+  std::string err;
+  int status = -1;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs the tool with `args`; `env` entries ("VAR=value") are set, the engine switches unset otherwise.
+run_result run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  char err_path[] = "/tmp/attnsel_doctor_err_XXXXXX";
+  const int fd = ::mkstemp(err_path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  std::string cmd = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR -u VLLM_ROCM_USE_AITER "
+                    "-u TORCH_CUDNN_SDPA_DEPRIORITIZED";
+  for (const auto& e : env) cmd += " " + shell_quote(e);
+  cmd += " " + shell_quote(ATTNSEL_CLI);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " 2>" + shell_quote(err_path) + " </dev/null";
+  run_result r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
+  const int raw = ::pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream in(err_path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  std::remove(err_path);
+  return r;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const nlohmann::json* fact(const nlohmann::json& facts, const std::string& name) {
+  for (const auto& f : facts)
+    if (f["fact"] == name) return &f;
+  return nullptr;
+}
+
+const nlohmann::json& catalog_entry(const nlohmann::json& report, const std::string& name) {
+  for (const auto& c : report["catalogs"])
+    if (c["name"] == name) return c;
+  FAIL("no catalog " << name);
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("doctor --json reports every fact with a source and each built-in catalog's backends", "[cli][doctor]") {
+  const auto r = run({"doctor", "--json"});
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& f : j["facts"]) {
+    CHECK(f["source"].is_string());
+    CHECK_FALSE(f["source"].get<std::string>().empty());
+  }
+  REQUIRE(fact(j["facts"], "cpu.arch") != nullptr);
+  REQUIRE(j["catalogs"].size() == 2);
+  const auto& vllm = catalog_entry(j, "vllm");
+  const auto& sdpa = catalog_entry(j, "torch_sdpa");
+  // Every backend of each catalog is in exactly one of the two lists.
+  CHECK(vllm["runs"].size() + vllm["cannot_run"].size() == attnsel::reference_registry().size());
+  CHECK(sdpa["runs"].size() + sdpa["cannot_run"].size() == attnsel::torch_sdpa_registry().size());
+  for (const auto& c : vllm["cannot_run"]) {
+    REQUIRE_FALSE(c["reasons"].empty());
+    const auto code = c["reasons"][0]["code"].get<std::string>();
+    CHECK((code == "platform" || code == "capability" || code == "component"));
+  }
+  if (!j["gpu"].get<bool>()) {
+    // The machine the suite runs on has no GPU: the CPU backends run, the GPU ones do not.
+    CHECK(j["platform"]["vendor"] == "cpu");
+    CHECK(contains(j["summary"].get<std::string>(), "NO GPU FOUND"));
+    bool cpu_attn = false;
+    for (const auto& b : vllm["runs"]) cpu_attn = cpu_attn || b["backend"] == "CPU_ATTN";
+    CHECK(cpu_attn);
+    bool flash_rejected = false;
+    for (const auto& b : vllm["cannot_run"])
+      if (b["backend"] == "FLASH_ATTN") flash_rejected = b["reasons"][0]["code"] == "platform";
+    CHECK(flash_rejected);
+    bool math = false;
+    for (const auto& b : sdpa["runs"]) math = math || b["backend"] == "MATH";
+    CHECK(math);
+  }
+}
+
+TEST_CASE("doctor without a GPU says so plainly and lists the CPU facts; exit 0", "[cli][doctor]") {
+  const auto j = nlohmann::json::parse(run({"doctor", "--json"}).out);
+  const auto r = run({"doctor"});
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "facts (name, value, source):"));
+  CHECK(contains(r.out, "cpu.arch"));
+  CHECK(contains(r.out, "catalog vllm:"));
+  CHECK(contains(r.out, "catalog torch_sdpa:"));
+  CHECK(contains(r.out, "cannot run:"));
+  if (!j["gpu"].get<bool>()) {
+    CHECK(contains(r.out, "gpu:      NO GPU FOUND"));
+    CHECK(contains(r.out, "not found: libcuda.so.1"));
+  }
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("doctor --library-dir finds cuDNN in torch's lib directory", "[cli][doctor]") {
+  const auto r = run({"doctor", "--json", "--library-dir", ATTNSEL_FAKE_TORCH_LIB});
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto* cudnn = fact(j["facts"], "cudnn.version");
+  REQUIRE(cudnn != nullptr);
+  CHECK((*cudnn)["value"] == "9.19.0");
+  CHECK(contains((*cudnn)["source"].get<std::string>(), std::string("cudnnGetVersion via ") + ATTNSEL_FAKE_TORCH_LIB));
+  bool listed = false;
+  for (const auto& c : j["platform"]["components"]) listed = listed || c == "cudnn=9.19.0";
+  CHECK(listed);
+}
+
+TEST_CASE("doctor passes --component to the engine switches", "[cli][doctor]") {
+  const auto r = run({"doctor", "--json", "--component", "aiter"}, {"VLLM_ROCM_USE_AITER=1"});
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto* sw = fact(j["facts"], "switch.aiter_enabled");
+  REQUIRE(sw != nullptr);
+  if (j["platform"]["vendor"] != "rocm") {
+    CHECK_FALSE((*sw)["found"].get<bool>());
+    CHECK(contains((*sw)["source"].get<std::string>(), "for rocm, this platform is"));
+  }
+  REQUIRE(fact(j["facts"], "component.aiter") != nullptr);
+}
+
+TEST_CASE("doctor refuses malformed flags with status 2", "[cli][doctor]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"doctor", "--device", "x"},
+                                                                 {"doctor", "--device", "5000"},
+                                                                 {"doctor", "--component", "Bad Name"},
+                                                                 {"doctor", "--colour"}}) {
+    const auto r = run(args);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "attnsel: usage error:"));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("explain without --platform shows where each fact came from; --no-detect turns it off", "[cli][doctor]") {
+  const auto detected = run({"explain", "--domain", "encoder"});
+  CHECK(contains(detected.out, "detected (--no-detect turns this off"));
+  CHECK(contains(detected.out, "cpu.arch"));
+  const auto plain = run({"explain", "--no-detect", "--domain", "encoder"});
+  CHECK(plain.status == 0);
+  CHECK_FALSE(contains(plain.out, "detected ("));
+  CHECK(contains(plain.out, "platform:  cpu"));
+
+  const auto j = nlohmann::json::parse(run({"explain", "--json"}).out);
+  REQUIRE(j.contains("detection"));
+  CHECK(fact(j["detection"], "cpu.arch") != nullptr);
+  const auto none = nlohmann::json::parse(run({"explain", "--json", "--no-detect", "--component", "flashinfer"}).out);
+  CHECK_FALSE(none.contains("detection"));
+  CHECK(none["platform"]["vendor"] == "cpu");
+  CHECK(none["platform"]["components"] == nlohmann::json::array({"flashinfer"}));
+  // An explicit platform probes nothing either.
+  CHECK_FALSE(nlohmann::json::parse(run({"explain", "--json", "--platform", "cuda", "--arch", "9.0"}).out).contains("detection"));
+}
+
+TEST_CASE("explain shows the components a catalog implies and selects as vLLM does", "[cli][doctor]") {
+  const std::vector<std::string> args{"explain", "--platform", "rocm", "--arch", "gfx942", "--component", "aiter_mha",
+                                      "--domain", "encoder", "--attn-type", "encoder_only", "--head-size", "64"};
+  const auto r = run(args);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "implied:   aiter_enabled (from aiter_mha), aiter (from aiter_enabled)"));
+  CHECK(contains(r.out, "selected:  ROCM_AITER_FA"));
+  auto json_args = args;
+  json_args.push_back("--json");
+  const auto j = nlohmann::json::parse(run(json_args).out);
+  CHECK(j["backend"] == "ROCM_AITER_FA");
+  CHECK(j["implied"][0] == nlohmann::json({{"component", "aiter_enabled"}, {"because", "aiter_mha"}}));
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// The doctor subcommand: what detection found and how, and which backends of each built-in catalog can run here.
+#include "commands.hpp"
+#include "detect.hpp"
+#include "errors.hpp"
+#include "inputs.hpp"
+#include "terminal.hpp"
+
+#include <attnsel/checks.hpp>
+#include <attnsel/implication.hpp>
+#include <attnsel/override.hpp>
+#include <attnsel/reference.hpp>
+#include <attnsel/report.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace attnsel_cli {
+
+namespace {
+
+// One backend's verdict on this machine: the domains it can serve, or why it cannot run at all.
+struct backend_fit {
+  std::string name;
+  std::vector<std::string> domains;       // domains whose variant runs here
+  std::vector<attnsel::reason> reasons;   // platform, capability and component reasons (none when it runs)
+};
+
+// Only what the machine decides: the vendor / architecture and the installed components. Query
+// properties (head size, dtype ...) are left to select/explain.
+bool machine_reason(attnsel::reason_code code) {
+  return code == attnsel::reason_code::platform || code == attnsel::reason_code::capability ||
+         code == attnsel::reason_code::component;
+}
+
+backend_fit fit_of(const attnsel::backend_descriptor& b, const attnsel::platform& p) {
+  backend_fit out{b.name, {}, {}};
+  for (const auto domain : attnsel::enum_values<attnsel::attn_domain>()) {
+    if (!b.domains.contains(domain)) continue;
+    attnsel::query q;
+    q.domain = domain;
+    bool runs = true;
+    for (auto& r : attnsel::check_backend(b, q, p)) {
+      if (!machine_reason(r.code)) continue;
+      runs = false;
+      const bool seen = std::any_of(out.reasons.begin(), out.reasons.end(),
+                                    [&](const attnsel::reason& x) { return x.message == r.message; });
+      if (!seen) out.reasons.push_back(std::move(r));
+    }
+    if (runs) out.domains.emplace_back(attnsel::to_string(domain));
+  }
+  if (!out.domains.empty()) out.reasons.clear();
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+std::string platform_text(const attnsel::platform& p) {
+  std::vector<std::string> parts;
+  for (const auto& c : p.components()) parts.push_back(c.name + (c.version ? "=" + c.version->str() : std::string()));
+  return p.describe() + (parts.empty() ? "" : " [" + join(parts, ", ") + "]");
+}
+
+std::string gpu_headline(const attnsel::detection& d) {
+  if (d.platform.vendor() == attnsel::device_vendor::cpu) {
+    const auto* gpu = d.report.find("gpu");
+    return "NO GPU FOUND (" + (gpu ? gpu->source : std::string("none found")) +
+           "); select and explain use the cpu platform";
+  }
+  std::string text = d.platform.describe();
+  if (const auto* name = d.report.find("cuda.device_name"); name && name->found) text += " (" + name->value + ")";
+  return text;
+}
+
+void print_wrapped(const std::string& lead, const std::string& text) {
+  const std::string pad(lead.size(), ' ');
+  bool first = true;
+  for (const auto& line : wrap(attnsel::printable(text, 4000), terminal_width - lead.size())) {
+    std::printf("%s%s\n", (first ? lead : pad).c_str(), line.c_str());
+    first = false;
+  }
+}
+
+}  // namespace
+
+int run_doctor(const doctor_flags& flags) {
+  const auto device = parse_count("--device", flags.device, 0, 1023);
+  attnsel::platform given;
+  add_components(given, flags.components);
+  const auto d = detect_machine(flags.library_dirs, device, given.components());
+
+  if (!flags.json) {
+    std::printf("attnsel doctor: this machine as attnsel sees it\n\n");
+    print_wrapped("gpu:      ", gpu_headline(d));
+    print_wrapped("platform: ", platform_text(d.platform));
+    std::printf("\nfacts (name, value, source):\n%s", render_facts(d.report, false).c_str());
+  }
+  nlohmann::json catalogs = nlohmann::json::array();
+  for (const auto name : attnsel::builtin_catalog_names) {
+    const auto c = attnsel::builtin_catalog(name);
+    const auto closed = attnsel::close_platform(c.registry, d.platform);
+    nlohmann::json cj{{"name", std::string(name)}, {"implied", nlohmann::json::array()},
+                      {"runs", nlohmann::json::array()}, {"cannot_run", nlohmann::json::array()}};
+    for (const auto& i : closed.implied) cj["implied"].push_back({{"component", i.name}, {"because", i.because}});
+    std::vector<std::string> runs;
+    std::vector<backend_fit> cannot;
+    for (const auto& b : c.registry.backends()) {
+      auto f = fit_of(b, closed.value);
+      if (!f.domains.empty()) {
+        runs.push_back(f.name + " (" + join(f.domains, ", ") + ")");
+        cj["runs"].push_back({{"backend", f.name}, {"domains", f.domains}});
+      } else {
+        nlohmann::json reasons = nlohmann::json::array();
+        for (const auto& r : f.reasons)
+          reasons.push_back({{"code", std::string(attnsel::to_string(r.code))}, {"message", r.message}});
+        cj["cannot_run"].push_back({{"backend", f.name}, {"reasons", reasons}});
+        cannot.push_back(std::move(f));
+      }
+    }
+    catalogs.push_back(std::move(cj));
+    if (flags.json) continue;
+    std::printf("\ncatalog %s:\n", std::string(name).c_str());
+    if (!closed.implied.empty()) {
+      std::vector<std::string> implied;
+      for (const auto& i : closed.implied) implied.push_back(i.name + " (from " + i.because + ")");
+      print_wrapped("  implied:    ", join(implied, ", "));
+    }
+    print_wrapped("  can run:    ", runs.empty() ? std::string("none") : join(runs, ", "));
+    std::printf("  cannot run:%s\n", cannot.empty() ? " none" : "");
+    for (const auto& f : cannot) {
+      std::vector<std::string> why;
+      for (const auto& r : f.reasons) why.push_back(std::string(attnsel::to_string(r.code)) + ": " + r.message);
+      print_wrapped("    " + f.name + ": ", join(why, "; "));
+    }
+  }
+  if (flags.json) {
+    nlohmann::json out{{"gpu", d.platform.vendor() != attnsel::device_vendor::cpu},
+                       {"summary", gpu_headline(d)},
+                       {"platform", attnsel::to_json(d.platform)},
+                       {"facts", facts_json(d.report)},
+                       {"catalogs", std::move(catalogs)}};
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  }
+  return exit_ok;
+}
+
+}  // namespace attnsel_cli
