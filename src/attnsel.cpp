@@ -18,3 +18,5 @@
 #include <attnsel/impl/reference_inl.hpp>
 #include <attnsel/impl/matrix_inl.hpp>
 #include <attnsel/impl/report_inl.hpp>
+#include <attnsel/impl/diff_inl.hpp>
+#include <attnsel/impl/lint_inl.hpp>

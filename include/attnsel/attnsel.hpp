@@ -19,3 +19,5 @@
 #include <attnsel/matrix.hpp>
 #include <attnsel/format.hpp>
 #include <attnsel/shared_registry.hpp>
+#include <attnsel/diff.hpp>
+#include <attnsel/lint.hpp>
