@@ -20,3 +20,5 @@
 #include <attnsel/impl/matrix_inl.hpp>
 #include <attnsel/impl/report_inl.hpp>
 #include <attnsel/impl/detect_inl.hpp>
+#include <attnsel/impl/diff_inl.hpp>
+#include <attnsel/impl/lint_inl.hpp>

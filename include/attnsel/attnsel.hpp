@@ -21,3 +21,5 @@
 #include <attnsel/format.hpp>
 #include <attnsel/shared_registry.hpp>
 #include <attnsel/detect.hpp>
+#include <attnsel/diff.hpp>
+#include <attnsel/lint.hpp>

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -42,9 +43,11 @@ struct catalog_info {
   std::string name;
   std::string description;
   std::string source;
+  /// Upstream revisions the facts were read at, `owner/repo@commit` (`vllm-project/vllm@00159db1`).
+  std::vector<std::string> commits;
 
   friend bool operator==(const catalog_info& a, const catalog_info& b) {
-    return a.name == b.name && a.description == b.description && a.source == b.source;
+    return a.name == b.name && a.description == b.description && a.source == b.source && a.commits == b.commits;
   }
 };
 

@@ -11,13 +11,24 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-/// Names of the built-in catalogs, in display order.
-inline constexpr std::array<std::string_view, 2> builtin_catalog_names{{"vllm", "torch_sdpa"}};
+/// Names of the built-in catalogs, in display order. `vllm` follows vLLM's newest code and tests;
+/// `vllm@0013943` is the catalog as it stood before that (kept so changes can be diffed);
+/// `vllm-rocm-env@e2a00c7b` is `vllm` with the ROCm decoder order from before vLLM's priority refactor.
+inline constexpr std::array<std::string_view, 4> builtin_catalog_names{
+    {"vllm", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa"}};
 
-/// JSON text of a built-in catalog (`vllm`, `torch_sdpa`); empty when the name is unknown.
+/// True when `name` is one of builtin_catalog_names.
+[[nodiscard]] constexpr bool is_builtin_catalog(std::string_view name) noexcept {
+  for (auto n : builtin_catalog_names)
+    if (n == name) return true;
+  return false;
+}
+
+/// JSON text of a built-in catalog (one of builtin_catalog_names); empty when the name is unknown.
 [[nodiscard]] std::string_view builtin_catalog_json(std::string_view name) noexcept;
 
-/// Parses a built-in catalog. Throws std::invalid_argument for an unknown name.
+/// Parses a built-in catalog (one of builtin_catalog_names). Throws std::invalid_argument for an
+/// unknown name, listing the known ones.
 /// Each call parses the embedded JSON afresh (no hidden cache): keep the result, don't call per layer.
 [[nodiscard]] catalog builtin_catalog(std::string_view name);
 

@@ -29,6 +29,8 @@ constexpr const char* main_footer = R"(Examples:
   attnsel matrix --catalog torch_sdpa --format json
   attnsel validate catalog/vllm.json
   attnsel doctor
+  attnsel diff vllm-rocm-env@e2a00c7b vllm
+  attnsel lint my_catalog.json
 
 Run 'attnsel COMMAND --help' for the flags of a command.
 Exit status: 0 selected (or done), 1 selection failed or bad catalog, 2 usage error.
@@ -64,6 +66,8 @@ through the environment. Exit status: 0 (also when no GPU is found), 2 usage err
 
 constexpr const char* list_footer = R"(Examples:
   attnsel list
+  attnsel list --catalogs
+  attnsel list --catalog-name vllm@0013943
   attnsel list --catalog torch_sdpa --json
   attnsel list --domain encoder --catalog my_backends.json)";
 
@@ -77,6 +81,21 @@ constexpr const char* validate_footer = R"(Examples:
 
 Prints 'FILE: ok (N backends, M rules)' and exits 0, or the loader's error (FILE: POINTER: problem)
 and exits 1.)";
+
+constexpr const char* diff_footer = R"(Examples:
+  attnsel diff vllm-rocm-env@e2a00c7b vllm
+  attnsel diff vllm@0013943 vllm --domain decoder --json
+  attnsel diff catalog/vllm.json my_changed_vllm.json
+
+A and B are built-in catalog names (attnsel list --catalogs) or catalog files.
+Exit status: 0 no decision differs, 1 some decisions differ, 2 usage error (or a catalog that does not load).)";
+
+constexpr const char* lint_footer = R"(Examples:
+  attnsel lint my_catalog.json
+  attnsel lint vllm --json
+  attnsel lint engine.json --component my_kernels
+
+Exit status: 0 clean, 1 findings (FILE: POINTER: CODE: MESSAGE), 2 usage error (or a catalog that does not load).)";
 
 // One line: CLI11 messages may span lines, the contract says one.
 std::string one_line(std::string text) {
@@ -115,6 +134,7 @@ int run_app(int argc, char** argv) {
   add_catalog_flags(*list_cmd, list_args.catalog);
   list_cmd->add_option("--domain", list_args.domain, "Only backends serving decoder or encoder")->type_name("DOMAIN");
   list_cmd->add_flag("--json", list_args.json, "Print a JSON array");
+  list_cmd->add_flag("--catalogs", list_args.catalogs, "List the built-in catalogs and their source commits");
   list_cmd->footer(list_footer);
 
   matrix_flags matrix_args;
@@ -132,6 +152,25 @@ int run_app(int argc, char** argv) {
   auto* doctor_cmd = app.add_subcommand("doctor", "Show what attnsel detects on this machine and which backends can run");
   add_doctor_flags(*doctor_cmd, doctor_args);
   doctor_cmd->footer(doctor_footer);
+  diff_flags diff_args;
+  auto* diff_cmd = app.add_subcommand("diff", "Show every enumerated configuration whose decision differs between two catalogs");
+  diff_cmd->add_option("A", diff_args.a, "Built-in catalog name or catalog FILE (before)")->required();
+  diff_cmd->add_option("B", diff_args.b, "Built-in catalog name or catalog FILE (after)")->required();
+  diff_cmd->add_option("--domain", diff_args.domain, "Only decoder or encoder (default: both)")->type_name("DOMAIN");
+  diff_cmd->add_flag("--no-overrides", diff_args.no_overrides, "Compare automatic selection only, no forced backends");
+  diff_cmd->add_flag("--json", diff_args.json, "Print one JSON report");
+  diff_cmd->footer(diff_footer);
+
+  lint_flags lint_args;
+  auto* lint_cmd = app.add_subcommand("lint", "Find what a catalog allows but almost certainly does not mean");
+  lint_cmd->add_option("FILE", lint_args.catalog, "Catalog file (or built-in catalog name) to lint")->required();
+  lint_cmd->add_option("--component", lint_args.components,
+                       "A component your platform detection defines (repeatable; comma-separated lists too)")
+      ->type_name("NAME")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  lint_cmd->add_flag("--json", lint_args.json, "Print a JSON array of findings");
+  lint_cmd->footer(lint_footer);
 
   std::string command;
   try {
@@ -158,7 +197,9 @@ int run_app(int argc, char** argv) {
       explain_args.backend_given = explain_backend->count() > 0;
       return run_select(explain_args, true);
     }
-    if (list_cmd->parsed()) return run_list(list_args);
+    if (list_cmd->parsed()) return list_args.catalogs ? run_list_catalogs(list_args.json) : run_list(list_args);
+    if (diff_cmd->parsed()) return run_diff(diff_args);
+    if (lint_cmd->parsed()) return run_lint(lint_args);
     if (matrix_cmd->parsed()) return run_matrix(matrix_args);
     if (doctor_cmd->parsed()) return run_doctor(doctor_args);
     return run_validate(validate_path);

@@ -23,6 +23,25 @@ bool is_builtin(const std::string& name) {
          attnsel::builtin_catalog_names.end();
 }
 
+}  // namespace
+
+std::string builtin_names_message(const std::string& name) {
+  std::string known;
+  for (auto n : attnsel::builtin_catalog_names) known += (known.empty() ? "" : ", ") + std::string(n);
+  return "no built-in catalog named '" + attnsel::printable(name, 200) + "'; built-in: " + known;
+}
+
+attnsel::catalog load_named_catalog(const std::string& name_or_file) {
+  try {
+    if (is_builtin(name_or_file)) return attnsel::builtin_catalog(name_or_file);
+    return attnsel::read_catalog_file(name_or_file);
+  } catch (const std::exception& e) {
+    throw catalog_failure(e.what());
+  }
+}
+
+namespace {
+
 // `dir/overlay.json` -> `overlay`: names the layer in the merged catalog's name.
 std::string stem(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -42,6 +61,11 @@ attnsel::catalog load_catalog(const catalog_flags& flags) {
     std::string base = "vllm";
     std::vector<std::string> files;
     bool named = false;
+    if (!flags.name.empty()) {
+      if (!is_builtin(flags.name)) throw usage_error("--catalog-name: " + builtin_names_message(flags.name));
+      base = flags.name;
+      named = true;
+    }
     for (const auto& layer : flags.layers) {
       if (!is_builtin(layer)) {
         files.push_back(layer);
@@ -49,7 +73,7 @@ attnsel::catalog load_catalog(const catalog_flags& flags) {
       }
       if (named && layer != base)
         throw usage_error("--catalog: names two built-in catalogs ('" + base + "' and '" + layer +
-                          "'); give one of vllm, torch_sdpa, then catalog files to layer on it");
+                          "'); give one built-in catalog, then catalog files to layer on it");
       base = layer;
       named = true;
     }

@@ -12,12 +12,19 @@ namespace attnsel_cli {
 
 /// The catalog the flags name:
 ///  - nothing: the built-in `vllm` catalog;
-///  - `--catalog NAME` (`vllm`, `torch_sdpa`): that built-in as the base (at most one built-in);
+///  - `--catalog NAME` or `--catalog-name NAME` (`attnsel list --catalogs`): that built-in as the base
+///    (at most one built-in);
 ///  - `--catalog FILE`: each file merged on the base in order (`registry::merge`: backends add or
 ///    replace by name, rules go in front); the catalog is then named `BASE+STEM,STEM...`
 ///    (`vllm+overlay` for overlay.json);
 ///  - `--catalog-only FILE`: that file alone.
 /// Throws catalog_failure with the loader's message, or usage_error for two built-in names.
 [[nodiscard]] attnsel::catalog load_catalog(const catalog_flags& flags);
+
+/// A built-in catalog by name, else the catalog FILE alone. Throws catalog_failure.
+[[nodiscard]] attnsel::catalog load_named_catalog(const std::string& name_or_file);
+
+/// "no built-in catalog named 'X'; built-in: vllm, ..." for usage errors.
+[[nodiscard]] std::string builtin_names_message(const std::string& name);
 
 }  // namespace attnsel_cli

@@ -7,6 +7,7 @@
 
 #include <attnsel/enums.hpp>
 #include <attnsel/override.hpp>
+#include <attnsel/reference.hpp>
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -92,6 +93,34 @@ int run_list(const list_flags& flags) {
             fit(join(vendors_of(*b), "any"), platform_width);
     while (!text.empty() && text.back() == ' ') text.pop_back();
     text += "\n";
+  }
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+int run_list_catalogs(bool json) {
+  std::vector<attnsel::catalog> all;
+  for (auto name : attnsel::builtin_catalog_names) all.push_back(attnsel::builtin_catalog(name));
+  if (json) {
+    auto out = nlohmann::json::array();
+    for (const auto& c : all)
+      out.push_back({{"name", c.info.name},
+                     {"description", c.info.description},
+                     {"source", c.info.source},
+                     {"commits", c.info.commits},
+                     {"backends", c.registry.size()},
+                     {"rules", c.registry.policy().rules.size()}});
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+  const auto out_style = style::for_fd(STDOUT_FILENO);
+  std::string text;
+  for (const auto& c : all) {
+    text += out_style.paint(attnsel::printable(c.info.name, 200), colour::bold) + "  (" +
+            std::to_string(c.registry.size()) + " backends, " + std::to_string(c.registry.policy().rules.size()) +
+            " rules)\n";
+    if (!c.info.description.empty()) text += "  " + attnsel::printable(c.info.description, 400) + "\n";
+    text += "  commits: " + join(c.info.commits, "-") + "\n";
   }
   std::fputs(text.c_str(), stdout);
   return 0;

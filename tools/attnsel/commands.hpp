@@ -25,4 +25,15 @@ namespace attnsel_cli {
 /// `validate FILE`: loads the file alone; `FILE: ok (N backends, M rules)` or the loader's error.
 [[nodiscard]] int run_validate(const std::string& path);
 
+/// `diff A B`: attnsel::diff_text or to_json of diff_catalogs. 0 no decision differs, 1 some do;
+/// throws usage_error (exit 2) for a bad flag or a catalog that does not load.
+[[nodiscard]] int run_diff(const diff_flags& flags);
+
+/// `lint FILE`: every lint finding as `FILE: POINTER: CODE: MESSAGE`, or a JSON array. 0 clean,
+/// 1 findings; throws usage_error (exit 2) for a catalog that does not load.
+[[nodiscard]] int run_lint(const lint_flags& flags);
+
+/// `list --catalogs`: the built-in catalogs with their descriptions and source commits.
+[[nodiscard]] int run_list_catalogs(bool json);
+
 }  // namespace attnsel_cli

@@ -12,6 +12,9 @@ void add_catalog_flags(CLI::App& app, catalog_flags& flags) {
       ->allow_extra_args(false);
   app.add_option("--catalog-only", flags.only, "Use this catalog FILE alone, without a built-in base")
       ->type_name("FILE");
+  app.add_option("--catalog-name", flags.name,
+                 "Built-in catalog to use as the base (see 'attnsel list --catalogs'; default: vllm)")
+      ->type_name("NAME");
 }
 
 CLI::Option* add_select_flags(CLI::App& app, select_flags& flags) {

@@ -13,6 +13,7 @@ namespace attnsel_cli {
 struct catalog_flags {
   std::vector<std::string> layers;  ///< in command-line order
   std::string only;                 ///< `--catalog-only`; empty when not given
+  std::string name;                 ///< `--catalog-name`: a built-in catalog as the base; empty when not given
 };
 
 /// `--platform`, `--arch`, `--component`, `--no-detect`, `--library-dir`.
@@ -55,6 +56,23 @@ struct list_flags {
   catalog_flags catalog;
   std::string domain;  ///< empty: both domains
   bool json = false;
+  bool catalogs = false;  ///< `--catalogs`: list the built-in catalogs instead of backends
+};
+
+/// What `diff` takes.
+struct diff_flags {
+  std::string a;       ///< built-in catalog name or FILE
+  std::string b;
+  std::string domain;  ///< empty: both domains
+  bool no_overrides = false;
+  bool json = false;
+};
+
+/// What `lint` takes.
+struct lint_flags {
+  std::string catalog;  ///< built-in catalog name or FILE
+  std::vector<std::string> components;  ///< components a detection layer defines
+  bool json = false;
 };
 
 /// What `matrix` takes.
@@ -71,7 +89,7 @@ struct doctor_flags {
   bool json = false;
 };
 
-/// Registers `--catalog` and `--catalog-only` on `app`.
+/// Registers `--catalog`, `--catalog-name` and `--catalog-only` on `app`.
 void add_catalog_flags(CLI::App& app, catalog_flags& flags);
 
 /// Registers every flag of `select` / `explain` on `app`; returns the `--backend` option so the

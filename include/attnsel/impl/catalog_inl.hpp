@@ -418,7 +418,8 @@ class catalog_reader {
   // Reads a whole document. With `base`, the document is an overlay: its backends add to or replace
   // base's, its rules go in front, and its policies may name base's backends.
   catalog document(const json& j, const registry* base = nullptr) const {
-    require_object(j, "", {"format", "version", "name", "description", "source", "backends", "policies", "implications"});
+    require_object(j, "", {"format", "version", "name", "description", "source", "commits", "backends", "policies",
+                           "implications"});
     if (string(required(j, "", "format"), "/format") != "attnsel-catalog")
       expected("/format", "\"attnsel-catalog\"", j["format"]);
     const auto version = unsigned_int(required(j, "", "version"), "/version", 1, 1000);
@@ -429,6 +430,7 @@ class catalog_reader {
     c.info.name = string(required(j, "", "name"), "/name");
     if (const json* m = member(j, "description")) c.info.description = string(*m, "/description");
     if (const json* m = member(j, "source")) c.info.source = string(*m, "/source");
+    if (const json* m = member(j, "commits")) c.info.commits = names(*m, "/commits", "owner/repo@commit strings");
     if (base) c.registry = *base;
 
     const json& backends = required(j, "", "backends");
@@ -638,6 +640,7 @@ ATTNSEL_INLINE nlohmann::json to_json(const catalog& c) {
   json out = {{"format", "attnsel-catalog"}, {"version", catalog_format_version}, {"name", c.info.name}};
   if (!c.info.description.empty()) out["description"] = c.info.description;
   if (!c.info.source.empty()) out["source"] = c.info.source;
+  if (!c.info.commits.empty()) out["commits"] = c.info.commits;
   out["backends"] = json::array();
   for (const auto& b : c.registry.backends()) {
     json j = {{"name", b.name}};

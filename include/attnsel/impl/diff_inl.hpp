@@ -1,0 +1,680 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for diff.hpp: the configuration space, the comparison and its reports.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/diff.hpp>
+#endif
+
+#include <attnsel/report.hpp>
+#include <attnsel/selector.hpp>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+
+// Every capability block a registry declares, with its backend: the backend's own, or each variant.
+template <class F>
+void for_each_capabilities(const registry& reg, F&& f) {
+  for (const auto& b : reg.backends()) {
+    if (b.variants.empty()) {
+      f(b, b.caps);
+    } else {
+      for (const auto& v : b.variants) f(b, v);
+    }
+  }
+}
+
+inline bool runs_on_vendor(const capabilities& c, device_vendor v) {
+  if (c.platforms.empty()) return true;
+  return std::any_of(c.platforms.begin(), c.platforms.end(),
+                     [&](const platform_constraint& pc) { return pc.vendor == v; });
+}
+
+inline bool serves(const backend_descriptor& b, const capabilities& c, attn_domain d) {
+  return b.domains.contains(d) && (c.domains.empty() || c.domains.contains(d));
+}
+
+inline bool rule_applies(const policy_rule& r, device_vendor v, attn_domain d, attention_mode m) {
+  return r.vendor == v && r.domain == d && (r.modes.empty() || r.modes.contains(m));
+}
+
+// Keeps the first candidate of each signature: values no predicate tells apart give the same answers.
+template <class T, class Signature>
+std::vector<T> distinct_by(const std::vector<T>& candidates, Signature&& signature) {
+  std::set<std::vector<bool>> seen;
+  std::vector<T> out;
+  for (const auto& c : candidates)
+    if (seen.insert(signature(c)).second) out.push_back(c);
+  return out;
+}
+
+// The capability blocks and rules of both catalogs that bear on one (vendor, domain, mode).
+struct diff_scope {
+  std::vector<const capabilities*> caps;
+  std::vector<const policy_rule*> rules;
+};
+
+inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vendor v, attn_domain d,
+                           attention_mode m) {
+  diff_scope s;
+  for (const auto* reg : regs) {
+    for_each_capabilities(*reg, [&](const backend_descriptor& b, const capabilities& c) {
+      if (serves(b, c, d) && c.mode == m && runs_on_vendor(c, v)) s.caps.push_back(&c);
+    });
+    for (const auto& r : reg->policy().rules)
+      if (rule_applies(r, v, d, m)) s.rules.push_back(&r);
+  }
+  return s;
+}
+
+// The arch points of a vendor: CUDA capabilities where a range starts or ends (and one below the
+// lowest), gfx targets named plus one per family named (merged where no filter tells them apart).
+inline std::vector<platform> arch_points(const std::vector<const registry*>& regs, device_vendor v) {
+  struct filter {
+    std::optional<cuda_capability> min, max;
+    std::vector<gfx_arch> archs;
+    std::vector<gfx_family> families;
+  };
+  std::vector<filter> filters;
+  for (const auto* reg : regs) {
+    for_each_capabilities(*reg, [&](const backend_descriptor&, const capabilities& c) {
+      for (const auto& pc : c.platforms)
+        if (pc.vendor == v) filters.push_back({pc.min_capability, pc.max_capability, pc.archs, pc.families});
+    });
+    for (const auto& r : reg->policy().rules)
+      if (r.vendor == v) filters.push_back({r.min_capability, r.max_capability, r.archs, r.families});
+  }
+  std::vector<platform> out;
+  if (v == device_vendor::cuda) {
+    std::set<int> points;
+    for (const auto& f : filters) {
+      if (f.min) points.insert(f.min->value());
+      if (f.max) points.insert(f.max->value() + 1);
+    }
+    if (points.empty()) points.insert(90);
+    points.insert(*points.begin() - 1);
+    for (int value : points)
+      if (value >= 10 && value <= 999)
+        out.push_back(platform::cuda(static_cast<std::uint8_t>(value / 10), static_cast<std::uint8_t>(value % 10)));
+    return out;
+  }
+  if (v == device_vendor::rocm) {
+    std::vector<gfx_arch> candidates;
+    const auto add = [&](const char* name) {
+      if (auto g = parse_gfx_arch(name)) candidates.push_back(*g);
+    };
+    for (const auto& f : filters) {
+      candidates.insert(candidates.end(), f.archs.begin(), f.archs.end());
+      for (auto fam : f.families) {
+        switch (fam) {
+          case gfx_family::gfx9: add("gfx90a"); break;
+          case gfx_family::gfx10: add("gfx1030"); break;
+          case gfx_family::gfx11: add("gfx1100"); break;
+          case gfx_family::gfx12: add("gfx1201"); break;
+          case gfx_family::mi300: add("gfx942"); add("gfx950"); break;
+          case gfx_family::cdna: add("gfx908"); break;
+          case gfx_family::rdna: add("gfx1100"); break;
+        }
+      }
+    }
+    add("gfx942");  // the usual MI300 target, so a catalog without ROCm filters still gets one point
+    const auto distinct = distinct_by(candidates, [&](const gfx_arch& g) {
+      std::vector<bool> sig;
+      for (const auto& f : filters) {
+        if (f.archs.empty() && f.families.empty()) continue;
+        const bool named = std::find(f.archs.begin(), f.archs.end(), g) != f.archs.end();
+        const bool in_family =
+            std::any_of(f.families.begin(), f.families.end(), [&](gfx_family fam) { return g.in_family(fam); });
+        sig.push_back(named || in_family);
+      }
+      return sig;
+    });
+    for (const auto& g : distinct) out.push_back(platform(device_vendor::rocm).set_gfx(g));
+    return out;
+  }
+  out.emplace_back(v);
+  return out;
+}
+
+// Every set of the components this scope reads (power set up to 8 names; beyond, the empty set,
+// each single name, all of them and all but each one).
+inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
+  std::map<std::string, std::optional<component_version>> names;
+  const auto note = [&](const std::string& name, const std::optional<component_version>& version) {
+    auto& slot = names[name];
+    if (version && (!slot || *slot < *version)) slot = version;
+  };
+  for (const auto* c : s.caps)
+    for (const auto& req : c->requires_components) note(req.name, req.min_version);
+  for (const auto* r : s.rules)
+    for (const auto& e : r->order) {
+      for (const auto& n : e.when) note(n, std::nullopt);
+      for (const auto& n : e.unless) note(n, std::nullopt);
+    }
+  std::vector<component> all;
+  for (const auto& [name, version] : names) all.push_back({name, version});
+  std::vector<std::vector<component>> sets;
+  const std::size_t n = all.size();
+  if (n <= 8) {
+    for (std::size_t mask = 0; mask < (std::size_t{1} << n); ++mask) {
+      std::vector<component> set;
+      for (std::size_t i = 0; i < n; ++i)
+        if (mask & (std::size_t{1} << i)) set.push_back(all[i]);
+      sets.push_back(std::move(set));
+    }
+  } else {
+    sets.emplace_back();
+    for (const auto& c : all) sets.push_back({c});
+    sets.push_back(all);
+    for (std::size_t skip = 0; skip < n; ++skip) {
+      std::vector<component> set;
+      for (std::size_t i = 0; i < n; ++i)
+        if (i != skip) set.push_back(all[i]);
+      sets.push_back(std::move(set));
+    }
+  }
+  // Components matter only through requirements and entry conditions: merge sets that satisfy the same ones.
+  const auto has = [](const std::vector<component>& set, const std::string& name) {
+    return std::any_of(set.begin(), set.end(), [&](const component& c) { return c.name == name; });
+  };
+  return distinct_by(sets, [&](const std::vector<component>& set) {
+    std::vector<bool> sig;
+    for (const auto* c : s.caps)
+      sig.push_back(std::all_of(c->requires_components.begin(), c->requires_components.end(),
+                                [&](const component_requirement& r) { return has(set, r.name); }));
+    for (const auto* r : s.rules)
+      for (const auto& e : r->order) {
+        const bool when = std::all_of(e.when.begin(), e.when.end(), [&](const std::string& x) { return has(set, x); });
+        const bool unless = std::none_of(e.unless.begin(), e.unless.end(), [&](const std::string& x) { return has(set, x); });
+        sig.push_back(when && unless);
+      }
+    return sig;
+  });
+}
+
+// True when both catalogs must decide alike on (vendor, domain): the same backends, and the same rules
+// for that vendor and domain in the same order. Such configurations are counted, not evaluated.
+inline bool same_behaviour(const registry& a, const registry& b, device_vendor v, attn_domain d) {
+  if (!(a.backends() == b.backends())) return false;
+  const auto rules_of = [&](const registry& reg) {
+    std::vector<const policy_rule*> out;
+    for (const auto& r : reg.policy().rules)
+      if (r.vendor == v && r.domain == d) out.push_back(&r);
+    return out;
+  };
+  const auto ra = rules_of(a);
+  const auto rb = rules_of(b);
+  return ra.size() == rb.size() &&
+         std::equal(ra.begin(), ra.end(), rb.begin(), [](const policy_rule* x, const policy_rule* y) { return *x == *y; });
+}
+
+// The query axes of a scope, each reduced to the values some check or rule tells apart.
+struct diff_axes {
+  std::vector<std::uint32_t> head_sizes;
+  std::vector<data_type> dtypes;
+  std::vector<cache_dtype> kv_cache_dtypes;
+  std::vector<std::uint32_t> block_sizes;
+  std::vector<attention_type> attn_types;
+  std::vector<std::string> features;  // "" = none
+  std::vector<std::uint32_t> num_heads;
+};
+
+inline bool block_accepted(const std::vector<std::uint32_t>& multiples, std::uint32_t size) {
+  if (multiples.empty() || size == 0) return true;
+  return std::any_of(multiples.begin(), multiples.end(), [&](std::uint32_t m) { return size % m == 0; });
+}
+
+inline diff_axes axes_of(const diff_scope& s) {
+  diff_axes ax;
+  // Head sizes: the usual sizes first, then every boundary a spec names.
+  std::vector<std::uint32_t> heads = {128, 64, 80, 96, 256, 512, 576};
+  for (const auto* c : s.caps) {
+    const auto& h = c->head_sizes;
+    if (h.form == head_size_spec::kind::set) {
+      heads.insert(heads.end(), h.values.begin(), h.values.end());
+    } else if (h.form == head_size_spec::kind::range) {
+      heads.push_back(h.min);
+      if (h.min > 1) heads.push_back(h.min - 1);
+      if (h.max < max_head_size) {
+        heads.push_back(h.max);
+        heads.push_back(h.max + 1);
+      }
+      if (h.multiple_of > 1) heads.push_back(((h.min + h.multiple_of - 1) / h.multiple_of) * h.multiple_of + 4);
+    }
+  }
+  heads.erase(std::remove_if(heads.begin(), heads.end(), [](std::uint32_t h) { return h == 0 || h > max_head_size; }),
+              heads.end());
+  ax.head_sizes = distinct_by(heads, [&](std::uint32_t h) {
+    std::vector<bool> sig;
+    for (const auto* c : s.caps) sig.push_back(c->head_sizes.accepts(h));
+    return sig;
+  });
+
+  const auto dts = enum_values<data_type>();
+  ax.dtypes = distinct_by(std::vector<data_type>(dts.begin(), dts.end()), [&](data_type d) {
+    std::vector<bool> sig;
+    for (const auto* c : s.caps) sig.push_back(c->dtypes.empty() || c->dtypes.contains(d));
+    for (const auto* r : s.rules) sig.push_back(r->dtypes.empty() || r->dtypes.contains(d));
+    // `auto` KV passes when the compute dtype's cache dtype is listed: keep dtypes apart there too.
+    for (const auto* c : s.caps) {
+      const auto as_cache = d == data_type::float16    ? cache_dtype::float16
+                            : d == data_type::bfloat16 ? cache_dtype::bfloat16
+                                                       : cache_dtype::float32;
+      sig.push_back(c->kv_cache_dtypes.contains(as_cache));
+    }
+    return sig;
+  });
+
+  const auto kvs = enum_values<cache_dtype>();
+  ax.kv_cache_dtypes = distinct_by(std::vector<cache_dtype>(kvs.begin(), kvs.end()), [&](cache_dtype k) {
+    std::vector<bool> sig{k == cache_dtype::automatic};  // `auto` depends on the dtype: its own class
+    for (const auto* c : s.caps) sig.push_back(c->kv_cache_dtypes.empty() || c->kv_cache_dtypes.contains(k));
+    for (const auto* r : s.rules) sig.push_back(r->kv_cache_dtypes.empty() || r->kv_cache_dtypes.contains(k));
+    return sig;
+  });
+
+  std::vector<std::uint32_t> blocks = {0, 1, 8, 16, 32, 64, 128, 256};
+  for (const auto* c : s.caps) {
+    blocks.insert(blocks.end(), c->block_size_multiples.begin(), c->block_size_multiples.end());
+    if (c->preferred_block_size) blocks.push_back(c->preferred_block_size);
+  }
+  ax.block_sizes = distinct_by(blocks, [&](std::uint32_t size) {
+    std::vector<bool> sig;
+    for (const auto* c : s.caps) sig.push_back(block_accepted(c->block_size_multiples, size));
+    return sig;
+  });
+
+  const auto ats = enum_values<attention_type>();
+  ax.attn_types = distinct_by(std::vector<attention_type>(ats.begin(), ats.end()), [&](attention_type t) {
+    std::vector<bool> sig;
+    for (const auto* c : s.caps) sig.push_back(c->attn_types.empty() || c->attn_types.contains(t));
+    return sig;
+  });
+
+  std::vector<std::string> feats = {""};
+  for (const auto* c : s.caps) feats.insert(feats.end(), c->features.begin(), c->features.end());
+  for (const auto* r : s.rules) {
+    feats.insert(feats.end(), r->features.begin(), r->features.end());
+    feats.insert(feats.end(), r->without_features.begin(), r->without_features.end());
+    for (const auto& e : r->order) feats.insert(feats.end(), e.unless_features.begin(), e.unless_features.end());
+  }
+  {
+    std::set<std::string> seen;
+    feats.erase(std::remove_if(feats.begin(), feats.end(), [&](const std::string& f) { return !seen.insert(f).second; }),
+                feats.end());
+  }
+  ax.features = distinct_by(feats, [&](const std::string& f) {
+    std::vector<bool> sig{f.empty()};
+    for (const auto* c : s.caps) sig.push_back(!f.empty() && c->features.contains(f));
+    for (const auto* r : s.rules) {
+      sig.push_back(!f.empty() && r->features.contains(f));
+      sig.push_back(!f.empty() && r->without_features.contains(f));
+      for (const auto& e : r->order) sig.push_back(!f.empty() && e.unless_features.contains(f));
+    }
+    return sig;
+  });
+
+  std::vector<std::uint32_t> heads_count = {0};
+  for (const auto* r : s.rules) {
+    if (!r->min_num_heads && !r->max_num_heads) continue;
+    heads_count.push_back(std::max<std::uint32_t>(r->min_num_heads, 1));
+    if (r->min_num_heads > 1) heads_count.push_back(r->min_num_heads - 1);
+    if (r->max_num_heads) {
+      heads_count.push_back(r->max_num_heads);
+      heads_count.push_back(r->max_num_heads + 1);
+    }
+  }
+  ax.num_heads = distinct_by(heads_count, [&](std::uint32_t n) {
+    std::vector<bool> sig{n == 0};
+    for (const auto* r : s.rules) {
+      if (!r->min_num_heads && !r->max_num_heads) continue;
+      sig.push_back(n != 0 && n >= r->min_num_heads && (!r->max_num_heads || n <= r->max_num_heads));
+    }
+    return sig;
+  });
+  return ax;
+}
+
+inline std::vector<query> queries_of(const diff_axes& ax, attn_domain d, attention_mode m) {
+  std::vector<query> out;
+  for (auto h : ax.head_sizes)
+    for (auto dt : ax.dtypes)
+      for (auto kv : ax.kv_cache_dtypes)
+        for (auto bs : ax.block_sizes)
+          for (auto at : ax.attn_types)
+            for (const auto& f : ax.features)
+              for (auto n : ax.num_heads) {
+                query q;
+                q.domain = d;
+                q.mode = m;
+                q.head_size = h;
+                q.dtype = dt;
+                q.kv_cache_dtype = kv;
+                q.block_size = bs;
+                q.attn_type = at;
+                q.num_heads = n;
+                if (!f.empty()) q.required.insert(f);
+                out.push_back(std::move(q));
+              }
+  return out;
+}
+
+// Backends serving `d` whose descriptors differ between the catalogs (or exist in one only): forcing
+// any other backend gives the same answer in both, as a forced backend ignores the policy.
+inline std::vector<std::string> forced_candidates(const registry& a, const registry& b, attn_domain d) {
+  std::vector<std::string> out;
+  const auto consider = [&](const backend_descriptor& x) {
+    if (!x.domains.contains(d) || std::find(out.begin(), out.end(), x.name) != out.end()) return;
+    const auto* in_a = a.find(x.name);
+    const auto* in_b = b.find(x.name);
+    if (!in_a || !in_b || !(*in_a == *in_b)) out.push_back(x.name);
+  };
+  for (const auto& x : a.backends()) consider(x);
+  for (const auto& x : b.backends()) consider(x);
+  return out;
+}
+
+inline std::string decision_of(const selection_result& r) {
+  return r ? std::string(r->name()) : "error:" + std::string(to_string(r.error().code));
+}
+
+inline std::string rule_of(const registry& reg, const query& q, const platform& p, const std::string& spec) {
+  if (!spec.empty()) return "forced " + spec;
+  const auto* rule = reg.policy().match(q, p);
+  return rule ? rule->describe() : std::string("registration order");
+}
+
+inline std::string components_text(const platform& p) {
+  std::string out;
+  for (const auto& c : p.components()) {
+    out += (out.empty() ? "" : ",") + c.name;
+    if (c.version) out += "=" + c.version->str();
+  }
+  return out.empty() ? "none" : out;
+}
+
+template <class T, class F>
+void append_unique(std::vector<std::string>& out, const std::vector<T>& values, F&& text) {
+  for (const auto& v : values) {
+    auto t = text(v);
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+  }
+}
+
+}  // namespace detail
+
+ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, const diff_options& options) {
+  using namespace detail;
+  catalog_diff out;
+  out.a = a.info.name;
+  out.b = b.info.name;
+  const std::vector<const registry*> regs = {&a.registry, &b.registry};
+
+  // Vendors: every one a platform constraint or rule of either catalog names.
+  enum_set<device_vendor> vendors;
+  for (const auto* reg : regs) {
+    for_each_capabilities(*reg, [&](const backend_descriptor&, const capabilities& c) {
+      for (const auto& pc : c.platforms) vendors.insert(pc.vendor);
+    });
+    for (const auto& r : reg->policy().rules) vendors.insert(r.vendor);
+  }
+  std::vector<attn_domain> domains;
+  if (options.decoder) domains.push_back(attn_domain::decoder);
+  if (options.encoder) domains.push_back(attn_domain::encoder);
+
+  // One block of work: a platform point, a domain and mode, its component sets, queries and overrides.
+  struct block {
+    platform point;
+    attn_domain domain;
+    std::vector<std::vector<component>> components;
+    std::vector<query> queries;
+    std::vector<std::string> overrides;
+    bool evaluate;  // false: both catalogs provably decide alike here
+  };
+  std::vector<block> blocks;
+  std::size_t total = 0;
+  std::map<device_vendor, std::size_t> per_vendor_total;
+  vendors.for_each([&](device_vendor v) {
+    const auto points = arch_points(regs, v);
+    for (const auto& p : points) out.space.platforms.push_back(p.describe());
+    for (auto d : domains) {
+      const bool evaluate = !options.skip_identical || !same_behaviour(a.registry, b.registry, v, d);
+      std::vector<std::string> overrides = {""};
+      if (options.overrides) {
+        const auto forced = forced_candidates(a.registry, b.registry, d);
+        overrides.insert(overrides.end(), forced.begin(), forced.end());
+      }
+      for (auto m : enum_values<attention_mode>()) {
+        const auto s = scope_of(regs, v, d, m);
+        if (s.caps.empty() && s.rules.empty()) continue;
+        const auto ax = axes_of(s);
+        auto sets = component_sets(s);
+        auto qs = queries_of(ax, d, m);
+        append_unique(out.space.dtypes, ax.dtypes,
+                      [](data_type x) { return std::string(to_string(x)); });
+        for (auto h : ax.head_sizes)
+          if (std::find(out.space.head_sizes.begin(), out.space.head_sizes.end(), h) == out.space.head_sizes.end())
+            out.space.head_sizes.push_back(h);
+        append_unique(out.space.kv_cache_dtypes, ax.kv_cache_dtypes,
+                      [](cache_dtype x) { return std::string(to_string(x)); });
+        for (auto bs : ax.block_sizes)
+          if (std::find(out.space.block_sizes.begin(), out.space.block_sizes.end(), bs) == out.space.block_sizes.end())
+            out.space.block_sizes.push_back(bs);
+        append_unique(out.space.attn_types, ax.attn_types, [](attention_type x) { return std::string(to_string(x)); });
+        append_unique(out.space.modes, std::vector<attention_mode>{m},
+                      [](attention_mode x) { return std::string(to_string(x)); });
+        append_unique(out.space.features, ax.features,
+                      [](const std::string& f) { return f.empty() ? std::string("none") : f; });
+        for (auto n : ax.num_heads)
+          if (std::find(out.space.num_heads.begin(), out.space.num_heads.end(), n) == out.space.num_heads.end())
+            out.space.num_heads.push_back(n);
+        append_unique(out.space.overrides, overrides,
+                      [](const std::string& o) { return o.empty() ? std::string("auto") : o; });
+        for (const auto& p : points) {
+          const std::size_t size = sets.size() * qs.size() * overrides.size();
+          total += size;
+          per_vendor_total[v] += size;
+          out.space.component_sets += sets.size();
+          if (total > options.max_configurations)
+            throw std::length_error("diff_catalogs: the configuration space has more than " +
+                                    std::to_string(options.max_configurations) +
+                                    " configurations; narrow it with diff_options (domains, overrides)");
+          if (evaluate) out.space.evaluated += size;
+          blocks.push_back({p, d, sets, qs, overrides, evaluate});
+        }
+      }
+    }
+  });
+  out.space.configurations = total;
+  std::sort(out.space.head_sizes.begin(), out.space.head_sizes.end());
+  std::sort(out.space.block_sizes.begin(), out.space.block_sizes.end());
+  std::sort(out.space.num_heads.begin(), out.space.num_heads.end());
+
+  std::map<device_vendor, std::size_t> per_vendor_changed;
+  std::map<std::string, std::size_t> group_index;
+  for (const auto& blk : blocks) {
+    if (!blk.evaluate) continue;
+    const std::string where = blk.point.describe();
+    for (const auto& comps : blk.components) {
+      platform p = blk.point;
+      for (const auto& c : comps) p.add_component(c.name, c.version);
+      for (const auto& q : blk.queries) {
+        for (const auto& spec : blk.overrides) {
+          const override_request ovr{spec, override_source::api};
+          const auto ra = select(a.registry, q, p, ovr);
+          const auto rb = select(b.registry, q, p, ovr);
+          const bool same = ra.ok() == rb.ok() && (ra ? ra->name() == rb->name() : ra.error().code == rb.error().code);
+          if (same) continue;
+          ++out.changed;
+          ++per_vendor_changed[p.vendor()];
+          auto rule_a = rule_of(a.registry, q, p, spec);
+          auto rule_b = rule_of(b.registry, q, p, spec);
+          const std::string key = where + '\n' + std::string(to_string(blk.domain)) + '\n' + rule_a + '\n' + rule_b;
+          auto [it, added] = group_index.emplace(key, out.groups.size());
+          if (added) out.groups.push_back({where, blk.domain, std::move(rule_a), std::move(rule_b), 0, {}});
+          auto& g = out.groups[it->second];
+          ++g.count;
+          const auto from = decision_of(ra);
+          const auto to = decision_of(rb);
+          auto t = std::find_if(g.transitions.begin(), g.transitions.end(),
+                                [&](const diff_transition& x) { return x.from == from && x.to == to; });
+          if (t == g.transitions.end()) {
+            g.transitions.push_back({from, to, 0, {}});
+            t = g.transitions.end() - 1;
+          }
+          ++t->count;
+          if (t->examples.size() < options.max_examples) t->examples.push_back({p, q, spec});
+        }
+      }
+    }
+  }
+  for (auto& g : out.groups)
+    std::stable_sort(g.transitions.begin(), g.transitions.end(),
+                     [](const diff_transition& x, const diff_transition& y) { return x.count > y.count; });
+  vendors.for_each([&](device_vendor v) {
+    out.vendors.push_back({v, per_vendor_total[v], per_vendor_changed[v]});
+  });
+  return out;
+}
+
+namespace detail {
+
+inline std::string with_commas(std::size_t n) {
+  auto digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+template <class T>
+std::string joined(const std::vector<T>& items) {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out += ", ";
+    if constexpr (std::is_same_v<T, std::string>) {
+      out += i;
+    } else {
+      out += std::to_string(i);
+    }
+  }
+  return out;
+}
+
+inline std::string example_text(const diff_configuration& c) {
+  const auto& q = c.query;
+  std::string out = "components " + components_text(c.platform) + "; head_size=" + std::to_string(q.head_size) +
+                    " dtype=" + std::string(to_string(q.dtype)) +
+                    " kv_cache_dtype=" + std::string(to_string(q.kv_cache_dtype));
+  if (q.block_size) out += " block_size=" + std::to_string(q.block_size);
+  if (q.attn_type != attention_type::decoder) out += " attn_type=" + std::string(to_string(q.attn_type));
+  if (q.mode != attention_mode::standard) out += " mode=" + std::string(to_string(q.mode));
+  if (q.num_heads) out += " num_heads=" + std::to_string(q.num_heads);
+  for (const auto& f : q.required) out += " +" + f;
+  if (!c.override_spec.empty()) out += " override=" + c.override_spec;
+  return out;
+}
+
+}  // namespace detail
+
+ATTNSEL_INLINE std::string diff_text(const catalog_diff& d) {
+  using detail::joined;
+  using detail::with_commas;
+  const auto& s = d.space;
+  std::string out = "attnsel diff " + d.a + " -> " + d.b + "\n";
+  out += "space: " + with_commas(s.configurations) + " configurations per catalog, " + with_commas(s.evaluated) +
+         " evaluated (the rest have the same backends and rules in both catalogs)\n";
+  out += "  platforms:        " + joined(s.platforms) + " (" + with_commas(s.component_sets) +
+         " platform x component-set combinations)\n";
+  out += "  modes:            " + joined(s.modes) + "\n";
+  out += "  head sizes:       " + joined(s.head_sizes) + "\n";
+  out += "  dtypes:           " + joined(s.dtypes) + "\n";
+  out += "  kv cache dtypes:  " + joined(s.kv_cache_dtypes) + "\n";
+  out += "  block sizes:      " + joined(s.block_sizes) + " (0: not pinned)\n";
+  out += "  attention types:  " + joined(s.attn_types) + "\n";
+  out += "  features:         " + joined(s.features) + "\n";
+  out += "  num_heads:        " + joined(s.num_heads) + " (0: unknown)\n";
+  out += "  overrides:        " + joined(s.overrides) + "\n";
+  std::string by_vendor;
+  for (const auto& v : d.vendors)
+    by_vendor += (by_vendor.empty() ? "" : ", ") + std::string(to_string(v.vendor)) + " " + with_commas(v.changed) +
+                 "/" + with_commas(v.configurations);
+  if (d.empty()) {
+    out += "no decision differs (" + by_vendor + ")\n";
+    return out;
+  }
+  out += with_commas(d.changed) + " configurations change, in " + with_commas(d.groups.size()) +
+         " groups (changed/compared by vendor: " + by_vendor + ")\n";
+  for (const auto& g : d.groups) {
+    out += "\n" + g.platform + ", " + std::string(to_string(g.domain)) + ": " + with_commas(g.count) + "\n";
+    if (g.rule_a == g.rule_b) {
+      out += "  rule: " + g.rule_b + "\n";
+    } else {
+      out += "  rule: " + g.rule_a + "  =>  " + g.rule_b + "\n";
+    }
+    for (const auto& t : g.transitions) {
+      out += "  " + t.from + " -> " + t.to + "  (" + with_commas(t.count) + ")\n";
+      if (!t.examples.empty()) out += "      e.g. " + detail::example_text(t.examples.front()) + "\n";
+    }
+  }
+  return out;
+}
+
+ATTNSEL_INLINE nlohmann::json to_json(const catalog_diff& d) {
+  using nlohmann::json;
+  const auto& s = d.space;
+  json space = {{"platforms", s.platforms},
+                {"component_sets", s.component_sets},
+                {"modes", s.modes},
+                {"head_sizes", s.head_sizes},
+                {"dtypes", s.dtypes},
+                {"kv_cache_dtypes", s.kv_cache_dtypes},
+                {"block_sizes", s.block_sizes},
+                {"attn_types", s.attn_types},
+                {"features", s.features},
+                {"num_heads", s.num_heads},
+                {"overrides", s.overrides},
+                {"configurations", s.configurations},
+                {"evaluated", s.evaluated}};
+  json vendors = json::array();
+  for (const auto& v : d.vendors)
+    vendors.push_back({{"vendor", to_string(v.vendor)}, {"configurations", v.configurations}, {"changed", v.changed}});
+  json groups = json::array();
+  for (const auto& g : d.groups) {
+    json transitions = json::array();
+    for (const auto& t : g.transitions) {
+      json examples = json::array();
+      for (const auto& e : t.examples)
+        examples.push_back({{"platform", to_json(e.platform)},
+                            {"query", to_json(e.query)},
+                            {"override", e.override_spec.empty() ? std::string("auto") : e.override_spec}});
+      transitions.push_back({{"from", t.from}, {"to", t.to}, {"count", t.count}, {"examples", examples}});
+    }
+    groups.push_back({{"platform", g.platform},
+                      {"domain", to_string(g.domain)},
+                      {"rule_a", g.rule_a},
+                      {"rule_b", g.rule_b},
+                      {"count", g.count},
+                      {"transitions", transitions}});
+  }
+  return {{"a", d.a},
+          {"b", d.b},
+          {"changed", d.changed},
+          {"configurations", s.configurations},
+          {"space", space},
+          {"vendors", vendors},
+          {"groups", groups}};
+}
+
+ATTNSEL_END_NAMESPACE

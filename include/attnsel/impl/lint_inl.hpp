@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for lint.hpp: one small check per kind of finding.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/lint.hpp>
+#endif
+
+#include <attnsel/reference.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+
+inline std::string lint_ptr(const std::string& base, std::size_t index) { return base + "/" + std::to_string(index); }
+
+// True when every gfx target of family `inner` is in family `outer`.
+inline bool family_within(gfx_family inner, gfx_family outer) {
+  if (inner == outer) return true;
+  return inner == gfx_family::mi300 && (outer == gfx_family::gfx9 || outer == gfx_family::cdna);
+}
+
+// The arch narrowing both platform constraints and rules carry.
+struct arch_filter {
+  device_vendor vendor;
+  std::optional<cuda_capability> min, max;
+  const std::vector<gfx_arch>* archs;
+  const std::vector<gfx_family>* families;
+};
+
+inline arch_filter filter_of(const platform_constraint& pc) {
+  return {pc.vendor, pc.min_capability, pc.max_capability, &pc.archs, &pc.families};
+}
+inline arch_filter filter_of(const policy_rule& r) {
+  return {r.vendor, r.min_capability, r.max_capability, &r.archs, &r.families};
+}
+
+// True when `outer` accepts every platform `inner` accepts.
+inline bool filter_covers(const arch_filter& outer, const arch_filter& inner) {
+  if (outer.vendor != inner.vendor) return false;
+  if (outer.min && (!inner.min || *inner.min < *outer.min)) return false;
+  if (outer.max && (!inner.max || *outer.max < *inner.max)) return false;
+  if (outer.archs->empty() && outer.families->empty()) return true;
+  if (inner.archs->empty() && inner.families->empty()) return false;
+  for (const auto& g : *inner.archs) {
+    const bool named = std::find(outer.archs->begin(), outer.archs->end(), g) != outer.archs->end();
+    const bool in_family = std::any_of(outer.families->begin(), outer.families->end(),
+                                       [&](gfx_family f) { return g.in_family(f); });
+    if (!named && !in_family) return false;
+  }
+  for (auto f : *inner.families)
+    if (std::none_of(outer.families->begin(), outer.families->end(), [&](gfx_family o) { return family_within(f, o); }))
+      return false;
+  return true;
+}
+
+// Why a filter can never accept a platform of its vendor; empty when it can.
+inline std::string filter_impossible(const arch_filter& f) {
+  const auto vendor = std::string(to_string(f.vendor));
+  if ((f.min || f.max) && f.vendor != device_vendor::cuda)
+    return "a compute-capability range on vendor " + vendor + " never matches (only CUDA platforms have one)";
+  if ((!f.archs->empty() || !f.families->empty()) && f.vendor != device_vendor::rocm)
+    return "gfx targets on vendor " + vendor + " never match (only ROCm platforms have one)";
+  if (f.min && f.max && *f.max < *f.min) return "min_capability is above max_capability";
+  return {};
+}
+
+template <class E>
+bool set_covers(enum_set<E> outer, enum_set<E> inner) {
+  if (outer.empty()) return true;
+  if (inner.empty()) return false;
+  return (inner.bits() & ~outer.bits()) == 0;
+}
+
+// True when rule `outer` matches every query and platform rule `inner` matches.
+inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
+  if (outer.domain != inner.domain) return false;
+  if (!filter_covers(filter_of(outer), filter_of(inner))) return false;
+  if (!set_covers(outer.modes, inner.modes)) return false;
+  if (outer.min_num_heads || outer.max_num_heads) {
+    if (!inner.min_num_heads && !inner.max_num_heads) return false;
+    if (std::max<std::uint32_t>(inner.min_num_heads, 1) < std::max<std::uint32_t>(outer.min_num_heads, 1)) return false;
+    if (outer.max_num_heads && (!inner.max_num_heads || inner.max_num_heads > outer.max_num_heads)) return false;
+  }
+  if (!set_covers(outer.kv_cache_dtypes, inner.kv_cache_dtypes)) return false;
+  if (!set_covers(outer.dtypes, inner.dtypes)) return false;
+  return inner.features.includes(outer.features) && inner.without_features.includes(outer.without_features);
+}
+
+// A rule with no narrowing but domain, vendor and (optionally) modes: nothing of that mode falls past it.
+inline bool catches_all(const policy_rule& r, attention_mode m) {
+  return !r.min_capability && !r.max_capability && r.archs.empty() && r.families.empty() &&
+         (r.modes.empty() || r.modes.contains(m)) && !r.min_num_heads && !r.max_num_heads &&
+         r.kv_cache_dtypes.empty() && r.dtypes.empty() && r.features.empty() && r.without_features.empty();
+}
+
+inline void check_backends(const registry& reg, std::vector<lint_finding>& out) {
+  const auto& rules = reg.policy().rules;
+  for (std::size_t i = 0; i < reg.backends().size(); ++i) {
+    const auto& b = reg.backends()[i];
+    const auto bp = lint_ptr("/backends", i);
+
+    // Platform constraints that can never accept.
+    const auto check_platforms = [&](const capabilities& c, const std::string& base) {
+      for (std::size_t k = 0; k < c.platforms.size(); ++k) {
+        const auto why = filter_impossible(filter_of(c.platforms[k]));
+        if (!why.empty()) out.push_back({lint_code::impossible_platform, lint_ptr(base + "/platforms", k), why});
+      }
+    };
+    if (b.variants.empty()) check_platforms(b.caps, bp);
+    for (std::size_t k = 0; k < b.variants.size(); ++k) check_platforms(b.variants[k], lint_ptr(bp + "/variants", k));
+
+    // Variants no query can reach: an earlier variant takes each of its domains on each of its platforms.
+    for (std::size_t k = 1; k < b.variants.size(); ++k) {
+      const auto& v = b.variants[k];
+      const domain_set doms = v.domains.empty() ? b.domains : v.domains;
+      bool reachable = false;
+      doms.for_each([&](attn_domain d) {
+        if (!b.domains.contains(d)) return;
+        const auto covered = [&](const platform_constraint* pc) {
+          for (std::size_t e = 0; e < k; ++e) {
+            const auto& earlier = b.variants[e];
+            if (!earlier.domains.empty() && !earlier.domains.contains(d)) continue;
+            if (earlier.platforms.empty()) return true;
+            if (!pc) continue;
+            for (const auto& epc : earlier.platforms)
+              if (filter_covers(filter_of(epc), filter_of(*pc))) return true;
+          }
+          return false;
+        };
+        if (v.platforms.empty()) {
+          if (!covered(nullptr)) reachable = true;
+        } else {
+          for (const auto& pc : v.platforms)
+            if (!covered(&pc)) reachable = true;
+        }
+      });
+      if (!reachable)
+        out.push_back({lint_code::shadowed_variant, lint_ptr(bp + "/variants", k),
+                       "variant " + v.variant + " of " + b.name +
+                           " is never checked: an earlier variant takes every domain and platform it accepts"});
+    }
+
+    // Backends no automatic order reaches: listed by no rule, and every (domain, vendor, mode) it
+    // could serve has a rule that catches everything, so registration order never applies.
+    bool listed = false;
+    for (std::size_t r = 0; r < rules.size() && !listed; ++r)
+      for (std::size_t e = 0; e < rules[r].order.size() && !listed; ++e)
+        if (reg.resolved(r, e) == i) listed = true;
+    if (listed) continue;
+    bool fallback_possible = false;
+    const auto each_caps = [&](auto&& f) {
+      if (b.variants.empty()) {
+        f(b.caps);
+      } else {
+        for (const auto& v : b.variants) f(v);
+      }
+    };
+    each_caps([&](const capabilities& c) {
+      b.domains.for_each([&](attn_domain d) {
+        if (!c.domains.empty() && !c.domains.contains(d)) return;
+        for (auto vendor : enum_values<device_vendor>()) {
+          const bool runs = c.platforms.empty() || std::any_of(c.platforms.begin(), c.platforms.end(),
+                                                               [&](const platform_constraint& pc) {
+                                                                 return pc.vendor == vendor;
+                                                               });
+          if (!runs) continue;
+          const bool caught = std::any_of(rules.begin(), rules.end(), [&](const policy_rule& r) {
+            return r.domain == d && r.vendor == vendor && catches_all(r, c.mode);
+          });
+          if (!caught) fallback_possible = true;
+        }
+      });
+    });
+    if (!fallback_possible)
+      out.push_back({lint_code::unreachable_backend, bp,
+                     b.name + " is in no rule's order, and every platform it runs on has a rule that catches "
+                              "every query it could serve: it can only be forced"});
+  }
+}
+
+inline void check_rules(const registry& reg, const std::set<std::string>& components,
+                        const std::set<std::string>& declared, std::vector<lint_finding>& out) {
+  const auto& rules = reg.policy().rules;
+  for (std::size_t j = 0; j < rules.size(); ++j) {
+    const auto& r = rules[j];
+    const auto rp = lint_ptr("/policies", j);
+    auto why = filter_impossible(filter_of(r));
+    if (why.empty() && r.features.intersects(r.without_features))
+      why = "a feature is both required (features) and excluded (without_features)";
+    if (why.empty() && r.max_num_heads && r.min_num_heads > r.max_num_heads) why = "min_num_heads is above max_num_heads";
+    if (!why.empty()) out.push_back({lint_code::impossible_rule, rp, "rule '" + r.describe() + "': " + why});
+    for (std::size_t i = 0; i < j; ++i) {
+      if (rule_covers(rules[i], r)) {
+        out.push_back({lint_code::shadowed_rule, rp,
+                       "rule '" + r.describe() + "' never matches: earlier rule " + lint_ptr("/policies", i) + " ('" +
+                           rules[i].describe() + "') matches everything it matches"});
+        break;
+      }
+    }
+    const auto check_features = [&](const feature_set& names, const std::string& ptr) {
+      for (const auto& f : names)
+        if (!declared.count(f))
+          out.push_back({lint_code::unknown_feature, ptr, "feature '" + f + "' is declared by no backend"});
+    };
+    check_features(r.features, rp + "/features");
+    check_features(r.without_features, rp + "/without_features");
+    for (std::size_t e = 0; e < r.order.size(); ++e) {
+      const auto& entry = r.order[e];
+      const auto ep = lint_ptr(rp + "/order", e);
+      const auto check_components = [&](const std::vector<std::string>& names, const std::string& key) {
+        for (std::size_t n = 0; n < names.size(); ++n)
+          if (!components.count(names[n]))
+            out.push_back({lint_code::unknown_component, lint_ptr(ep + "/" + key, n),
+                           "component '" + names[n] +
+                               "' is required by no backend and named by no built-in catalog or detection mapping"});
+      };
+      check_components(entry.when, "when");
+      check_components(entry.unless, "unless");
+      check_features(entry.unless_features, ep + "/unless_features");
+    }
+  }
+}
+
+inline void note_components(const registry& reg, std::set<std::string>& out, bool conditions) {
+  for (const auto& b : reg.backends()) {
+    for (const auto& req : b.caps.requires_components) out.insert(req.name);
+    for (const auto& v : b.variants)
+      for (const auto& req : v.requires_components) out.insert(req.name);
+  }
+  if (!conditions) return;
+  for (const auto& r : reg.policy().rules)
+    for (const auto& e : r.order) {
+      out.insert(e.when.begin(), e.when.end());
+      out.insert(e.unless.begin(), e.unless.end());
+    }
+}
+
+}  // namespace detail
+
+ATTNSEL_INLINE std::vector<lint_finding> lint_catalog(const catalog& c, const lint_options& options) {
+  std::set<std::string> components(options.known_components.begin(), options.known_components.end());
+  detail::note_components(c.registry, components, false);
+  if (options.builtin_components)
+    for (auto name : builtin_catalog_names) detail::note_components(builtin_catalog(name).registry, components, true);
+  std::set<std::string> declared;
+  for (const auto& b : c.registry.backends()) {
+    declared.insert(b.caps.features.begin(), b.caps.features.end());
+    for (const auto& v : b.variants) declared.insert(v.features.begin(), v.features.end());
+  }
+  std::vector<lint_finding> out;
+  detail::check_backends(c.registry, out);
+  detail::check_rules(c.registry, components, declared, out);
+  return out;
+}
+
+ATTNSEL_INLINE nlohmann::json to_json(const lint_finding& f) {
+  return {{"code", to_string(f.code)}, {"pointer", f.pointer}, {"message", f.message}};
+}
+
+ATTNSEL_END_NAMESPACE

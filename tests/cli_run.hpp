@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs the built attnsel tool in a test: stdout, stderr and exit status of one invocation.
+#pragma once
+
+#include "catch.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace cli_run {
+
+/// What one run of the tool produced.
+struct result {
+  std::string out;
+  std::string err;
+  int status = -1;  ///< exit status; -1 when killed by a signal
+};
+
+inline std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+/// Runs ATTNSEL_CLI with `args` and the override variables unset.
+inline result run(const std::vector<std::string>& args) {
+  char err_path[] = "/tmp/attnsel_cli_diff_err_XXXXXX";
+  const int fd = ::mkstemp(err_path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  std::string cmd = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND NO_COLOR=1 " + shell_quote(ATTNSEL_CLI);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " 2>" + shell_quote(err_path) + " </dev/null";
+  result r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
+  const int raw = ::pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream in(err_path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  std::remove(err_path);
+  return r;
+}
+
+}  // namespace cli_run

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// Catalog diff and lint: the ROCm refactor diff, identical and planted changes, planted lint defects.
+#include "catch.hpp"
+
+#include <attnsel/attnsel.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace attnsel;
+
+namespace {
+
+catalog lint_catalog_file(const std::string& name) {
+  return read_catalog_file(std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/lint/" + name);
+}
+
+std::string decision(const registry& reg, const diff_configuration& c) {
+  const auto r = select(reg, c.query, c.platform, override_request{c.override_spec, override_source::api});
+  return r ? std::string(r->name()) : "error:" + std::string(to_string(r.error().code));
+}
+
+// Every example a diff reports must reproduce: A decides `from`, B decides `to`.
+void check_examples(const catalog_diff& d, const catalog& a, const catalog& b) {
+  std::size_t total = 0;
+  for (const auto& g : d.groups) {
+    std::size_t in_group = 0;
+    for (const auto& t : g.transitions) {
+      in_group += t.count;
+      REQUIRE_FALSE(t.examples.empty());
+      for (const auto& e : t.examples) {
+        INFO(g.platform << " " << t.from << " -> " << t.to);
+        CHECK(e.platform.describe().rfind(g.platform, 0) == 0);
+        CHECK(decision(a.registry, e) == t.from);
+        CHECK(decision(b.registry, e) == t.to);
+      }
+    }
+    CHECK(in_group == g.count);
+    total += g.count;
+  }
+  CHECK(total == d.changed);
+}
+
+// The ROCm refactor diff is the most expensive one: compute it once for every test that reads it.
+const catalog_diff& rocm_refactor_diff() {
+  static const catalog_diff d = diff_catalogs(builtin_catalog("vllm-rocm-env@e2a00c7b"), builtin_catalog("vllm"));
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("the ROCm refactor diff shows ROCm changes and nothing on CUDA", "[diff]") {
+  const auto& d = rocm_refactor_diff();
+  CHECK(d.a == "vllm-rocm-env@e2a00c7b");
+  CHECK(d.b == "vllm");
+  REQUIRE_FALSE(d.empty());
+  std::size_t compared = 0;
+  for (const auto& v : d.vendors) {
+    INFO(to_string(v.vendor));
+    compared += v.configurations;
+    CHECK(v.configurations > 0);
+    if (v.vendor != device_vendor::rocm) CHECK(v.changed == 0);
+  }
+  CHECK(compared == d.space.configurations);
+  const auto cuda = std::find_if(d.vendors.begin(), d.vendors.end(),
+                                 [](const diff_vendor_count& v) { return v.vendor == device_vendor::cuda; });
+  REQUIRE(cuda != d.vendors.end());
+  for (const auto& g : d.groups) CHECK(g.platform.rfind("rocm ", 0) == 0);
+  // The refactor's headline: with no environment variable set, gfx942 went from Triton to ROCM_ATTN.
+  const auto headline = std::find_if(d.groups.begin(), d.groups.end(), [](const diff_group& g) {
+    return g.platform == "rocm gfx942" && g.domain == attn_domain::decoder &&
+           std::any_of(g.transitions.begin(), g.transitions.end(), [](const diff_transition& t) {
+             return t.from == "TRITON_ATTN" && t.to == "ROCM_ATTN";
+           });
+  });
+  CHECK(headline != d.groups.end());
+  check_examples(d, builtin_catalog("vllm-rocm-env@e2a00c7b"), builtin_catalog("vllm"));
+}
+
+TEST_CASE("the diff states its space and its JSON carries the same counts", "[diff]") {
+  const auto& d = rocm_refactor_diff();
+  const auto& s = d.space;
+  CHECK(std::find(s.platforms.begin(), s.platforms.end(), "cuda 9.0") != s.platforms.end());
+  CHECK(std::find(s.platforms.begin(), s.platforms.end(), "rocm gfx90a") != s.platforms.end());
+  CHECK(std::find(s.modes.begin(), s.modes.end(), "sparse_mla") != s.modes.end());
+  CHECK(std::find(s.features.begin(), s.features.end(), "none") != s.features.end());
+  CHECK(std::find(s.block_sizes.begin(), s.block_sizes.end(), 0u) != s.block_sizes.end());
+  CHECK(s.configurations > 10000);
+  const auto j = to_json(d);
+  CHECK(j.at("changed").get<std::size_t>() == d.changed);
+  CHECK(j.at("groups").size() == d.groups.size());
+  CHECK(j.at("space").at("configurations").get<std::size_t>() == s.configurations);
+  const auto text = diff_text(d);
+  CHECK(text.find("TRITON_ATTN -> ROCM_ATTN") != std::string::npos);
+  CHECK(text.find("cuda 0/") != std::string::npos);
+}
+
+TEST_CASE("a catalog diffed against itself has no changes", "[diff]") {
+  for (const char* name : {"torch_sdpa", "vllm"}) {
+    INFO(name);
+    diff_options options;
+    options.decoder = std::string(name) == "torch_sdpa";  // vllm: the encoder domain keeps it quick
+    options.skip_identical = false;                       // evaluate every configuration
+    const auto c = builtin_catalog(name);
+    const auto d = diff_catalogs(c, c, options);
+    CHECK(d.empty());
+    CHECK(d.groups.empty());
+    CHECK(d.space.configurations > 0);
+    CHECK(d.space.evaluated == d.space.configurations);
+    options.skip_identical = true;
+    CHECK(diff_catalogs(c, c, options).space.evaluated == 0);
+    CHECK(diff_text(d).find("no decision differs") != std::string::npos);
+  }
+}
+
+TEST_CASE("a planted priority change is found on its platform only, with forced backends compared", "[diff]") {
+  const auto before = builtin_catalog("vllm");
+  auto after = before;
+  auto policy = after.registry.policy();
+  bool planted = false;
+  for (auto& r : policy.rules) {
+    if (r.domain == attn_domain::encoder && r.vendor == device_vendor::cuda) {
+      std::swap(r.order[0], r.order[1]);  // FLASH_ATTN, TRITON_ATTN -> TRITON_ATTN, FLASH_ATTN
+      planted = true;
+    }
+  }
+  REQUIRE(planted);
+  after.registry.set_policy(policy);
+  diff_options options;
+  options.decoder = false;
+  const auto d = diff_catalogs(before, after, options);
+  REQUIRE_FALSE(d.empty());
+  for (const auto& g : d.groups) {
+    CHECK(g.platform.rfind("cuda ", 0) == 0);
+    CHECK(g.domain == attn_domain::encoder);
+    for (const auto& t : g.transitions) CHECK((t.from == "FLASH_ATTN" && t.to == "TRITON_ATTN"));
+  }
+  check_examples(d, before, after);
+  // No descriptor changed, so no backend is forced: only automatic selection can differ.
+  CHECK(d.space.overrides == std::vector<std::string>{"auto"});
+
+  // A capability change makes its backend forced too, and the forced decisions change.
+  auto narrowed = before;
+  auto fa = *narrowed.registry.find("TORCH_SDPA");
+  fa.caps.attn_types = {attention_type::encoder};
+  narrowed.registry.replace(fa);
+  const auto forced = diff_catalogs(before, narrowed, options);
+  CHECK(std::find(forced.space.overrides.begin(), forced.space.overrides.end(), "TORCH_SDPA") !=
+        forced.space.overrides.end());
+  CHECK(std::any_of(forced.groups.begin(), forced.groups.end(),
+                    [](const diff_group& g) { return g.rule_a == "forced TORCH_SDPA"; }));
+  check_examples(forced, before, narrowed);
+}
+
+TEST_CASE("a diff larger than the limit is refused, not sampled", "[diff]") {
+  diff_options options;
+  options.max_configurations = 10;
+  const auto c = builtin_catalog("torch_sdpa");
+  CHECK_THROWS_AS(diff_catalogs(c, c, options), std::length_error);
+}
+
+TEST_CASE("the pre-refactor ROCm catalog differs from vllm only in ROCm decoder rules", "[diff][reference]") {
+  const auto legacy = builtin_catalog("vllm-rocm-env@e2a00c7b");
+  const auto newest = builtin_catalog("vllm");
+  CHECK(legacy.registry.backends() == newest.registry.backends());
+  const auto others = [](const registry& reg) {
+    std::vector<policy_rule> out;
+    for (const auto& r : reg.policy().rules)
+      if (!(r.vendor == device_vendor::rocm && r.domain == attn_domain::decoder)) out.push_back(r);
+    return out;
+  };
+  CHECK(others(legacy.registry) == others(newest.registry));
+  CHECK_FALSE(legacy.registry.policy() == newest.registry.policy());
+  CHECK_FALSE(legacy.info.commits.empty());
+  CHECK(legacy.info.commits.front() == "vllm-project/vllm@e2a00c7b342a");
+}
+
+TEST_CASE("every built-in catalog is lint-clean", "[lint]") {
+  for (auto name : builtin_catalog_names) {
+    INFO(name);
+    const auto findings = lint_catalog(builtin_catalog(name));
+    for (const auto& f : findings) INFO(f.pointer << ": " << f.message);
+    CHECK(findings.empty());
+  }
+  CHECK(lint_catalog(lint_catalog_file("clean.json")).empty());
+}
+
+TEST_CASE("lint finds each planted defect at its pointer", "[lint]") {
+  struct row {
+    const char* file;
+    lint_code code;
+    const char* pointer;
+  };
+  const std::vector<row> rows = {
+      {"unreachable_backend.json", lint_code::unreachable_backend, "/backends/1"},
+      {"shadowed_rule.json", lint_code::shadowed_rule, "/policies/1"},
+      {"unknown_component.json", lint_code::unknown_component, "/policies/0/order/0/when/0"},
+      {"shadowed_variant.json", lint_code::shadowed_variant, "/backends/0/variants/1"},
+      {"impossible_rule.json", lint_code::impossible_rule, "/policies/1"},
+      {"impossible_platform.json", lint_code::impossible_platform, "/backends/0/platforms/1"},
+      {"unknown_feature.json", lint_code::unknown_feature, "/policies/0/without_features"},
+  };
+  for (const auto& r : rows) {
+    INFO(r.file);
+    const auto findings = lint_catalog(lint_catalog_file(r.file));
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].code == r.code);
+    CHECK(findings[0].pointer == r.pointer);
+    CHECK_FALSE(findings[0].message.empty());
+    const auto j = to_json(findings[0]);
+    CHECK(j.at("code") == to_string(r.code));
+  }
+}
+
+TEST_CASE("lint accepts a component the caller's detection defines", "[lint]") {
+  const auto c = lint_catalog_file("unknown_component.json");
+  lint_options options;
+  options.known_components = {"aiter_mah"};
+  CHECK(lint_catalog(c, options).empty());
+  options.known_components.clear();
+  options.builtin_components = false;
+  CHECK(lint_catalog(c, options).size() == 1);
+}

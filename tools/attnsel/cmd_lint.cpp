@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The lint subcommand: report what a catalog allows but almost certainly does not mean.
+#include "catalog_source.hpp"
+#include "commands.hpp"
+#include "errors.hpp"
+
+#include <attnsel/lint.hpp>
+#include <attnsel/override.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace attnsel_cli {
+
+int run_lint(const lint_flags& flags) {
+  attnsel::catalog c;
+  try {
+    c = load_named_catalog(flags.catalog);
+  } catch (const catalog_failure& e) {
+    throw usage_error(e.what());  // exit 1 must mean "findings"
+  }
+  attnsel::lint_options options;
+  options.known_components = flags.components;
+  const auto findings = attnsel::lint_catalog(c, options);
+  if (flags.json) {
+    auto out = nlohmann::json::array();
+    for (const auto& f : findings) out.push_back(attnsel::to_json(f));
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else if (findings.empty()) {
+    std::printf("%s: clean\n", attnsel::printable(flags.catalog, 1000).c_str());
+  } else {
+    const auto where = attnsel::printable(flags.catalog, 1000);
+    for (const auto& f : findings)
+      std::printf("%s: %s: %s: %s\n", where.c_str(), f.pointer.c_str(), std::string(attnsel::to_string(f.code)).c_str(),
+                  attnsel::printable(f.message, 2000).c_str());
+    std::printf("%zu finding%s\n", findings.size(), findings.size() == 1 ? "" : "s");
+  }
+  return findings.empty() ? exit_ok : exit_failure;
+}
+
+}  // namespace attnsel_cli
