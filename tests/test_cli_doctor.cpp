@@ -83,8 +83,8 @@ TEST_CASE("doctor --json reports every fact with a source and each built-in cata
   }
   REQUIRE(fact(j["facts"], "cpu.arch") != nullptr);
   REQUIRE(j["catalogs"].size() == 2);
-  const auto& vllm = catalog_entry(j, "vllm");
-  const auto& sdpa = catalog_entry(j, "torch_sdpa");
+  const auto vllm = catalog_entry(j, "vllm");  // copies: gcc 13 flags a reference as dangling
+  const auto sdpa = catalog_entry(j, "torch_sdpa");
   // Every backend of each catalog is in exactly one of the two lists.
   CHECK(vllm["runs"].size() + vllm["cannot_run"].size() == attnsel::reference_registry().size());
   CHECK(sdpa["runs"].size() + sdpa["cannot_run"].size() == attnsel::torch_sdpa_registry().size());
