@@ -42,7 +42,7 @@ std::string render_facts(const attnsel::detection_report& report, bool found_onl
       if (first && lead.size() + line.size() <= terminal_width) {
         out += lead + line + "\n";
       } else {
-        if (first) out += lead + "\n";
+        if (first) out += lead.substr(0, lead.find_last_not_of(' ') + 1) + "\n";
         out += pad + line + "\n";
       }
       first = false;

@@ -6,13 +6,22 @@
 #  include <attnsel/implication.hpp>
 #endif
 
-#include <attnsel/override.hpp>
 #include <attnsel/query.hpp>
 #include <attnsel/registry.hpp>
 
 #include <algorithm>
 
 ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+// A name from untrusted input, safe to quote: at most 64 characters, anything unprintable as '?'.
+// (override.hpp's printable() cannot be used here: override.hpp includes registry.hpp, which includes this.)
+inline std::string quoted_name(const std::string& name) {
+  std::string out;
+  for (char c : name.substr(0, 64)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out + (name.size() > 64 ? "..." : "");
+}
+}  // namespace detail
 
 ATTNSEL_INLINE std::string implication_problem(const std::vector<component_implication>& implications) {
   if (implications.size() > implication_limits::max_entries)
@@ -21,7 +30,7 @@ ATTNSEL_INLINE std::string implication_problem(const std::vector<component_impli
   for (std::size_t i = 0; i < implications.size(); ++i) {
     const auto& imp = implications[i];
     if (!is_valid_feature_name(imp.component))
-      return "component \"" + printable(imp.component, 64) + "\" is not a lower_snake name";
+      return "component \"" + detail::quoted_name(imp.component) + "\" is not a lower_snake name";
     for (std::size_t k = 0; k < i; ++k)
       if (implications[k].component == imp.component) return "component " + imp.component + " is listed twice";
     if (imp.implies.empty()) return "component " + imp.component + " implies nothing";
@@ -31,7 +40,7 @@ ATTNSEL_INLINE std::string implication_problem(const std::vector<component_impli
     for (std::size_t k = 0; k < imp.implies.size(); ++k) {
       const auto& name = imp.implies[k];
       if (!is_valid_feature_name(name))
-        return "component " + imp.component + " implies \"" + printable(name, 64) + "\", not a lower_snake name";
+        return "component " + imp.component + " implies \"" + detail::quoted_name(name) + "\", not a lower_snake name";
       if (name == imp.component) return "component " + imp.component + " implies itself";
       if (std::find(imp.implies.begin(), imp.implies.begin() + static_cast<std::ptrdiff_t>(k), name) !=
           imp.implies.begin() + static_cast<std::ptrdiff_t>(k))
