@@ -103,3 +103,23 @@ TEST_CASE("--catalog-name picks a built-in catalog and refuses unknown names", "
   CHECK(r.status == 2);
   CHECK(r.err.find("built-in: vllm, vllm@0013943") != std::string::npos);
 }
+
+TEST_CASE("diff and lint help has examples and fits 100 columns", "[cli][help]") {
+  for (const char* command : {"diff", "lint"}) {
+    const auto r = run({command, "--help"});
+    CHECK(r.status == 0);
+    CHECK(r.out.find("Examples:") != std::string::npos);
+    CHECK(r.out.find("Exit status: 0") != std::string::npos);
+    std::size_t start = 0;
+    while (start < r.out.size()) {
+      const auto end = r.out.find('\n', start);
+      const auto line = r.out.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      INFO(line);
+      CHECK(line.size() <= 100);
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  const auto top = run({"--help"});
+  for (const char* word : {"diff", "lint"}) CHECK(top.out.find(word) != std::string::npos);
+}

@@ -5,6 +5,8 @@
 #include <attnsel/attnsel.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -222,4 +224,17 @@ TEST_CASE("lint accepts a component the caller's detection defines", "[lint]") {
   options.known_components.clear();
   options.builtin_components = false;
   CHECK(lint_catalog(c, options).size() == 1);
+}
+
+TEST_CASE("docs/diff.md shows the tool's real ROCm refactor diff and documents every lint code", "[docs][diff][lint]") {
+  std::ifstream in(std::string(ATTNSEL_SOURCE_DIR) + "/docs/diff.md");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto doc = ss.str();
+  CHECK(doc.find(diff_text(rocm_refactor_diff())) != std::string::npos);
+  for (auto code : enum_values<lint_code>()) {
+    INFO(to_string(code));
+    CHECK(doc.find("| `" + std::string(to_string(code)) + "` |") != std::string::npos);
+  }
 }

@@ -68,7 +68,7 @@ struct diff_space {
   std::vector<std::string> modes;
   std::vector<std::string> features;       ///< `none` and each single feature
   std::vector<std::uint32_t> num_heads;    ///< 0 = unknown
-  std::vector<std::string> overrides;      ///< `auto` and each forced backend
+  std::vector<std::string> overrides;      ///< `auto` and each backend forced somewhere in the space
   std::size_t configurations = 0;          ///< configurations compared (each decided by both catalogs)
   std::size_t evaluated = 0;               ///< of those, the ones selected in both catalogs (see skip_identical)
 };
@@ -98,7 +98,8 @@ struct catalog_diff {
 /// backends require or rules condition on for that vendor, domain and mode; head sizes, dtypes, KV
 /// dtypes, block sizes, attention types, single features and head counts at the values where some
 /// backend or rule changes its answer (values no check tells apart are merged into one); both domains
-/// and every mode; automatic selection, plus each backend forced when its descriptor differs. The
+/// and every mode; automatic selection, plus each backend forced when its descriptor differs and it
+/// could serve the vendor, domain and mode in either catalog. The
 /// query's value head size equals its head size; component sets that satisfy the same requirements and
 /// conditions are merged. Throws std::length_error when the space exceeds `options.max_configurations`.
 [[nodiscard]] catalog_diff diff_catalogs(const catalog& a, const catalog& b, const diff_options& options = {});

@@ -88,14 +88,16 @@ constexpr const char* diff_footer = R"(Examples:
   attnsel diff catalog/vllm.json my_changed_vllm.json
 
 A and B are built-in catalog names (attnsel list --catalogs) or catalog files.
-Exit status: 0 no decision differs, 1 some decisions differ, 2 usage error (or a catalog that does not load).)";
+Exit status: 0 no decision differs, 1 some decisions differ,
+2 usage error (or a catalog that does not load).)";
 
 constexpr const char* lint_footer = R"(Examples:
   attnsel lint my_catalog.json
   attnsel lint vllm --json
   attnsel lint engine.json --component my_kernels
 
-Exit status: 0 clean, 1 findings (FILE: POINTER: CODE: MESSAGE), 2 usage error (or a catalog that does not load).)";
+Exit status: 0 clean, 1 findings (FILE: POINTER: CODE: MESSAGE),
+2 usage error (or a catalog that does not load).)";
 
 // One line: CLI11 messages may span lines, the contract says one.
 std::string one_line(std::string text) {
@@ -153,7 +155,7 @@ int run_app(int argc, char** argv) {
   add_doctor_flags(*doctor_cmd, doctor_args);
   doctor_cmd->footer(doctor_footer);
   diff_flags diff_args;
-  auto* diff_cmd = app.add_subcommand("diff", "Show every enumerated configuration whose decision differs between two catalogs");
+  auto* diff_cmd = app.add_subcommand("diff", "Show every configuration whose decision differs between two catalogs");
   diff_cmd->add_option("A", diff_args.a, "Built-in catalog name or catalog FILE (before)")->required();
   diff_cmd->add_option("B", diff_args.b, "Built-in catalog name or catalog FILE (after)")->required();
   diff_cmd->add_option("--domain", diff_args.domain, "Only decoder or encoder (default: both)")->type_name("DOMAIN");

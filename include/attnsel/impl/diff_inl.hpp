@@ -368,15 +368,28 @@ inline std::vector<query> queries_of(const diff_axes& ax, attn_domain d, attenti
   return out;
 }
 
-// Backends serving `d` whose descriptors differ between the catalogs (or exist in one only): forcing
-// any other backend gives the same answer in both, as a forced backend ignores the policy.
-inline std::vector<std::string> forced_candidates(const registry& a, const registry& b, attn_domain d) {
+// Backends whose descriptors differ between the catalogs (or exist in one only) and that could serve
+// (v, d, m) in either: forcing any other backend gives the same answer in both, because a forced
+// backend ignores the policy, and one that serves the scope in neither catalog is rejected by both.
+inline std::vector<std::string> forced_candidates(const registry& a, const registry& b, device_vendor v, attn_domain d,
+                                                  attention_mode m) {
   std::vector<std::string> out;
+  const auto could_serve = [&](const backend_descriptor* x) {
+    if (!x) return false;
+    bool any = false;
+    const auto look = [&](const capabilities& c) {
+      if (serves(*x, c, d) && c.mode == m && runs_on_vendor(c, v)) any = true;
+    };
+    if (x->variants.empty()) look(x->caps);
+    for (const auto& c : x->variants) look(c);
+    return any;
+  };
   const auto consider = [&](const backend_descriptor& x) {
-    if (!x.domains.contains(d) || std::find(out.begin(), out.end(), x.name) != out.end()) return;
+    if (std::find(out.begin(), out.end(), x.name) != out.end()) return;
     const auto* in_a = a.find(x.name);
     const auto* in_b = b.find(x.name);
-    if (!in_a || !in_b || !(*in_a == *in_b)) out.push_back(x.name);
+    if (in_a && in_b && *in_a == *in_b) return;
+    if (!in_a || !in_b || could_serve(in_a) || could_serve(in_b)) out.push_back(x.name);
   };
   for (const auto& x : a.backends()) consider(x);
   for (const auto& x : b.backends()) consider(x);
@@ -448,12 +461,12 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
     for (const auto& p : points) out.space.platforms.push_back(p.describe());
     for (auto d : domains) {
       const bool evaluate = !options.skip_identical || !same_behaviour(a.registry, b.registry, v, d);
-      std::vector<std::string> overrides = {""};
-      if (options.overrides) {
-        const auto forced = forced_candidates(a.registry, b.registry, d);
-        overrides.insert(overrides.end(), forced.begin(), forced.end());
-      }
       for (auto m : enum_values<attention_mode>()) {
+        std::vector<std::string> overrides = {""};
+        if (options.overrides) {
+          const auto forced = forced_candidates(a.registry, b.registry, v, d, m);
+          overrides.insert(overrides.end(), forced.begin(), forced.end());
+        }
         const auto s = scope_of(regs, v, d, m);
         if (s.caps.empty() && s.rules.empty()) continue;
         const auto ax = axes_of(s);
