@@ -48,7 +48,9 @@ inline void validate_head_sizes(const std::string& where, const head_size_spec& 
   }
 }
 
-inline void validate_capabilities(const std::string& where, const capabilities& c) {
+// `inherited_features`: the list is the backend's own, shared (copy-on-write) and checked already;
+// checking it again per variant made loading O(variants x features).
+inline void validate_capabilities(const std::string& where, const capabilities& c, bool inherited_features = false) {
   validate_head_sizes(where, c.head_sizes, "head_sizes");
   if (c.value_head_sizes) validate_head_sizes(where, *c.value_head_sizes, "value_head_sizes");
   for (auto m : c.block_size_multiples)
@@ -58,9 +60,10 @@ inline void validate_capabilities(const std::string& where, const capabilities& 
   if (c.preferred_block_size > limits::block_size)
     throw registry_error(where + ": preferred block size " + std::to_string(c.preferred_block_size) +
                          " is above " + std::to_string(limits::block_size));
-  for (const auto& f : c.features)
-    if (!is_valid_feature_name(f))
-      throw registry_error(where + ": feature '" + detail::escape_text(f, limits::echoed_text) + "' is not lower_snake");
+  if (!inherited_features)
+    for (const auto& f : c.features)
+      if (!is_valid_feature_name(f))
+        throw registry_error(where + ": feature '" + detail::escape_text(f, limits::echoed_text) + "' is not lower_snake");
   for (const auto& pc : c.platforms) {
     if (pc.min_capability && pc.max_capability && *pc.max_capability < *pc.min_capability)
       throw registry_error(where + ": platform capability range is inverted");
@@ -88,7 +91,8 @@ ATTNSEL_INLINE void validate_descriptor(const backend_descriptor& b) {
     if (v.variant.empty() || v.variant.size() > limits::name_length)
       throw registry_error("backend " + b.name + ": a variant name is empty or longer than " +
                            std::to_string(limits::name_length) + " characters");
-    detail::validate_capabilities("backend " + b.name + " variant " + detail::escape_text(v.variant, limits::echoed_text), v);
+    detail::validate_capabilities("backend " + b.name + " variant " + detail::escape_text(v.variant, limits::echoed_text), v,
+                                  v.features.shares_storage_with(b.caps.features));
   }
 }
 
