@@ -359,7 +359,7 @@ TEST_CASE("bad values are usage errors: status 2 and one stderr line naming the 
       {{"--head-size-v", "0"}, "--head-size-v", "1..65536"},
       {{"--block-size", "0"}, "--block-size", "1..1048576"},
       {{"--block-size", "99999999999"}, "--block-size", "1..1048576"},
-      {{"--num-heads", "-1"}, "--num-heads", "1..65536"},
+      {{"--num-heads", "-1"}, "--num-heads", "1..1048576"},
       {{"--dtype", "float17"}, "--dtype", "bfloat16"},
       {{"--kv-cache-dtype", "fp9"}, "--kv-cache-dtype", "fp8_e4m3"},
       {{"--attn-type", "sideways"}, "--attn-type", "encoder_decoder"},
@@ -570,6 +570,69 @@ TEST_CASE("--catalog-only uses the file alone; a bad catalog is status 1", "[cli
   CHECK(missing.status == 1);
   CHECK(missing.out.empty());
   CHECK(missing.err.find("/nonexistent/overlay.json") != std::string::npos);
+}
+
+TEST_CASE("select and explain --json print one JSON error object when the catalog fails (issue 9, defect 5)",
+          "[cli][catalog]") {
+  for (const char* command : {"select", "explain"}) {
+    const auto r = run({command, "--platform", "cuda", "--arch", "9.0", "--json", "--catalog", "/nonexistent/x.json"});
+    INFO(command << " -> " << r.err);
+    CHECK(r.status == 1);
+    const auto j = parse_json(r.out);
+    CHECK(j.at("backend").is_null());
+    CHECK(j.at("error").at("code") == "catalog");
+    CHECK(j.at("error").at("message").get<std::string>().find("/nonexistent/x.json") != std::string::npos);
+  }
+}
+
+TEST_CASE("the CLI and the library share one num_heads limit (issue 8)", "[cli][usage]") {
+  CHECK(run({"select", "--platform", "cuda", "--arch", "9.0", "--num-heads", std::to_string(attnsel::limits::num_heads)})
+            .status == 0);
+  CHECK(run({"select", "--platform", "cuda", "--arch", "9.0", "--num-heads",
+             std::to_string(attnsel::limits::num_heads + 1)})
+            .status == 2);
+}
+
+TEST_CASE("an empty catalog path is a usage error for every path option (issue 9, defect 6)", "[cli][usage]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"select", "--catalog-only", ""},
+                                                                {"select", "--catalog", ""},
+                                                                {"list", "--catalog-only", ""},
+                                                                {"matrix", "--catalog", ""},
+                                                                {"validate", ""}}) {
+    const auto r = run(args);
+    INFO(args.front() << " " << args[1] << " -> " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("empty path") != std::string::npos);
+  }
+}
+
+TEST_CASE("an unknown command is named and the commands are listed (issue 9, defect 13)", "[cli][usage]") {
+  const auto r = run({"frobnicate"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("'frobnicate' is not an attnsel command") != std::string::npos);
+  CHECK(r.err.find("select, explain, list, matrix, validate") != std::string::npos);
+}
+
+TEST_CASE("a binary file is reported as not JSON text (issue 9, defect 13)", "[cli][catalog]") {
+  std::string blob;
+  for (int i = 0; i < 2000; ++i) blob += static_cast<char>((i * 131 + 7) % 256);
+  const temp_file binary(blob);
+  const auto r = run({"validate", binary.path});
+  CHECK(r.status == 1);
+  CHECK(r.err.find("not JSON text") != std::string::npos);
+}
+
+TEST_CASE("a line break in a catalog's component name cannot forge a diagnostic line (issue 9, defect 10)",
+          "[cli][catalog]") {
+  const temp_file forged(R"({"format": "attnsel-catalog", "version": 1, "name": "f",
+    "backends": [{"name": "MY_ATTN", "domains": ["decoder"], "requires": [{"component": "x\nattnsel: error: forged"}]}]})");
+  const auto r = run({"select", "--platform", "cuda", "--arch", "9.0", "--catalog-only", forged.path});
+  CHECK(r.status == 1);
+  std::size_t diagnostics = 0;
+  for (const auto& line : lines_of(r.err)) diagnostics += line.rfind("attnsel:", 0) == 0 ? 1 : 0;
+  CHECK(diagnostics == 1);
+  CHECK(r.err.find("\nattnsel: error: forged") == std::string::npos);
 }
 
 TEST_CASE("--version prints the library version", "[cli][help]") {

@@ -4,7 +4,7 @@
 #
 # Usage: tools/run_fuzzers.sh [SECONDS_PER_TARGET]   (default 60; works from any directory)
 # Environment:
-#   ATTNSEL_FUZZ_TARGETS    space-separated subset of targets to run (default: all four)
+#   ATTNSEL_FUZZ_TARGETS    space-separated subset of targets to run (default: all five)
 #   ATTNSEL_FUZZ_BUILD_DIR  build directory (default: <repo>/build-fuzz)
 #   CC, CXX                 compilers for a fresh configure (default: clang, clang++)
 # Each target fuzzes a scratch copy of fuzz/corpus/<target> under <build>/fuzz-work/<target>/, so the
@@ -21,13 +21,14 @@ fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTNSEL_FUZZ_BUILD_DIR:-$root/build-fuzz}"
-targets=(${ATTNSEL_FUZZ_TARGETS:-fuzz_catalog fuzz_override fuzz_platform fuzz_query})
+targets=(${ATTNSEL_FUZZ_TARGETS:-fuzz_catalog fuzz_catalog_structured fuzz_override fuzz_platform fuzz_query})
 
 # Longest input per target: a catalog file may be large, the other inputs are one-line strings or a
 # small JSON document.
 max_len_for() {
   case "$1" in
     fuzz_catalog) echo $((1 << 20)) ;;
+    fuzz_catalog_structured) echo 4096 ;;
     fuzz_override) echo 4096 ;;
     fuzz_platform) echo 1024 ;;
     fuzz_query) echo 65536 ;;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <attnsel/config.hpp>
+#include <attnsel/limits.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/registry.hpp>
 
@@ -62,14 +63,28 @@ struct catalog {
 /// Format version this library reads and writes.
 inline constexpr int catalog_format_version = 1;
 
-/// Limits the loader enforces on untrusted input.
+/// Limits the loader enforces on untrusted input (defaults from limits.hpp; docs/reliability.md).
+/// Together they bound the memory and time a load takes whatever the input.
 struct catalog_limits {
-  std::size_t max_bytes = 16u << 20;  ///< larger files are refused before parsing
-  std::size_t max_depth = 32;         ///< deeper nesting is refused before parsing (catalogs need ~6)
+  std::size_t max_bytes = limits::catalog_bytes;  ///< larger files are refused before parsing
+  std::size_t max_depth = limits::catalog_depth;  ///< deeper nesting is refused before parsing (catalogs need ~6)
+  std::size_t max_variants_per_backend = limits::variants_per_backend;  ///< variants one backend may declare
+  std::size_t max_list_elements = limits::elements_per_list;            ///< elements of one JSON list
+  /// List elements the loaded catalog may hold, counting what variants inherit from their backend
+  /// (an inherited feature list is shared, so it counts once).
+  std::size_t max_total_elements = limits::total_elements;
 };
 
+/// Parses JSON text strictly: refuses text over `limits.max_bytes`, nesting over `limits.max_depth`,
+/// text that is not JSON, and any object key repeated within one object (at the key's JSON pointer).
+/// Read query and platform files with it too. Throws catalog_error.
+[[nodiscard]] nlohmann::json parse_json_document(std::string_view text, std::string_view origin = "<string>",
+                                                 const catalog_limits& limits = {});
+
 /// Builds a catalog from a parsed JSON document. Throws catalog_error naming `origin` and the pointer.
-[[nodiscard]] catalog parse_catalog(const nlohmann::json& doc, std::string_view origin = "<json>");
+/// A parsed document has already lost repeated keys: read text with `parse_catalog_text`.
+[[nodiscard]] catalog parse_catalog(const nlohmann::json& doc, std::string_view origin = "<json>",
+                                    const catalog_limits& limits = {});
 
 /// Parses catalog text. Refuses oversized or over-deep input before handing it to the JSON parser.
 [[nodiscard]] catalog parse_catalog_text(std::string_view text, std::string_view origin = "<string>",

@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -40,10 +41,37 @@ struct head_size_spec {
   }
 };
 
-namespace detail {
 /// The arch half of a platform constraint or policy rule: the capability lies in [min, max] (a range
 /// needs a known capability) and, when targets are listed, the gfx arch is one of `archs` or in one of
-/// `families`. The vendor is the caller's business. Allocates nothing.
+/// `families`. The vendor is the holder's business. Read from and written to JSON by one reader and
+/// one writer (catalog_read_inl.hpp, catalog_write_inl.hpp).
+struct arch_filter {
+  std::optional<cuda_capability> min_capability;  ///< inclusive
+  std::optional<cuda_capability> max_capability;  ///< inclusive
+  std::vector<gfx_arch> archs;                      ///< empty = no arch list
+  std::vector<gfx_family> families;                 ///< empty = no family list; else any family matches
+
+  /// True when `p`'s capability and gfx target pass the filter (the vendor is not looked at).
+  /// Allocates nothing.
+  [[nodiscard]] bool accepts(const platform& p) const noexcept;
+  /// `[8.0, 12.1]`, `gfx942|gfx950`, `gfx9`; empty for a filter that narrows nothing.
+  [[nodiscard]] std::string describe() const;
+  /// True when no narrowing field is set.
+  [[nodiscard]] bool empty() const noexcept {
+    return !min_capability && !max_capability && archs.empty() && families.empty();
+  }
+  /// The key of the first field that no device of `vendor` can ever satisfy (a capability range on
+  /// rocm, gfx targets anywhere but rocm), or an empty view when the filter can match.
+  [[nodiscard]] std::string_view unmatchable_field(device_vendor vendor) const noexcept;
+
+  friend bool operator==(const arch_filter& a, const arch_filter& b) {
+    return a.min_capability == b.min_capability && a.max_capability == b.max_capability && a.archs == b.archs &&
+           a.families == b.families;
+  }
+};
+
+namespace detail {
+/// The test behind `arch_filter::accepts`, for callers holding the four fields apart. Allocates nothing.
 [[nodiscard]] bool arch_matches(const platform& p, const std::optional<cuda_capability>& min_capability,
                                 const std::optional<cuda_capability>& max_capability,
                                 const std::vector<gfx_arch>& archs,
@@ -52,20 +80,15 @@ namespace detail {
 
 /// One platform a backend runs on: a vendor, optionally narrowed by compute-capability range (CUDA)
 /// or by gfx targets and families (ROCm). Within one constraint every narrowing must hold.
-struct platform_constraint {
+struct platform_constraint : arch_filter {
   device_vendor vendor = device_vendor::cuda;
-  std::optional<cuda_capability> min_capability;  ///< inclusive
-  std::optional<cuda_capability> max_capability;  ///< inclusive
-  std::vector<gfx_arch> archs;                      ///< empty = no arch list
-  std::vector<gfx_family> families;                 ///< empty = no family list; else any family matches
 
   [[nodiscard]] bool accepts(const platform& p) const noexcept;
   /// `cuda [8.0, 12.1]`, `rocm gfx942|gfx950`, `rocm family gfx9`.
   [[nodiscard]] std::string describe() const;
 
   friend bool operator==(const platform_constraint& a, const platform_constraint& b) {
-    return a.vendor == b.vendor && a.min_capability == b.min_capability && a.max_capability == b.max_capability &&
-           a.archs == b.archs && a.families == b.families;
+    return a.vendor == b.vendor && static_cast<const arch_filter&>(a) == static_cast<const arch_filter&>(b);
   }
 };
 
@@ -133,7 +156,7 @@ struct backend_descriptor {
 
 /// True for an UPPER_SNAKE backend name: [A-Z][A-Z0-9_]*, at most 64 characters.
 [[nodiscard]] constexpr bool is_valid_backend_name(std::string_view name) noexcept {
-  if (name.empty() || name.size() > 64 || !(name[0] >= 'A' && name[0] <= 'Z')) return false;
+  if (name.empty() || name.size() > limits::name_length || !(name[0] >= 'A' && name[0] <= 'Z')) return false;
   for (char c : name)
     if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
   return true;

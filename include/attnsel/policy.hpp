@@ -34,14 +34,11 @@ struct policy_entry {
 };
 
 /// A rule: when it matches the query and platform, its `order` is the automatic order.
-/// Every narrowing field left empty matches anything.
-struct policy_rule {
+/// Every narrowing field left empty matches anything. The arch fields (min_capability,
+/// max_capability, archs, families) come from `arch_filter`, the same filter platform constraints use.
+struct policy_rule : arch_filter {
   attn_domain domain = attn_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
-  std::optional<cuda_capability> min_capability;  ///< inclusive
-  std::optional<cuda_capability> max_capability;  ///< inclusive
-  std::vector<gfx_arch> archs;
-  std::vector<gfx_family> families;
   attention_mode_set modes;          ///< empty = any mode
   std::uint32_t min_num_heads = 0;   ///< with max_num_heads: the query must set num_heads in range
   std::uint32_t max_num_heads = 0;   ///< 0 = unbounded
@@ -57,9 +54,8 @@ struct policy_rule {
   [[nodiscard]] std::string describe() const;
 
   friend bool operator==(const policy_rule& a, const policy_rule& b) {
-    return a.domain == b.domain && a.vendor == b.vendor && a.min_capability == b.min_capability &&
-           a.max_capability == b.max_capability && a.archs == b.archs && a.families == b.families &&
-           a.modes == b.modes && a.min_num_heads == b.min_num_heads && a.max_num_heads == b.max_num_heads &&
+    return a.domain == b.domain && a.vendor == b.vendor &&
+           static_cast<const arch_filter&>(a) == static_cast<const arch_filter&>(b) && a.modes == b.modes && a.min_num_heads == b.min_num_heads && a.max_num_heads == b.max_num_heads &&
            a.kv_cache_dtypes == b.kv_cache_dtypes && a.dtypes == b.dtypes && a.features == b.features &&
            a.without_features == b.without_features && a.note == b.note && a.order == b.order;
   }

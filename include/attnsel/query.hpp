@@ -4,11 +4,13 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/limits.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,52 +54,82 @@ inline constexpr std::array<known_feature, 11> known{{
 
 /// True for a lower_snake name: [a-z][a-z0-9_]*, at most 64 characters.
 [[nodiscard]] constexpr bool is_valid_feature_name(std::string_view name) noexcept {
-  if (name.empty() || name.size() > 64 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  if (name.empty() || name.size() > limits::name_length || !(name[0] >= 'a' && name[0] <= 'z')) return false;
   for (char c : name)
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
   return true;
 }
 
 /// A sorted set of feature names. Membership and inclusion tests never allocate.
+/// Copies share one immutable list (copy-on-write), so a catalog variant that inherits its backend's
+/// features costs a reference count, not a copy: memory stays proportional to the catalog text.
 class feature_set {
  public:
   feature_set() = default;
   feature_set(std::initializer_list<std::string_view> names) {
-    for (auto n : names) insert(n);
+    std::vector<std::string> list;
+    list.reserve(names.size());
+    for (auto n : names) list.emplace_back(n);
+    *this = feature_set(std::move(list));
+  }
+  /// Sorts and de-duplicates `names` once: O(n log n) for any input order (bulk readers use this).
+  explicit feature_set(std::vector<std::string> names) {
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    if (!names.empty()) names_ = std::make_shared<const std::vector<std::string>>(std::move(names));
   }
 
   /// Inserts `name` (no validation here; loaders and the CLI validate what people type).
+  /// O(size): for many names build the set from a vector instead.
   void insert(std::string_view name) {
-    const auto it = std::lower_bound(names_.begin(), names_.end(), name);
-    if (it == names_.end() || *it != name) names_.insert(it, std::string(name));
+    const auto& cur = list();
+    const auto it = std::lower_bound(cur.begin(), cur.end(), name);
+    if (it != cur.end() && *it == name) return;
+    std::vector<std::string> next;
+    next.reserve(cur.size() + 1);
+    next.insert(next.end(), cur.begin(), it);
+    next.emplace_back(name);
+    next.insert(next.end(), it, cur.end());
+    names_ = std::make_shared<const std::vector<std::string>>(std::move(next));
   }
   [[nodiscard]] bool contains(std::string_view name) const noexcept {
-    return std::binary_search(names_.begin(), names_.end(), name, std::less<>{});
+    return std::binary_search(list().begin(), list().end(), name, std::less<>{});
   }
   /// True when every name of `required` is in this set.
   [[nodiscard]] bool includes(const feature_set& required) const noexcept {
-    return std::includes(names_.begin(), names_.end(), required.names_.begin(), required.names_.end());
+    return std::includes(begin(), end(), required.begin(), required.end());
   }
   /// True when at least one name is in both sets.
   [[nodiscard]] bool intersects(const feature_set& other) const noexcept {
-    auto a = names_.begin();
-    auto b = other.names_.begin();
-    while (a != names_.end() && b != other.names_.end()) {
+    auto a = begin();
+    auto b = other.begin();
+    while (a != end() && b != other.end()) {
       if (*a == *b) return true;
       if (*a < *b) ++a; else ++b;
     }
     return false;
   }
-  [[nodiscard]] bool empty() const noexcept { return names_.empty(); }
-  [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
-  [[nodiscard]] auto begin() const noexcept { return names_.begin(); }
-  [[nodiscard]] auto end() const noexcept { return names_.end(); }
+  [[nodiscard]] bool empty() const noexcept { return list().empty(); }
+  [[nodiscard]] std::size_t size() const noexcept { return list().size(); }
+  using const_iterator = std::vector<std::string>::const_iterator;
+  [[nodiscard]] const_iterator begin() const noexcept { return list().begin(); }
+  [[nodiscard]] const_iterator end() const noexcept { return list().end(); }
+  /// True when both sets share one stored list (a copy not modified since).
+  [[nodiscard]] bool shares_storage_with(const feature_set& other) const noexcept {
+    return names_ != nullptr && names_ == other.names_;
+  }
 
-  friend bool operator==(const feature_set& a, const feature_set& b) { return a.names_ == b.names_; }
+  friend bool operator==(const feature_set& a, const feature_set& b) {
+    return a.names_ == b.names_ || a.list() == b.list();
+  }
   friend bool operator!=(const feature_set& a, const feature_set& b) { return !(a == b); }
 
  private:
-  std::vector<std::string> names_;
+  [[nodiscard]] const std::vector<std::string>& list() const noexcept {
+    static const std::vector<std::string> none;
+    return names_ ? *names_ : none;
+  }
+  std::shared_ptr<const std::vector<std::string>> names_;  // null when empty; never modified once shared
 };
 
 /// What one attention layer needs. Every input a capability check reads is here or in `platform`.
@@ -123,11 +155,6 @@ struct query {
            a.required == b.required;
   }
 };
-
-/// Largest head size, block size and head count a query may carry.
-inline constexpr std::uint32_t max_head_size = 1u << 16;
-inline constexpr std::uint32_t max_block_size = 1u << 20;
-inline constexpr std::uint32_t max_num_heads = 1u << 20;
 
 /// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that
 /// range, block size and head count within their maxima, feature names lower_snake. Allocates nothing.

@@ -40,6 +40,9 @@ class registry {
   void replace(backend_descriptor backend);
   /// `replace` when the name exists, else `add`.
   void add_or_replace(backend_descriptor backend);
+  /// `add_or_replace` for many backends at once, in order, indexing once at the end: O(n log n) in
+  /// the number of names (catalog loaders use it). All or nothing.
+  void add_or_replace_all(std::vector<backend_descriptor> backends);
   /// Removes a backend. Throws if absent or if a policy entry still names it.
   void remove(std::string_view name);
 
@@ -94,8 +97,15 @@ class registry {
 };
 
 /// Throws registry_error with a precise message when `backend` is malformed (used by `add`, and by
-/// catalog loaders before they touch a registry).
+/// catalog loaders before they touch a registry). Enforces the bounds of limits.hpp, so a registry
+/// holds nothing the catalog loader would refuse.
 void validate_descriptor(const backend_descriptor& backend);
+
+/// Throws registry_error when `rule` holds a value the catalog loader would refuse: a head-count
+/// bound past `limits::num_heads` or inverted, an arch filter no device of its vendor can pass, a
+/// feature name that is not lower_snake. (Entry names resolve case-insensitively here; catalog files
+/// spell them UPPER_SNAKE.) Used by `set_policy` and `prepend_rules`.
+void validate_rule(const policy_rule& rule);
 
 ATTNSEL_END_NAMESPACE
 

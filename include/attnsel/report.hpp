@@ -25,9 +25,13 @@ ATTNSEL_BEGIN_NAMESPACE
                                      const override_request& ovr);
 
 /// Reads a platform object as written by `to_json(platform)`; `arch` may also be spelled `capability`
-/// and components may be `"name"` or `"name=version"` strings. Throws std::invalid_argument.
+/// and components may be `"name"` or `"name=version"` strings. Enum names are canonical and exact-case,
+/// like a catalog's; unknown keys (in component objects too) are refused. Throws std::invalid_argument
+/// naming the value (`platform.components.0.name: ...`). Read text with parse_json_document (catalog.hpp),
+/// which refuses repeated keys.
 [[nodiscard]] platform platform_from_json(const nlohmann::json& j);
-/// Reads a query object; every key is optional (defaults of `query`). Throws std::invalid_argument.
+/// Reads a query object; every key is optional (defaults of `query`), null counts as absent. Enum names
+/// are canonical and exact-case; integers are bounded by limits.hpp. Throws std::invalid_argument.
 [[nodiscard]] query query_from_json(const nlohmann::json& j);
 
 ATTNSEL_END_NAMESPACE

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
+#include <thread>
 #include <utility>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -36,24 +38,43 @@ class shared_registry {
   [[nodiscard]] std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
 
   /// Applies `change(registry&)` to a copy of the current registry and publishes the copy.
-  /// If `change` throws, nothing is published and the exception propagates.
+  /// If `change` throws, nothing is published and the exception propagates. Calling `update` or
+  /// `publish` from inside `change` (same thread) throws std::logic_error instead of deadlocking.
   template <class Change>
   void update(Change&& change) {
-    std::lock_guard<std::mutex> lock(write_mutex_);
+    std::lock_guard<std::mutex> lock(lock_writer());
+    const writing guard(writer_);
     auto next = std::make_shared<registry>(*std::atomic_load(&current_));
     std::forward<Change>(change)(*next);
     std::atomic_store(&current_, std::shared_ptr<const registry>(std::move(next)));
     version_.fetch_add(1, std::memory_order_release);
   }
 
-  /// Publishes `next` as the whole new registry.
+  /// Publishes `next` as the whole new registry. Throws std::logic_error inside an `update` callback.
   void publish(registry next) {
-    std::lock_guard<std::mutex> lock(write_mutex_);
+    std::lock_guard<std::mutex> lock(lock_writer());
     std::atomic_store(&current_, std::shared_ptr<const registry>(std::make_shared<const registry>(std::move(next))));
     version_.fetch_add(1, std::memory_order_release);
   }
 
  private:
+  // Marks the thread running an update callback for as long as it runs.
+  struct writing {
+    explicit writing(std::atomic<std::thread::id>& w) : w_(w) { w_.store(std::this_thread::get_id()); }
+    ~writing() { w_.store(std::thread::id{}); }
+    writing(const writing&) = delete;
+    writing& operator=(const writing&) = delete;
+    std::atomic<std::thread::id>& w_;
+  };
+  // The write mutex, refused to the thread already inside update() (re-locking would deadlock).
+  std::mutex& lock_writer() {
+    if (writer_.load() == std::this_thread::get_id())
+      throw std::logic_error("shared_registry: update() or publish() called from inside an update() callback; "
+                             "change the registry passed to the callback instead");
+    return write_mutex_;
+  }
+
+  std::atomic<std::thread::id> writer_{};
   mutable std::mutex write_mutex_;
   std::shared_ptr<const registry> current_;
   std::atomic<std::uint64_t> version_{0};

@@ -147,7 +147,7 @@ int run_app(int argc, char** argv) {
 
   std::string validate_path;
   auto* validate_cmd = app.add_subcommand("validate", "Check a catalog file; print ok or the precise error");
-  validate_cmd->add_option("FILE", validate_path, "Catalog file to check")->required();
+  validate_cmd->add_option("FILE", validate_path, "Catalog file to check")->required()->check(non_empty_path());
   validate_cmd->footer(validate_footer);
 
   doctor_flags doctor_args;
@@ -185,6 +185,13 @@ int run_app(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const auto parsed = app.get_subcommands();
+    if (parsed.empty() && argc > 1 && argv[1][0] != '-') {
+      // "A subcommand is required" hides the cause: say which word is not a command, and list them.
+      std::string names;
+      for (const auto* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+      print_usage_error("'" + attnsel::printable(argv[1], 40) + "' is not an attnsel command; commands are: " + names, "");
+      return exit_usage;
+    }
     print_usage_error(e.what(), parsed.empty() ? "" : parsed.front()->get_name());
     return exit_usage;
   }

@@ -32,7 +32,20 @@ int run_select(const select_flags& flags, bool explain_mode) {
   attnsel::detection_report detected;
   const auto p = build_platform(flags.platform, &detected);
   auto q = build_query(flags.query);
-  const auto c = load_catalog(flags.catalog);
+  attnsel::catalog c;
+  try {
+    c = load_catalog(flags.catalog);
+  } catch (const catalog_failure& e) {
+    // --json promises exactly one JSON object on stdout, failures included.
+    if (flags.json) {
+      const nlohmann::json report = {
+          {"backend", nullptr},
+          {"error", {{"code", "catalog"}, {"message", e.what()}, {"suggestions", nlohmann::json::array()}}}};
+      std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      std::fflush(stdout);
+    }
+    throw;
+  }
   add_features(q, flags.query, c.registry);
 
   const auto ovr = choose_override(flags.backend_given, flags.backend, q.domain);

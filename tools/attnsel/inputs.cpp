@@ -6,6 +6,7 @@
 #include "errors.hpp"
 
 #include <attnsel/enums.hpp>
+#include <attnsel/limits.hpp>
 #include <attnsel/override.hpp>
 
 #include <algorithm>
@@ -113,13 +114,13 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
 attnsel::query build_query(const query_flags& flags) {
   attnsel::query q;
   q.domain = parse_domain("--domain", flags.domain);
-  q.head_size = parse_count("--head-size", flags.head_size, 1, 65536);
-  if (!flags.head_size_v.empty()) q.head_size_v = parse_count("--head-size-v", flags.head_size_v, 1, 65536);
+  q.head_size = parse_count("--head-size", flags.head_size, 1, attnsel::limits::head_size);
+  if (!flags.head_size_v.empty()) q.head_size_v = parse_count("--head-size-v", flags.head_size_v, 1, attnsel::limits::head_size);
   q.dtype = parse_value<attnsel::data_type>("--dtype", flags.dtype);
   q.kv_cache_dtype = parse_value<attnsel::cache_dtype>("--kv-cache-dtype", flags.kv_cache_dtype);
-  if (!flags.block_size.empty()) q.block_size = parse_count("--block-size", flags.block_size, 1, 1048576);
+  if (!flags.block_size.empty()) q.block_size = parse_count("--block-size", flags.block_size, 1, attnsel::limits::block_size);
   q.attn_type = parse_value<attnsel::attention_type>("--attn-type", flags.attn_type);
-  if (!flags.num_heads.empty()) q.num_heads = parse_count("--num-heads", flags.num_heads, 1, 65536);
+  if (!flags.num_heads.empty()) q.num_heads = parse_count("--num-heads", flags.num_heads, 1, attnsel::limits::num_heads);
   if (flags.sparse)
     q.mode = attnsel::attention_mode::sparse_mla;
   else if (flags.mla)

@@ -4,14 +4,24 @@
 
 namespace attnsel_cli {
 
+const CLI::Validator& non_empty_path() {
+  // An empty path is almost always an unset shell variable: refuse it rather than fall back.
+  static const CLI::Validator check(
+      [](std::string& value) { return value.empty() ? std::string("an empty path is not a catalog file") : std::string(); },
+      "", "non-empty path");
+  return check;
+}
+
 void add_catalog_flags(CLI::App& app, catalog_flags& flags) {
   app.add_option("--catalog", flags.layers,
                                 "Built-in catalog name (vllm, torch_sdpa) or a catalog FILE layered on it; "
                                 "repeatable, files merge in order (default: vllm)")
       ->type_name("NAME|FILE")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->check(non_empty_path());
   app.add_option("--catalog-only", flags.only, "Use this catalog FILE alone, without a built-in base")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(non_empty_path());
   app.add_option("--catalog-name", flags.name,
                  "Built-in catalog to use as the base (see 'attnsel list --catalogs'; default: vllm)")
       ->type_name("NAME");
@@ -53,7 +63,7 @@ CLI::Option* add_select_flags(CLI::App& app, select_flags& flags) {
       ->type_name("TYPE");
   app.add_flag("--mla", flags.query.mla, "Multi-head latent attention (DeepSeek)");
   app.add_flag("--sparse", flags.query.sparse, "Sparse MLA (DeepSeek V3.2); implies --mla");
-  app.add_option("--num-heads", flags.query.num_heads, "Query heads per rank, 1..65536 (default: unknown)")
+  app.add_option("--num-heads", flags.query.num_heads, "Query heads per rank, 1..1048576 (default: unknown)")
       ->type_name("N");
   app.add_option("--feature", flags.query.features,
                  "Required feature (repeatable): sinks, sliding_window, alibi, softcap, mm_prefix, "

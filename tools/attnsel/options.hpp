@@ -9,6 +9,9 @@
 
 namespace attnsel_cli {
 
+/// Refuses an empty path value (`--catalog-only ""`): a usage error, exit status 2.
+const CLI::Validator& non_empty_path();
+
 /// `--catalog NAME_OR_FILE` (repeatable) and `--catalog-only FILE`.
 struct catalog_flags {
   std::vector<std::string> layers;  ///< in command-line order

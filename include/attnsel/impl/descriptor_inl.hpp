@@ -60,6 +60,37 @@ ATTNSEL_INLINE std::string head_size_spec::describe() const {
   return "?";
 }
 
+ATTNSEL_INLINE bool arch_filter::accepts(const platform& p) const noexcept {
+  return detail::arch_matches(p, min_capability, max_capability, archs, families);
+}
+
+ATTNSEL_INLINE std::string arch_filter::describe() const {
+  std::string out;
+  const auto cc = [](cuda_capability c) { return std::to_string(c.major) + "." + std::to_string(c.minor); };
+  if (min_capability || max_capability) {
+    out += "[" + (min_capability ? cc(*min_capability) : std::string("any")) + ", " +
+           (max_capability ? cc(*max_capability) : std::string("any")) + "]";
+  }
+  std::string targets;
+  for (const auto& a : archs) targets += (targets.empty() ? "" : "|") + a.name();
+  for (auto f : families) targets += (targets.empty() ? "" : "|") + std::string(to_string(f));
+  if (!targets.empty()) out += (out.empty() ? "" : " ") + targets;
+  return out;
+}
+
+ATTNSEL_INLINE std::string_view arch_filter::unmatchable_field(device_vendor vendor) const noexcept {
+  // Only CUDA platforms are described by a capability in practice, and only ROCm ones carry a gfx
+  // target (platform_from_json and the CLI set it for rocm alone).
+  if (vendor == device_vendor::rocm) {
+    if (min_capability) return "min_capability";
+    if (max_capability) return "max_capability";
+    return {};
+  }
+  if (!archs.empty()) return "archs";
+  if (!families.empty()) return "families";
+  return {};
+}
+
 ATTNSEL_INLINE bool detail::arch_matches(const platform& p, const std::optional<cuda_capability>& min_capability,
                                          const std::optional<cuda_capability>& max_capability,
                                          const std::vector<gfx_arch>& archs,
@@ -73,30 +104,19 @@ ATTNSEL_INLINE bool detail::arch_matches(const platform& p, const std::optional<
   if (!archs.empty() || !families.empty()) {
     if (!p.gfx()) return false;
     const gfx_arch arch = *p.gfx();
-    const bool in_archs = std::find(archs.begin(), archs.end(), arch) != archs.end();
-    const bool in_families =
-        std::any_of(families.begin(), families.end(), [&](gfx_family f) { return arch.in_family(f); });
-    if (!in_archs && !in_families) return false;
+    return std::find(archs.begin(), archs.end(), arch) != archs.end() ||
+           std::any_of(families.begin(), families.end(), [&](gfx_family f) { return arch.in_family(f); });
   }
   return true;
 }
 
 ATTNSEL_INLINE bool platform_constraint::accepts(const platform& p) const noexcept {
-  return p.vendor() == vendor && detail::arch_matches(p, min_capability, max_capability, archs, families);
+  return p.vendor() == vendor && arch_filter::accepts(p);
 }
 
 ATTNSEL_INLINE std::string platform_constraint::describe() const {
-  std::string out(to_string(vendor));
-  const auto cc = [](cuda_capability c) { return std::to_string(c.major) + "." + std::to_string(c.minor); };
-  if (min_capability || max_capability) {
-    out += " [" + (min_capability ? cc(*min_capability) : std::string("any")) + ", " +
-           (max_capability ? cc(*max_capability) : std::string("any")) + "]";
-  }
-  std::string targets;
-  for (const auto& a : archs) targets += (targets.empty() ? "" : "|") + a.name();
-  for (auto f : families) targets += (targets.empty() ? "" : "|") + std::string(to_string(f));
-  if (!targets.empty()) out += " " + targets;
-  return out;
+  const auto narrowing = arch_filter::describe();
+  return std::string(to_string(vendor)) + (narrowing.empty() ? "" : " " + narrowing);
 }
 
 ATTNSEL_END_NAMESPACE

@@ -6,6 +6,8 @@
 #  include <attnsel/override.hpp>
 #endif
 
+#include <attnsel/impl/text.hpp>
+
 #include <algorithm>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -57,23 +59,7 @@ ATTNSEL_INLINE override_plan override_plan::parse(std::string_view spec, const r
 }
 
 ATTNSEL_INLINE std::string printable(std::string_view text, std::size_t limit) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (out.size() >= limit) {
-      out += "... (" + std::to_string(text.size()) + " bytes)";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 0xf];
-    }
-  }
-  return out;
+  return detail::escape_text(text, limit);
 }
 
 ATTNSEL_INLINE std::string closest_name(std::string_view text, const std::vector<std::string>& candidates) {
@@ -126,8 +112,7 @@ ATTNSEL_INLINE std::string override_problem::message(const registry& reg, const 
       const auto names = reg.all_names();
       std::string out = "unknown attention backend " + tok + where + ".";
       if (!hint.empty()) out += " Did you mean " + hint + "?";
-      out += " Valid options are: auto";
-      for (const auto& n : names) out += ", " + n;
+      out += " Valid options are: auto, " + detail::join_limited(names, ", ");
       return out;
     }
   }

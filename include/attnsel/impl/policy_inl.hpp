@@ -21,7 +21,7 @@ ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) con
 ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) const noexcept {
   if (q.domain != domain || p.vendor() != vendor) return false;
   // The arch half of a rule is the same test a backend's platform constraint does.
-  if (!detail::arch_matches(p, min_capability, max_capability, archs, families)) return false;
+  if (!arch_filter::accepts(p)) return false;
   if (!modes.empty() && !modes.contains(q.mode)) return false;
   if (min_num_heads || max_num_heads) {
     if (q.num_heads == 0 || q.num_heads < min_num_heads) return false;
@@ -34,13 +34,9 @@ ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) cons
 }
 
 ATTNSEL_INLINE std::string policy_rule::describe() const {
-  platform_constraint where;
-  where.vendor = vendor;
-  where.min_capability = min_capability;
-  where.max_capability = max_capability;
-  where.archs = archs;
-  where.families = families;
-  std::string out = std::string(to_string(domain)) + " " + where.describe();
+  const auto narrowing = arch_filter::describe();
+  std::string out = std::string(to_string(domain)) + " " + std::string(to_string(vendor)) +
+                    (narrowing.empty() ? "" : " " + narrowing);
   if (!modes.empty()) {
     out += " mode";
     modes.for_each([&](attention_mode m) { out += " " + std::string(to_string(m)); });

@@ -6,6 +6,8 @@
 #  include <attnsel/query.hpp>
 #endif
 
+#include <attnsel/impl/text.hpp>
+
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
@@ -36,7 +38,9 @@ ATTNSEL_INLINE std::string validation_message(const query& q) {
   if (q.num_heads > max_num_heads) return range("num_heads", q.num_heads, 1, max_num_heads);
   for (const auto& f : q.required)
     if (!is_valid_feature_name(f))
-      return "feature name '" + f.substr(0, 64) + "' is not lower_snake ([a-z][a-z0-9_]*, at most 64 characters)";
+      // Escaped and cut by detail::escape_text(): the message is ASCII, so JSON and terminals take it whole.
+      return "feature name '" + detail::escape_text(f, limits::name_length) +
+             "' is not lower_snake ([a-z][a-z0-9_]*, at most 64 characters)";
   return {};
 }
 

@@ -6,15 +6,22 @@
 #  include <attnsel/registry.hpp>
 #endif
 
+#include <attnsel/limits.hpp>
+
 #include <algorithm>
 #include <array>
+#include <iterator>
+#include <limits>
+#include <unordered_map>
+
+#include <attnsel/impl/text.hpp>
 
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
 
 // Upper-cases `name` into `buf` (names are at most 64 characters); false when it cannot be a name.
-inline bool upper_into(std::string_view name, std::array<char, 64>& buf, std::string_view& out) noexcept {
+inline bool upper_into(std::string_view name, std::array<char, limits::name_length>& buf, std::string_view& out) noexcept {
   if (name.empty() || name.size() > buf.size()) return false;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
@@ -24,22 +31,47 @@ inline bool upper_into(std::string_view name, std::array<char, 64>& buf, std::st
   return true;
 }
 
-inline void validate_capabilities(const std::string& where, const capabilities& c) {
-  const auto check_spec = [&](const head_size_spec& s, const char* field) {
-    if (s.form == head_size_spec::kind::set && s.values.empty())
-      throw registry_error(where + ": " + field + " is an empty set (use any)");
-    if (s.form == head_size_spec::kind::range && (s.min > s.max || s.multiple_of == 0))
+inline void validate_head_sizes(const std::string& where, const head_size_spec& s, const char* field) {
+  const auto bound = std::to_string(limits::head_size);
+  if (s.form == head_size_spec::kind::set) {
+    if (s.values.empty()) throw registry_error(where + ": " + field + " is an empty set (use any)");
+    if (s.values.front() == 0 || s.values.back() > limits::head_size)
+      throw registry_error(where + ": " + field + " holds a size outside [1, " + bound + "]");
+  }
+  if (s.form == head_size_spec::kind::range) {
+    if (s.min > s.max || s.multiple_of == 0)
       throw registry_error(where + ": " + field + " range is empty (min > max or multiple_of 0)");
-  };
-  check_spec(c.head_sizes, "head_sizes");
-  if (c.value_head_sizes) check_spec(*c.value_head_sizes, "value_head_sizes");
+    // max == UINT32_MAX is the "unbounded" range the writer leaves out.
+    const bool max_ok = s.max <= limits::head_size || s.max == std::numeric_limits<std::uint32_t>::max();
+    if (s.min == 0 || s.min > limits::head_size || !max_ok || s.multiple_of > limits::head_size)
+      throw registry_error(where + ": " + field + " range " + s.describe() + " goes outside [1, " + bound + "]");
+  }
+}
+
+// `inherited_features`: the list is the backend's own, shared (copy-on-write) and checked already;
+// checking it again per variant made loading O(variants x features).
+inline void validate_capabilities(const std::string& where, const capabilities& c, bool inherited_features = false) {
+  validate_head_sizes(where, c.head_sizes, "head_sizes");
+  if (c.value_head_sizes) validate_head_sizes(where, *c.value_head_sizes, "value_head_sizes");
   for (auto m : c.block_size_multiples)
-    if (m == 0) throw registry_error(where + ": block size multiple 0");
-  for (const auto& f : c.features)
-    if (!is_valid_feature_name(f)) throw registry_error(where + ": feature '" + f + "' is not lower_snake");
-  for (const auto& pc : c.platforms)
+    if (m == 0 || m > limits::block_size)
+      throw registry_error(where + ": block size multiple " + std::to_string(m) + " is outside [1, " +
+                           std::to_string(limits::block_size) + "]");
+  if (c.preferred_block_size > limits::block_size)
+    throw registry_error(where + ": preferred block size " + std::to_string(c.preferred_block_size) +
+                         " is above " + std::to_string(limits::block_size));
+  if (!inherited_features)
+    for (const auto& f : c.features)
+      if (!is_valid_feature_name(f))
+        throw registry_error(where + ": feature '" + detail::escape_text(f, limits::echoed_text) + "' is not lower_snake");
+  for (const auto& pc : c.platforms) {
     if (pc.min_capability && pc.max_capability && *pc.max_capability < *pc.min_capability)
       throw registry_error(where + ": platform capability range is inverted");
+    const auto bad = pc.unmatchable_field(pc.vendor);
+    if (!bad.empty())
+      throw registry_error(where + ": platform " + pc.describe() + " can never match (" + std::string(bad) +
+                           " on " + std::string(to_string(pc.vendor)) + ")");
+  }
   for (const auto& r : c.requires_components)
     if (r.name.empty()) throw registry_error(where + ": required component with an empty name");
 }
@@ -48,16 +80,45 @@ inline void validate_capabilities(const std::string& where, const capabilities& 
 
 ATTNSEL_INLINE void validate_descriptor(const backend_descriptor& b) {
   if (!is_valid_backend_name(b.name))
-    throw registry_error("backend name '" + b.name + "' is not UPPER_SNAKE ([A-Z][A-Z0-9_]*, at most 64 chars)");
+    throw registry_error("backend name '" + detail::escape_text(b.name, limits::echoed_text) +
+                         "' is not UPPER_SNAKE ([A-Z][A-Z0-9_]*, at most 64 chars)");
   for (const auto& a : b.aliases)
-    if (!is_valid_backend_name(a)) throw registry_error("backend " + b.name + ": alias '" + a + "' is not UPPER_SNAKE");
+    if (!is_valid_backend_name(a))
+      throw registry_error("backend " + b.name + ": alias '" + detail::escape_text(a, limits::echoed_text) + "' is not UPPER_SNAKE");
   if (b.domains.empty()) throw registry_error("backend " + b.name + " serves no domain");
   detail::validate_capabilities("backend " + b.name, b.caps);
   for (const auto& v : b.variants) {
-    if (v.variant.empty()) throw registry_error("backend " + b.name + ": a variant has no name");
-    detail::validate_capabilities("backend " + b.name + " variant " + v.variant, v);
+    if (v.variant.empty() || v.variant.size() > limits::name_length)
+      throw registry_error("backend " + b.name + ": a variant name is empty or longer than " +
+                           std::to_string(limits::name_length) + " characters");
+    detail::validate_capabilities("backend " + b.name + " variant " + detail::escape_text(v.variant, limits::echoed_text), v,
+                                  v.features.shares_storage_with(b.caps.features));
   }
 }
+
+ATTNSEL_INLINE void validate_rule(const policy_rule& r) {
+  const auto where = [&] { return "policy rule (" + r.describe() + ")"; };
+  if (r.min_num_heads > limits::num_heads || r.max_num_heads > limits::num_heads)
+    throw registry_error(where() + ": num_heads bound above " + std::to_string(limits::num_heads));
+  if (r.max_num_heads && r.min_num_heads > r.max_num_heads)
+    throw registry_error(where() + ": num_heads range is inverted (max < min)");
+  if (r.min_capability && r.max_capability && *r.max_capability < *r.min_capability)
+    throw registry_error(where() + ": capability range is inverted");
+  const auto bad = r.unmatchable_field(r.vendor);
+  if (!bad.empty())
+    throw registry_error(where() + " can never match (" + std::string(bad) + " on " +
+                         std::string(to_string(r.vendor)) + ")");
+  for (const auto* fs : {&r.features, &r.without_features})
+    for (const auto& f : *fs)
+      if (!is_valid_feature_name(f))
+        throw registry_error(where() + ": feature '" + detail::escape_text(f, limits::echoed_text) + "' is not lower_snake");
+}
+
+namespace detail {
+inline bool name_less(const std::pair<std::string, std::size_t>& p, std::string_view n) noexcept {
+  return std::string_view(p.first) < n;
+}
+}  // namespace detail
 
 ATTNSEL_INLINE void registry::reindex() {
   std::vector<std::pair<std::string, std::size_t>> names;
@@ -72,21 +133,25 @@ ATTNSEL_INLINE void registry::reindex() {
                            " and " + backends_[names[i].second].name);
 
   std::vector<std::vector<std::size_t>> resolved;
+  resolved.reserve(policy_.rules.size());
+  std::vector<std::size_t> seen(backends_.size(), std::numeric_limits<std::size_t>::max());
   for (std::size_t r = 0; r < policy_.rules.size(); ++r) {
     const auto& rule = policy_.rules[r];
     std::vector<std::size_t> indices;
+    indices.reserve(rule.order.size());
     for (const auto& e : rule.order) {
-      std::array<char, 64> buf{};
+      std::array<char, limits::name_length> buf{};
       std::string_view upper;
       const bool fits = detail::upper_into(e.backend, buf, upper);
-      const auto it = std::lower_bound(names.begin(), names.end(), upper,
-                                       [](const auto& p, std::string_view n) { return std::string_view(p.first) < n; });
+      const auto it = std::lower_bound(names.begin(), names.end(), upper, detail::name_less);
       if (!fits || it == names.end() || it->first != upper)
         throw registry_error("policy rule " + std::to_string(r) + " (" + rule.describe() + ") names unknown backend " +
-                             e.backend);
-      if (std::find(indices.begin(), indices.end(), it->second) != indices.end())
+                             detail::escape_text(e.backend, limits::echoed_text));
+      // `seen` marks the backends this rule already listed (by rule number): linear, no rescans.
+      if (seen[it->second] == r)
         throw registry_error("policy rule " + std::to_string(r) + " (" + rule.describe() + ") lists " + e.backend +
                              " twice");
+      seen[it->second] = r;
       indices.push_back(it->second);
     }
     resolved.push_back(std::move(indices));
@@ -95,17 +160,30 @@ ATTNSEL_INLINE void registry::reindex() {
   resolved_ = std::move(resolved);
 }
 
-// Mutations change the registry in place and undo the change if re-indexing throws: reindex()
-// commits its results only at its end, so the strong guarantee holds without copying the registry
-// (a copy per add made loading a catalog quadratic).
+// Adding a backend leaves every index of the resolved policy valid: only its names enter the sorted
+// index (binary search, then insertion), so n adds move O(n^2) small pairs at worst and never
+// re-sort. Strong guarantee: whatever can throw runs before the first change.
 ATTNSEL_INLINE void registry::add(backend_descriptor backend) {
   validate_descriptor(backend);
+  std::vector<std::pair<std::string, std::size_t>> added;
+  added.reserve(1 + backend.aliases.size());
+  added.emplace_back(backend.name, backends_.size());
+  for (const auto& a : backend.aliases) added.emplace_back(a, backends_.size());
+  std::sort(added.begin(), added.end());
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    if (i > 0 && added[i].first == added[i - 1].first)
+      throw registry_error("name " + added[i].first + " is used twice by backend " + backend.name);
+    const auto it = std::lower_bound(names_.begin(), names_.end(), added[i].first, detail::name_less);
+    if (it != names_.end() && it->first == added[i].first)
+      throw registry_error("name " + added[i].first + " is used by both " + backends_[it->second].name + " and " +
+                           backend.name);
+  }
+  names_.reserve(names_.size() + added.size());
   backends_.push_back(std::move(backend));
-  try {
-    reindex();
-  } catch (...) {
-    backends_.pop_back();
-    throw;
+  // Capacity is reserved and pairs move without throwing: these insertions cannot fail.
+  for (auto& n : added) {
+    const auto it = std::lower_bound(names_.begin(), names_.end(), n.first, detail::name_less);
+    names_.insert(it, std::move(n));
   }
 }
 
@@ -132,6 +210,34 @@ ATTNSEL_INLINE void registry::add_or_replace(backend_descriptor backend) {
     add(std::move(backend));
 }
 
+ATTNSEL_INLINE void registry::add_or_replace_all(std::vector<backend_descriptor> list) {
+  for (const auto& b : list) validate_descriptor(b);
+  std::unordered_map<std::string_view, std::size_t> position;
+  position.reserve(backends_.size() + list.size());
+  std::vector<backend_descriptor> next;
+  next.reserve(backends_.size() + list.size());
+  for (const auto& b : backends_) {
+    position.emplace(b.name, next.size());
+    next.push_back(b);
+  }
+  for (auto& b : list) {
+    const auto it = position.find(b.name);
+    if (it != position.end()) {
+      next[it->second] = std::move(b);
+    } else {
+      position.emplace(b.name, next.size());
+      next.push_back(std::move(b));
+    }
+  }
+  std::swap(backends_, next);
+  try {
+    reindex();
+  } catch (...) {
+    std::swap(backends_, next);
+    throw;
+  }
+}
+
 ATTNSEL_INLINE void registry::remove(std::string_view name) {
   const auto index = index_of(name);
   if (!index) throw registry_error("cannot remove unknown backend " + std::string(name));
@@ -142,6 +248,7 @@ ATTNSEL_INLINE void registry::remove(std::string_view name) {
 }
 
 ATTNSEL_INLINE void registry::set_policy(priority_policy policy) {
+  for (const auto& r : policy.rules) validate_rule(r);
   std::swap(policy_, policy);
   try {
     reindex();
@@ -160,18 +267,8 @@ ATTNSEL_INLINE void registry::prepend_rules(std::vector<policy_rule> rules) {
 
 ATTNSEL_INLINE void registry::merge(const registry& overlay) {
   registry next = *this;
-  for (const auto& b : overlay.backends_) {
-    const auto it = std::find_if(next.backends_.begin(), next.backends_.end(),
-                                 [&](const backend_descriptor& x) { return x.name == b.name; });
-    if (it != next.backends_.end())
-      *it = b;
-    else
-      next.backends_.push_back(b);
-  }
-  std::vector<policy_rule> rules = overlay.policy_.rules;
-  rules.insert(rules.end(), next.policy_.rules.begin(), next.policy_.rules.end());
-  next.policy_.rules = std::move(rules);
-  next.reindex();
+  next.add_or_replace_all(overlay.backends_);
+  next.prepend_rules(overlay.policy_.rules);
   if (!overlay.implications_.empty()) {
     auto implications = next.implications_;
     for (const auto& imp : overlay.implications_) {
@@ -197,11 +294,10 @@ ATTNSEL_INLINE void registry::set_implications(std::vector<component_implication
 }
 
 ATTNSEL_INLINE std::optional<std::size_t> registry::index_of(std::string_view name) const noexcept {
-  std::array<char, 64> buf{};
+  std::array<char, limits::name_length> buf{};
   std::string_view upper;
   if (!detail::upper_into(name, buf, upper)) return std::nullopt;
-  const auto it = std::lower_bound(names_.begin(), names_.end(), upper,
-                                   [](const auto& p, std::string_view n) { return std::string_view(p.first) < n; });
+  const auto it = std::lower_bound(names_.begin(), names_.end(), upper, detail::name_less);
   if (it == names_.end() || it->first != upper) return std::nullopt;
   return it->second;
 }

@@ -6,37 +6,12 @@
 #  include <attnsel/report.hpp>
 #endif
 
+#include <attnsel/impl/json_reader.hpp>
+
 #include <stdexcept>
 #include <string>
 
 ATTNSEL_BEGIN_NAMESPACE
-
-namespace detail {
-
-template <class E>
-E enum_from_json(const nlohmann::json& j, const char* key) {
-  if (!j.is_string()) throw std::invalid_argument(std::string(key) + ": expected a string");
-  const auto v = parse_enum<E>(j.get_ref<const std::string&>());
-  if (!v)
-    throw std::invalid_argument(std::string(key) + ": '" + printable(j.get_ref<const std::string&>()) +
-                                "' is not one of " + enum_names<E>());
-  return *v;
-}
-
-inline std::uint32_t uint_from_json(const nlohmann::json& j, const char* key, std::uint32_t max) {
-  if (!j.is_number_integer() || j.get<std::int64_t>() < 0 || j.get<std::int64_t>() > max)
-    throw std::invalid_argument(std::string(key) + ": expected an integer in [0, " + std::to_string(max) + "]");
-  return static_cast<std::uint32_t>(j.get<std::int64_t>());
-}
-
-inline void only_keys(const nlohmann::json& j, std::initializer_list<std::string_view> keys, const char* what) {
-  if (!j.is_object()) throw std::invalid_argument(std::string(what) + ": expected an object");
-  for (const auto& item : j.items())
-    if (std::find(keys.begin(), keys.end(), item.key()) == keys.end())
-      throw std::invalid_argument(std::string(what) + ": unknown key '" + printable(item.key()) + "'");
-}
-
-}  // namespace detail
 
 ATTNSEL_INLINE nlohmann::json to_json(const platform& p) {
   nlohmann::json j = {{"vendor", std::string(to_string(p.vendor()))}};
@@ -109,33 +84,39 @@ ATTNSEL_INLINE nlohmann::json to_json(const explanation& ex, const query& q, con
 }
 
 ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
-  detail::only_keys(j, {"vendor", "arch", "capability", "components"}, "platform");
-  if (!j.contains("vendor")) throw std::invalid_argument("platform: missing 'vendor'");
-  platform p(detail::enum_from_json<device_vendor>(j["vendor"], "platform.vendor"));
+  using detail::child;
+  const detail::json_reader in("platform", detail::json_error_style::invalid_argument);
+  in.object(j, "", {"vendor", "arch", "capability", "components"});
+  platform p(in.enumerator<device_vendor>(in.required(j, "", "vendor"), "/vendor"));
   for (const char* key : {"arch", "capability"}) {
-    if (!j.contains(key) || j[key].is_null()) continue;
-    if (!j[key].is_string()) throw std::invalid_argument(std::string("platform.") + key + ": expected a string");
-    const auto& text = j[key].get_ref<const std::string&>();
+    const nlohmann::json* m = in.nullable_member(j, key);
+    if (m == nullptr) continue;
+    const auto text = in.string(*m, child("", key));
     if (const auto gfx = parse_gfx_arch(text); gfx && p.vendor() == device_vendor::rocm) {
       p.set_gfx(*gfx);
     } else if (const auto cc = parse_cuda_capability(text); cc && p.vendor() != device_vendor::rocm) {
       p.set_capability(*cc);
     } else {
-      throw std::invalid_argument(std::string("platform.") + key + ": '" + printable(text) + "' is not a " +
-                                  (p.vendor() == device_vendor::rocm ? "gfx target" : "compute capability"));
+      in.expected(child("", key), p.vendor() == device_vendor::rocm ? "a gfx target" : "a compute capability", *m);
     }
   }
-  if (j.contains("components")) {
-    if (!j["components"].is_array()) throw std::invalid_argument("platform.components: expected an array");
-    for (const auto& c : j["components"]) {
+  if (const nlohmann::json* m = in.nullable_member(j, "components")) {
+    in.list(*m, "/components", "an array of \"name[=version]\" or {name, version}", true);
+    for (std::size_t i = 0; i < m->size(); ++i) {
+      const auto& c = (*m)[i];
+      const auto ptr = child("/components", i);
+      std::string spec;
       if (c.is_string()) {
-        p.add_component_spec(c.get<std::string>());
-      } else if (c.is_object() && c.contains("name") && c["name"].is_string()) {
-        std::string spec = c["name"].get<std::string>();
-        if (c.contains("version") && c["version"].is_string()) spec += "=" + c["version"].get<std::string>();
-        p.add_component_spec(spec);
+        spec = c.get<std::string>();
       } else {
-        throw std::invalid_argument("platform.components: expected \"name[=version]\" or {name, version}");
+        in.object(c, ptr, {"name", "version"});
+        spec = in.string(in.required(c, ptr, "name"), child(ptr, "name"));
+        if (const nlohmann::json* v = in.nullable_member(c, "version")) spec += "=" + in.string(*v, child(ptr, "version"));
+      }
+      try {
+        p.add_component_spec(spec);
+      } catch (const std::invalid_argument& e) {
+        in.fail(ptr, e.what());
       }
     }
   }
@@ -143,30 +124,25 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
 }
 
 ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
-  detail::only_keys(j,
-                    {"domain", "head_size", "head_size_v", "dtype", "kv_cache_dtype", "block_size", "attn_type",
-                     "mode", "num_heads", "features"},
-                    "query");
+  const detail::json_reader in("query", detail::json_error_style::invalid_argument);
+  in.object(j, "",
+            {"domain", "head_size", "head_size_v", "dtype", "kv_cache_dtype", "block_size", "attn_type", "mode",
+             "num_heads", "features"});
   query q;
-  constexpr std::uint32_t limit = 1u << 20;
-  const auto has = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
-  if (has("domain")) q.domain = detail::enum_from_json<attn_domain>(j["domain"], "query.domain");
-  if (has("head_size")) q.head_size = detail::uint_from_json(j["head_size"], "query.head_size", limit);
-  if (has("head_size_v")) q.head_size_v = detail::uint_from_json(j["head_size_v"], "query.head_size_v", limit);
-  if (has("dtype")) q.dtype = detail::enum_from_json<data_type>(j["dtype"], "query.dtype");
-  if (has("kv_cache_dtype")) q.kv_cache_dtype = detail::enum_from_json<cache_dtype>(j["kv_cache_dtype"], "query.kv_cache_dtype");
-  if (has("block_size")) q.block_size = detail::uint_from_json(j["block_size"], "query.block_size", limit);
-  if (has("attn_type")) q.attn_type = detail::enum_from_json<attention_type>(j["attn_type"], "query.attn_type");
-  if (has("mode")) q.mode = detail::enum_from_json<attention_mode>(j["mode"], "query.mode");
-  if (has("num_heads")) q.num_heads = detail::uint_from_json(j["num_heads"], "query.num_heads", limit);
-  if (has("features")) {
-    if (!j["features"].is_array()) throw std::invalid_argument("query.features: expected an array");
-    for (const auto& f : j["features"]) {
-      if (!f.is_string() || !is_valid_feature_name(f.get<std::string>()))
-        throw std::invalid_argument("query.features: expected lower_snake feature names");
-      q.required.insert(f.get<std::string>());
-    }
-  }
+  // Bounds from limits.hpp; a value in range but still invalid (head_size 0) is select()'s bad_query.
+  if (const auto* m = in.nullable_member(j, "domain")) q.domain = in.enumerator<attn_domain>(*m, "/domain");
+  if (const auto* m = in.nullable_member(j, "head_size")) q.head_size = in.uint32(*m, "/head_size", 0, limits::head_size);
+  if (const auto* m = in.nullable_member(j, "head_size_v"))
+    q.head_size_v = in.uint32(*m, "/head_size_v", 0, limits::head_size);
+  if (const auto* m = in.nullable_member(j, "dtype")) q.dtype = in.enumerator<data_type>(*m, "/dtype");
+  if (const auto* m = in.nullable_member(j, "kv_cache_dtype"))
+    q.kv_cache_dtype = in.enumerator<cache_dtype>(*m, "/kv_cache_dtype");
+  if (const auto* m = in.nullable_member(j, "block_size"))
+    q.block_size = in.uint32(*m, "/block_size", 0, limits::block_size);
+  if (const auto* m = in.nullable_member(j, "attn_type")) q.attn_type = in.enumerator<attention_type>(*m, "/attn_type");
+  if (const auto* m = in.nullable_member(j, "mode")) q.mode = in.enumerator<attention_mode>(*m, "/mode");
+  if (const auto* m = in.nullable_member(j, "num_heads")) q.num_heads = in.uint32(*m, "/num_heads", 0, limits::num_heads);
+  if (const auto* m = in.nullable_member(j, "features")) q.required = in.features(*m, "/features");
   return q;
 }
 

@@ -6,7 +6,10 @@
 #  include <attnsel/selector.hpp>
 #endif
 
+#include <attnsel/impl/text.hpp>
+
 #include <algorithm>
+#include <unordered_set>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -18,7 +21,11 @@ namespace detail {
 template <class Visitor>
 void walk(const registry& reg, const query& q, const platform& p, const override_plan& plan, bool fallback_auto,
           Visitor& visitor) {
+  // Only forced names can repeat a backend of the automatic order (that order lists each backend
+  // once), so without them nothing is recorded: index_set spills to the heap past 256 backends, and
+  // the success path must not allocate however large the registry.
   index_set seen;
+  const bool track = plan.has_forced();
   bool stop = false;
   const auto walk_automatic = [&] {
     const auto& rules = reg.policy().rules;
@@ -27,8 +34,10 @@ void walk(const registry& reg, const query& q, const platform& p, const override
     for (std::size_t k = 0; k < count && !stop; ++k) {
       const std::size_t index = rule ? reg.resolved(static_cast<std::size_t>(rule - rules.data()), k) : k;
       if (!rule && !reg.backends()[index].domains.contains(q.domain)) continue;
-      if (seen.contains(index)) continue;
-      seen.insert(index);
+      if (track) {
+        if (seen.contains(index)) continue;
+        seen.insert(index);
+      }
       if (plan.excluded(index)) {
         visitor.skipped(index, reason_code::excluded, nullptr);
       } else if (rule && !rule->order[k].enabled(p, q)) {
@@ -139,15 +148,34 @@ inline std::string reasons_text(const std::vector<reason>& reasons) {
 // Backends of the domain that would pass, in automatic order first, then registration order.
 inline std::vector<std::string> working_alternatives(const registry& reg, const query& q, const platform& p) {
   std::vector<std::string> out;
+  std::vector<bool> listed(reg.size(), false);  // error path: linear, not a search per backend
   const auto consider = [&](std::size_t i) {
+    if (listed[i] || out.size() >= limits::listed_alternatives) return;
+    listed[i] = true;
     const auto& b = reg.backends()[i];
-    if (std::find(out.begin(), out.end(), b.name) == out.end() && !first_failure(b, q, p)) out.push_back(b.name);
+    if (!first_failure(b, q, p)) out.push_back(b.name);
   };
   if (const auto* rule = reg.policy().match(q, p)) {
     const auto r = static_cast<std::size_t>(rule - reg.policy().rules.data());
     for (std::size_t k = 0; k < rule->order.size(); ++k) consider(reg.resolved(r, k));
   }
   for (std::size_t i = 0; i < reg.size(); ++i) consider(i);
+  return out;
+}
+
+// One line per candidate for the first `limits::listed_alternatives`, then a count: the message
+// stays short and linear however many backends were tried (candidates keep every reason).
+inline std::string candidate_lines(const std::vector<candidate_report>& candidates, bool include_skipped) {
+  std::string out;
+  std::size_t listed = 0, more = 0;
+  for (const auto& c : candidates) {
+    if (!(c.outcome == verdict::rejected || (include_skipped && c.outcome == verdict::skipped))) continue;
+    if (listed++ < limits::listed_alternatives)
+      out += "\n  " + c.name + ": " + reasons_text(c.reasons);
+    else
+      ++more;
+  }
+  if (more) out += "\n  ... and " + std::to_string(more) + " more (see the candidates)";
   return out;
 }
 
@@ -158,12 +186,11 @@ inline selection_error make_error(const registry& reg, const query& q, const pla
   e.code = forced_only ? error_code::backend_rejected : error_code::no_backend;
   const auto text = query_summary(q, p);
   if (forced_only) {
-    std::string names;
+    std::vector<std::string_view> forced;
     for (const auto& c : candidates)
-      if (c.forced) names += (names.empty() ? "" : ", ") + c.name;
-    e.message = "Selected backend " + names + " is not valid for " + text + ".";
-    for (const auto& c : candidates)
-      if (c.outcome == verdict::rejected) e.message += "\n  " + c.name + ": " + reasons_text(c.reasons);
+      if (c.forced) forced.push_back(c.name);
+    e.message = "Selected backend " + join_limited(forced, ", ") + " is not valid for " + text + ".";
+    e.message += candidate_lines(candidates, false);
     e.suggestions = working_alternatives(reg, q, p);
     if (!e.suggestions.empty()) {
       e.message += "\nBackends that support this configuration:";
@@ -173,10 +200,7 @@ inline selection_error make_error(const registry& reg, const query& q, const pla
     }
   } else {
     e.message = "No attention backend supports " + text + ".";
-    for (const auto& c : candidates) {
-      if (c.outcome == verdict::rejected || c.outcome == verdict::skipped)
-        e.message += "\n  " + c.name + ": " + reasons_text(c.reasons);
-    }
+    e.message += candidate_lines(candidates, true);
     if (candidates.empty()) e.message += "\n  (no backend serves this domain on this platform)";
   }
   e.candidates = std::move(candidates);
@@ -189,11 +213,13 @@ inline selection_error make_error(const registry& reg, const query& q, const pla
 inline void append_unvisited(const registry& reg, const query& q, const platform& p,
                              std::vector<candidate_report>& out) {
   const auto* rule = reg.policy().match(q, p);
+  std::unordered_set<std::string> listed;  // hashing keeps explain linear in the backends
+  for (const auto& c : out) listed.insert(c.name);
   for (const auto& b : reg.backends()) {
     if (!b.domains.contains(q.domain)) continue;
     const auto* variant = resolve_variant(b, q.domain, p);
     if (variant == nullptr || variant->mode != q.mode) continue;
-    if (std::any_of(out.begin(), out.end(), [&](const candidate_report& c) { return c.name == b.name; })) continue;
+    if (!listed.insert(b.name).second) continue;
     candidate_report r;
     r.name = b.name;
     r.variant = variant->variant;
@@ -286,7 +312,9 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
   explanation ex{select(reg, q, p, ovr, options), {}, {}, {}, {}};
   const auto plan = override_plan::parse(ovr.spec, reg);
   if (!plan.ok() || !is_valid(q)) return ex;
-  if (const auto* rule = reg.policy().match(q, p); rule && plan.automatic()) {
+  // The rule is reported whenever the automatic order was walked: plain auto, or --prefer falling back.
+  const bool walked_automatic = plan.automatic() || (options.prefer && plan.has_forced());
+  if (const auto* rule = reg.policy().match(q, p); rule && walked_automatic) {
     ex.rule = rule->describe();
     ex.note = rule->note;
   }
@@ -298,7 +326,7 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     detail::walk(reg, q, p, plan, options.prefer && plan.has_forced(), trace);
     ex.candidates = std::move(trace.out);
   }
-  if (plan.automatic() || (options.prefer && plan.has_forced())) detail::append_unvisited(reg, q, p, ex.candidates);
+  if (walked_automatic) detail::append_unvisited(reg, q, p, ex.candidates);
   // The walk keeps going past the winner; the verdicts must agree with what select() chose.
   if (ex.result.ok()) {
     for (auto& c : ex.candidates) {

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// Catalog text and files: strict JSON text parsing under limits, file reading, layering a file.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/catalog.hpp>
+#endif
+
+#include <attnsel/impl/catalog_read_inl.hpp>
+#include <attnsel/impl/json_reader.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+
+// Refuses text that cannot be JSON at all (binary files, NUL bytes) before any other check, so the
+// error says what the file is rather than what a later check tripped on.
+inline void check_json_text(std::string_view text, const std::string& origin) {
+  std::size_t first = 0;
+  while (first < text.size() && (text[first] == ' ' || text[first] == '\t' || text[first] == '\n' || text[first] == '\r'))
+    ++first;
+  if (first == text.size()) throw catalog_error(origin, "", "malformed JSON: not JSON text, the input is empty");
+  const char c = text[first];
+  const bool starts_value = c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' ||
+                            c == 'f' || c == 'n';
+  if (!starts_value)
+    throw catalog_error(origin, "", "malformed JSON: not JSON text, byte " + std::to_string(first) + " is " +
+                                        printable(text.substr(first, 1)) + ", which cannot start a JSON value");
+  for (std::size_t i = first; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    // Raw control characters are invalid everywhere in JSON, inside strings too.
+    if (b < 0x20 && b != '\t' && b != '\n' && b != '\r')
+      throw catalog_error(origin, "", "malformed JSON: not JSON text, control byte " + printable(text.substr(i, 1)) + " at byte " +
+                                          std::to_string(i));
+  }
+}
+
+// Refuses nesting deeper than `limit` before the recursive parts of a JSON library see it.
+inline void check_depth(std::string_view text, std::size_t limit, const std::string& origin) {
+  if (limit >= text.size()) return;  // no text this short can nest deeper than its length
+  std::size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > limit)
+        throw catalog_error(origin, "", "nesting deeper than " + std::to_string(limit) + " levels at byte " +
+                                            std::to_string(i));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+// Tracks where the parser is, so a repeated key is reported at its JSON pointer. nlohmann keeps the
+// last of repeated keys silently ("backends": [...], "backends": [] would load nothing).
+class duplicate_key_guard {
+ public:
+  explicit duplicate_key_guard(std::string origin) : origin_(std::move(origin)) {}
+
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using ev = nlohmann::json::parse_event_t;
+    switch (event) {
+      case ev::object_start: stack_.push_back(frame{true, 0, {}, {}}); break;
+      case ev::array_start: stack_.push_back(frame{false, 0, {}, {}}); break;
+      case ev::key: {
+        auto& top = stack_.back();
+        const auto& key = parsed.get_ref<const std::string&>();
+        if (!top.keys.insert(key).second)
+          throw catalog_error(origin_, pointer_to(key), "repeated key \"" + printable(key, 40) +
+                                                            "\"; every key may appear once per object");
+        top.key = key;
+        break;
+      }
+      case ev::object_end:
+      case ev::array_end:
+        stack_.pop_back();
+        next_element();
+        break;
+      case ev::value: next_element(); break;
+    }
+    return true;
+  }
+
+ private:
+  struct frame {
+    bool object;
+    std::size_t index;                     // arrays: position of the element being read
+    std::string key;                       // objects: the key being read
+    std::unordered_set<std::string> keys;  // objects: keys seen so far
+  };
+
+  void next_element() {
+    if (!stack_.empty() && !stack_.back().object) ++stack_.back().index;
+  }
+
+  std::string pointer_to(const std::string& key) const {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < stack_.size(); ++i)
+      out = stack_[i].object ? child(out, stack_[i].key) : child(out, stack_[i].index);
+    return child(out, key);
+  }
+
+  std::string origin_;
+  std::vector<frame> stack_;
+};
+
+inline nlohmann::json parse_json_text(std::string_view text, const std::string& where, const catalog_limits& limits) {
+  if (text.size() > limits.max_bytes)
+    throw catalog_error(where, "", "file is " + std::to_string(text.size()) + " bytes; the limit is " +
+                                       std::to_string(limits.max_bytes));
+  check_json_text(text, where);
+  check_depth(text, limits.max_depth, where);
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), duplicate_key_guard(where));
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, but also out_of_range for numbers no double holds ("1e999"): every failure of the
+    // JSON parser is malformed input. nlohmann's text reads "[json.exception.parse_error.101] ...".
+    std::string msg = e.what();
+    const auto pos = msg.find("] ");
+    throw catalog_error(where, "", "malformed JSON: " + (pos == std::string::npos ? msg : msg.substr(pos + 2)));
+  }
+}
+
+inline std::string read_file_text(const std::string& path, const catalog_limits& limits) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw catalog_error(path, "", "no such file");
+  if (std::filesystem::is_directory(status)) throw catalog_error(path, "", "is a directory, expected a JSON file");
+  if (!std::filesystem::is_regular_file(status)) throw catalog_error(path, "", "is not a regular file");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > limits.max_bytes)
+    throw catalog_error(path, "", "file is " + std::to_string(size) + " bytes; the limit is " +
+                                      std::to_string(limits.max_bytes));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw catalog_error(path, "", "cannot be opened for reading");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw catalog_error(path, "", "read error");
+  return text;
+}
+
+}  // namespace detail
+
+ATTNSEL_INLINE nlohmann::json parse_json_document(std::string_view text, std::string_view origin,
+                                                  const catalog_limits& limits) {
+  return detail::parse_json_text(text, std::string(origin), limits);
+}
+
+ATTNSEL_INLINE catalog parse_catalog_text(std::string_view text, std::string_view origin, const catalog_limits& limits) {
+  const std::string where(origin);
+  return detail::catalog_reader(where, limits).document(detail::parse_json_text(text, where, limits));
+}
+
+ATTNSEL_INLINE catalog read_catalog_file(const std::string& path, const catalog_limits& limits) {
+  return parse_catalog_text(detail::read_file_text(path, limits), path, limits);
+}
+
+ATTNSEL_INLINE void merge_catalog_file(registry& reg, const std::string& path, const catalog_limits& limits) {
+  const auto doc = detail::parse_json_text(detail::read_file_text(path, limits), path, limits);
+  // The merged registry is built aside and swapped in only when complete.
+  auto merged = detail::catalog_reader(path, limits).document(doc, &reg);
+  reg = std::move(merged.registry);
+}
+
+ATTNSEL_END_NAMESPACE

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: Apache-2.0
+// Catalog reading: a parsed JSON document to a catalog, strictly, with one precise error.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/catalog.hpp>
+#endif
+
+#include <attnsel/impl/json_reader.hpp>
+#include <attnsel/impl/text.hpp>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+
+// Reads one catalog document on top of the typed reads of json_reader.
+class catalog_reader : public json_reader {
+ public:
+  explicit catalog_reader(std::string origin, const catalog_limits& limits = {})
+      : json_reader(std::move(origin), json_error_style::catalog, limits) {}
+
+  head_size_spec head_sizes(const json& j, const std::string& ptr) const {
+    constexpr std::uint32_t limit = limits::head_size;
+    if (j.is_string() && j.get_ref<const std::string&>() == "any") return head_size_spec::any();
+    if (j.is_array()) {
+      list(j, ptr, "a non-empty array of head sizes");
+      std::vector<std::uint32_t> sizes;
+      sizes.reserve(j.size());
+      for (std::size_t i = 0; i < j.size(); ++i) sizes.push_back(uint32(j[i], child(ptr, i), 1, limit));
+      return head_size_spec::set(std::move(sizes));
+    }
+    if (j.is_object()) {
+      object(j, ptr, {"min", "max", "multiple_of"});
+      if (j.empty()) expected(ptr, "a range with at least one of min, max, multiple_of", j);
+      head_size_spec s;
+      s.form = head_size_spec::kind::range;
+      if (const json* m = member(j, "min")) s.min = uint32(*m, child(ptr, "min"), 1, limit);
+      if (const json* m = member(j, "max")) s.max = uint32(*m, child(ptr, "max"), 1, limit);
+      if (const json* m = member(j, "multiple_of")) s.multiple_of = uint32(*m, child(ptr, "multiple_of"), 1, limit);
+      if (s.min > s.max) fail(child(ptr, "min"), "head-size range is empty: min " + std::to_string(s.min) + " > max " +
+                                                     std::to_string(s.max));
+      return s;
+    }
+    expected(ptr, "\"any\", an array of head sizes or a {min, max, multiple_of} range", j);
+  }
+
+  std::vector<platform_constraint> platforms(const json& j, const std::string& ptr) const {
+    if (j.is_string() && j.get_ref<const std::string&>() == "any") return {};
+    list(j, ptr, "a non-empty array of platforms or \"any\"");
+    std::vector<platform_constraint> out;
+    out.reserve(j.size());
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const auto p = child(ptr, i);
+      object(j[i], p, {"vendor", "min_capability", "max_capability", "archs", "families"});
+      platform_constraint pc;
+      pc.vendor = enumerator<device_vendor>(required(j[i], p, "vendor"), child(p, "vendor"));
+      static_cast<arch_filter&>(pc) = arch_filter_of(j[i], p, pc.vendor);
+      out.push_back(std::move(pc));
+    }
+    return out;
+  }
+
+  std::vector<component_requirement> requirements(const json& j, const std::string& ptr) const {
+    list(j, ptr, "an array of {component, min_version}", true);
+    std::vector<component_requirement> out;
+    out.reserve(j.size());
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const auto p = child(ptr, i);
+      object(j[i], p, {"component", "min_version"});
+      component_requirement r;
+      r.name = string(required(j[i], p, "component"), child(p, "component"));
+      if (r.name.empty() || r.name.size() > limits::name_length || !is_printable_name(r.name))
+        expected(child(p, "component"),
+                 "a non-empty component name of at most " + std::to_string(limits::name_length) +
+                     " characters, without control characters",
+                 j[i]["component"]);
+      if (const json* m = member(j[i], "min_version")) {
+        const auto text = string(*m, child(p, "min_version"));
+        r.min_version = parse_component_version(text);
+        if (!r.min_version) expected(child(p, "min_version"), "a version of 1-4 dot-separated numbers", *m);
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  static constexpr std::array<std::string_view, 11> capability_keys{
+      {"dtypes", "kv_cache_dtypes", "head_sizes", "value_head_sizes", "block_size_multiples",
+       "preferred_block_size", "attn_types", "mode", "features", "platforms", "requires"}};
+
+  // Applies the capability keys present in `j` onto `c` (variants start from the backend's values).
+  void apply_capabilities(const json& j, const std::string& ptr, capabilities& c) const {
+    if (const json* m = member(j, "dtypes")) c.dtypes = enum_list<data_type>(*m, child(ptr, "dtypes"), true);
+    if (const json* m = member(j, "kv_cache_dtypes"))
+      c.kv_cache_dtypes = enum_list<cache_dtype>(*m, child(ptr, "kv_cache_dtypes"), true);
+    if (const json* m = member(j, "head_sizes")) c.head_sizes = head_sizes(*m, child(ptr, "head_sizes"));
+    if (const json* m = member(j, "value_head_sizes")) {
+      if (m->is_string() && m->get_ref<const std::string&>() == "equal")
+        c.value_head_sizes.reset();
+      else
+        c.value_head_sizes = head_sizes(*m, child(ptr, "value_head_sizes"));
+    }
+    if (const json* m = member(j, "block_size_multiples")) {
+      const auto p = child(ptr, "block_size_multiples");
+      c.block_size_multiples.clear();
+      if (!(m->is_string() && m->get_ref<const std::string&>() == "any")) {
+        list(*m, p, "a non-empty array of block sizes or \"any\"");
+        for (std::size_t i = 0; i < m->size(); ++i)
+          c.block_size_multiples.push_back(uint32((*m)[i], child(p, i), 1, limits::block_size));
+      }
+    }
+    if (const json* m = member(j, "preferred_block_size"))
+      c.preferred_block_size = uint32(*m, child(ptr, "preferred_block_size"), 0, limits::block_size);
+    if (const json* m = member(j, "attn_types"))
+      c.attn_types = enum_list<attention_type>(*m, child(ptr, "attn_types"), true);
+    if (const json* m = member(j, "mode")) c.mode = enumerator<attention_mode>(*m, child(ptr, "mode"));
+    if (const json* m = member(j, "features")) c.features = features(*m, child(ptr, "features"));
+    if (const json* m = member(j, "platforms")) c.platforms = platforms(*m, child(ptr, "platforms"));
+    if (const json* m = member(j, "requires")) c.requires_components = requirements(*m, child(ptr, "requires"));
+  }
+
+  // A variant starts as a copy of its backend's capabilities. The feature list is shared (feature_set
+  // is copy-on-write); the other inherited lists are copied, so they count against the total.
+  void count_inherited(const json& j, const std::string& ptr, const capabilities& base) const {
+    std::size_t n = 0;
+    if (!member(j, "head_sizes")) n += base.head_sizes.values.size();
+    if (!member(j, "value_head_sizes") && base.value_head_sizes) n += base.value_head_sizes->values.size();
+    if (!member(j, "block_size_multiples")) n += base.block_size_multiples.size();
+    if (!member(j, "platforms"))
+      for (const auto& pc : base.platforms) n += 1 + pc.archs.size() + pc.families.size();
+    if (!member(j, "requires")) n += base.requires_components.size();
+    count_elements(n, ptr);
+  }
+
+  capabilities variant(const json& j, const std::string& ptr, const backend_descriptor& b) const {
+    std::vector<std::string_view> keys = {"name", "domains"};
+    keys.insert(keys.end(), capability_keys.begin(), capability_keys.end());
+    object(j, ptr, keys);
+    capabilities v = b.caps;
+    v.variant = string(required(j, ptr, "name"), child(ptr, "name"));
+    if (v.variant.empty() || v.variant.size() > limits::name_length)
+      expected(child(ptr, "name"),
+               "a non-empty variant name of at most " + std::to_string(limits::name_length) + " characters", j["name"]);
+    v.domains = {};
+    if (const json* d = member(j, "domains")) {
+      v.domains = enum_list<attn_domain>(*d, child(ptr, "domains"), false);
+      bool inside = true;
+      v.domains.for_each([&](attn_domain x) { inside = inside && b.domains.contains(x); });
+      if (!inside) fail(child(ptr, "domains"), "variant serves a domain its backend does not");
+    }
+    count_inherited(j, ptr, b.caps);
+    apply_capabilities(j, ptr, v);
+    return v;
+  }
+
+  backend_descriptor backend(const json& j, const std::string& ptr) const {
+    std::vector<std::string_view> keys = {"name", "aliases", "description", "domains", "variants"};
+    keys.insert(keys.end(), capability_keys.begin(), capability_keys.end());
+    object(j, ptr, keys);
+    backend_descriptor b;
+    b.name = string(required(j, ptr, "name"), child(ptr, "name"));
+    if (!is_valid_backend_name(b.name)) expected(child(ptr, "name"), "an UPPER_SNAKE backend name", j["name"]);
+    if (const json* m = member(j, "aliases")) {
+      b.aliases = names(*m, child(ptr, "aliases"), "UPPER_SNAKE aliases");
+      for (std::size_t i = 0; i < b.aliases.size(); ++i)
+        if (!is_valid_backend_name(b.aliases[i]))
+          expected(child(child(ptr, "aliases"), i), "an UPPER_SNAKE alias", (*m)[i]);
+    }
+    if (const json* m = member(j, "description")) b.description = string(*m, child(ptr, "description"));
+    b.domains = enum_list<attn_domain>(required(j, ptr, "domains"), child(ptr, "domains"), false);
+    apply_capabilities(j, ptr, b.caps);
+    if (const json* m = member(j, "variants")) {
+      const auto vp = child(ptr, "variants");
+      list(*m, vp, "a non-empty array of variants");
+      if (m->size() > limits().max_variants_per_backend)
+        fail(vp, std::to_string(m->size()) + " variants; the limit is " +
+                     std::to_string(limits().max_variants_per_backend) + " (catalog_limits::max_variants_per_backend)");
+      std::unordered_set<std::string> seen;
+      b.variants.reserve(m->size());
+      for (std::size_t i = 0; i < m->size(); ++i) {
+        const auto p = child(vp, i);
+        auto v = variant((*m)[i], p, b);
+        if (!seen.insert(v.variant).second)
+          fail(child(p, "name"), "duplicate variant name \"" + printable(v.variant, limits::echoed_text) + "\"");
+        b.variants.push_back(std::move(v));
+      }
+    }
+    // The registry's own checks (the same for descriptors built in C++) with this backend's pointer.
+    try {
+      validate_descriptor(b);
+    } catch (const registry_error& e) {
+      fail(ptr, e.what());
+    }
+    return b;
+  }
+
+  policy_entry entry(const json& j, const std::string& ptr) const {
+    policy_entry e;
+    const auto backend_name = [&](const json& v, const std::string& p) {
+      auto name = string(v, p);
+      // The schema's spelling: canonical UPPER_SNAKE, as in backend names (look-ups ignore case).
+      if (!is_valid_backend_name(name)) expected(p, "an UPPER_SNAKE backend name", v);
+      return name;
+    };
+    if (j.is_string()) {
+      e.backend = backend_name(j, ptr);
+      return e;
+    }
+    object(j, ptr, {"backend", "when", "unless", "unless_features"});
+    e.backend = backend_name(required(j, ptr, "backend"), child(ptr, "backend"));
+    if (const json* m = member(j, "when")) e.when = names(*m, child(ptr, "when"), "component names");
+    if (const json* m = member(j, "unless")) e.unless = names(*m, child(ptr, "unless"), "component names");
+    if (const json* m = member(j, "unless_features")) e.unless_features = features(*m, child(ptr, "unless_features"));
+    return e;
+  }
+
+  policy_rule rule(const json& j, const std::string& ptr) const {
+    object(j, ptr,
+           {"domain", "vendor", "min_capability", "max_capability", "archs", "families", "modes", "min_num_heads",
+            "max_num_heads", "kv_cache_dtypes", "dtypes", "features", "without_features", "note", "order"});
+    policy_rule r;
+    r.domain = enumerator<attn_domain>(required(j, ptr, "domain"), child(ptr, "domain"));
+    r.vendor = enumerator<device_vendor>(required(j, ptr, "vendor"), child(ptr, "vendor"));
+    static_cast<arch_filter&>(r) = arch_filter_of(j, ptr, r.vendor);
+    if (const json* m = member(j, "modes")) r.modes = enum_list<attention_mode>(*m, child(ptr, "modes"), false);
+    if (const json* m = member(j, "min_num_heads")) r.min_num_heads = uint32(*m, child(ptr, "min_num_heads"), 1, limits::num_heads);
+    if (const json* m = member(j, "max_num_heads")) r.max_num_heads = uint32(*m, child(ptr, "max_num_heads"), 1, limits::num_heads);
+    if (r.max_num_heads && r.min_num_heads > r.max_num_heads)
+      fail(child(ptr, "max_num_heads"), "num_heads range is inverted (max < min)");
+    if (const json* m = member(j, "kv_cache_dtypes"))
+      r.kv_cache_dtypes = enum_list<cache_dtype>(*m, child(ptr, "kv_cache_dtypes"), false);
+    if (const json* m = member(j, "dtypes")) r.dtypes = enum_list<data_type>(*m, child(ptr, "dtypes"), false);
+    if (const json* m = member(j, "features")) r.features = features(*m, child(ptr, "features"));
+    if (const json* m = member(j, "without_features")) r.without_features = features(*m, child(ptr, "without_features"));
+    if (const json* m = member(j, "note")) r.note = string(*m, child(ptr, "note"));
+    const auto op = child(ptr, "order");
+    const json& order = list(required(j, ptr, "order"), op, "a non-empty array of backend names");
+    r.order.reserve(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) r.order.push_back(entry(order[i], child(op, i)));
+    return r;
+  }
+
+  // Refuses a backend name used twice, or a name or alias two backends share, within the document
+  // (hashing: linear in the names). Clashes with a base catalog's names are the registry's to find.
+  void check_own_names(const std::vector<backend_descriptor>& list) const {
+    std::unordered_map<std::string_view, std::size_t> owner;
+    owner.reserve(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (!owner.emplace(list[i].name, i).second)
+        fail(child(child("/backends", i), "name"), "duplicate backend name " + list[i].name);
+    for (std::size_t i = 0; i < list.size(); ++i)
+      for (const auto& alias : list[i].aliases) {
+        const auto [it, fresh] = owner.emplace(alias, i);
+        if (!fresh && it->second != i)
+          fail(child("/backends", std::max(i, it->second)),
+               "name " + alias + " is used by both " + list[std::min(i, it->second)].name + " and " +
+                   list[std::max(i, it->second)].name);
+        if (!fresh && it->second == i) fail(child("/backends", i), "name " + alias + " is used twice by backend " + list[i].name);
+      }
+  }
+
+  // Reads a whole document. With `base`, the document is an overlay: its backends add to or replace
+  // base's, its rules go in front, and its policies may name base's backends.
+  catalog document(const json& j, const registry* base = nullptr) const {
+    object(j, "", {"format", "version", "name", "description", "source", "commits", "backends", "policies",
+                   "implications"});
+    if (string(required(j, "", "format"), "/format") != "attnsel-catalog")
+      expected("/format", "\"attnsel-catalog\"", j["format"]);
+    const auto version = unsigned_int(required(j, "", "version"), "/version", 1, 1000);
+    if (version != catalog_format_version)
+      fail("/version", "unsupported catalog version " + std::to_string(version) + "; this library reads version " +
+                           std::to_string(catalog_format_version));
+    catalog c;
+    c.info.name = string(required(j, "", "name"), "/name");
+    if (const json* m = member(j, "description")) c.info.description = string(*m, "/description");
+    if (const json* m = member(j, "source")) c.info.source = string(*m, "/source");
+    if (const json* m = member(j, "commits")) c.info.commits = names(*m, "/commits", "owner/repo@commit strings");
+    if (base) c.registry = *base;
+
+    const json& backends = list(required(j, "", "backends"), "/backends", "an array of backends", true, false);
+    std::vector<backend_descriptor> own;
+    own.reserve(backends.size());
+    for (std::size_t i = 0; i < backends.size(); ++i) own.push_back(backend(backends[i], child("/backends", i)));
+    check_own_names(own);
+    // Built, then indexed once: O(n log n) in the names, however many backends.
+    try {
+      c.registry.add_or_replace_all(std::move(own));
+    } catch (const registry_error& e) {
+      fail("/backends", e.what());
+    }
+
+    std::vector<policy_rule> rules;
+    if (const json* m = member(j, "policies")) {
+      list(*m, "/policies", "an array of rules", true, false);
+      rules.reserve(m->size());
+      for (std::size_t i = 0; i < m->size(); ++i) {
+        const auto p = child("/policies", i);
+        auto r = rule((*m)[i], p);
+        for (std::size_t k = 0; k < r.order.size(); ++k)
+          if (!c.registry.find(r.order[k].backend)) {
+            const auto& all = c.registry.backends();
+            fail(child(child(p, "order"), k),
+                 "unknown backend \"" + printable(r.order[k].backend, 64) + "\"; known backends: " +
+                     (all.empty() ? std::string("none")
+                                  : join_limited(all, ", ", [](const backend_descriptor& b) { return b.name; })));
+          }
+        rules.push_back(std::move(r));
+      }
+    }
+    try {
+      if (base) {
+        c.registry.prepend_rules(std::move(rules));
+      } else {
+        priority_policy policy;
+        policy.rules = std::move(rules);
+        c.registry.set_policy(std::move(policy));
+      }
+    } catch (const registry_error& e) {
+      fail("/policies", e.what());
+    }
+    if (const json* m = member(j, "implications")) implications(*m, c.registry);
+    return c;
+  }
+
+  // `"implications": {"aiter_mha": ["aiter_enabled"], ...}` layered on `reg`'s: an entry replaces the
+  // one of the same component, others are added.
+  void implications(const json& j, registry& reg) const {
+    const std::string ptr = "/implications";
+    if (!j.is_object()) expected(ptr, "an object of component name -> array of implied component names", j);
+    if (j.size() > limits().max_list_elements)
+      fail(ptr, "object of " + std::to_string(j.size()) + " members; the limit is " +
+                    std::to_string(limits().max_list_elements) + " (catalog_limits::max_list_elements)");
+    count_elements(j.size(), ptr);
+    auto table = reg.implications();
+    for (const auto& item : j.items()) {
+      const auto p = child(ptr, item.key());
+      if (!is_valid_feature_name(item.key()))
+        fail(p, "\"" + printable(item.key(), 40) + "\" is not a lower_snake component name");
+      component_implication imp{item.key(), {}};
+      const json& names = list(item.value(), p, "a non-empty array of component names");
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        auto name = string(names[i], child(p, i));
+        if (!is_valid_feature_name(name)) expected(child(p, i), "a lower_snake component name", names[i]);
+        imp.implies.push_back(std::move(name));
+      }
+      const auto it = std::find_if(table.begin(), table.end(),
+                                   [&](const component_implication& x) { return x.component == imp.component; });
+      if (it != table.end())
+        *it = std::move(imp);
+      else
+        table.push_back(std::move(imp));
+    }
+    try {
+      reg.set_implications(std::move(table));
+    } catch (const registry_error& e) {
+      fail(ptr, e.what());
+    }
+  }
+};
+
+}  // namespace detail
+
+ATTNSEL_INLINE catalog parse_catalog(const nlohmann::json& doc, std::string_view origin, const catalog_limits& limits) {
+  return detail::catalog_reader(std::string(origin), limits).document(doc);
+}
+
+ATTNSEL_END_NAMESPACE
