@@ -14,7 +14,9 @@
 #include <attnsel/impl/registry_inl.hpp>
 #include <attnsel/impl/override_inl.hpp>
 #include <attnsel/impl/selector_inl.hpp>
+#include <attnsel/impl/bound_selector_inl.hpp>
 #include <attnsel/impl/catalog_inl.hpp>
 #include <attnsel/impl/reference_inl.hpp>
+#include <attnsel/impl/builtin_catalog_inl.hpp>
 #include <attnsel/impl/matrix_inl.hpp>
 #include <attnsel/impl/report_inl.hpp>
