@@ -35,13 +35,14 @@ class decision_cache {
   /// Looks `key` up; on a hit stores the value in `value` and returns true. Counts the hit or miss.
   bool find(const cache_key& key, std::uint64_t& value) const noexcept {
     const slot& s = slots_[index(key)];
+    // Acquire loads throughout (plain loads on x86): if one of them reads a writer's store, the
+    // writer's odd sequence number is visible to the last load, which then reports a miss.
     const std::uint64_t before = s.seq.load(std::memory_order_acquire);
-    const std::uint64_t v = s.value.load(std::memory_order_relaxed);
-    const bool same = s.key[0].load(std::memory_order_relaxed) == key[0] &&
-                      s.key[1].load(std::memory_order_relaxed) == key[1] &&
-                      s.key[2].load(std::memory_order_relaxed) == key[2] &&
-                      s.key[3].load(std::memory_order_relaxed) == key[3];
-    std::atomic_thread_fence(std::memory_order_acquire);
+    const std::uint64_t v = s.value.load(std::memory_order_acquire);
+    const bool same = s.key[0].load(std::memory_order_acquire) == key[0] &&
+                      s.key[1].load(std::memory_order_acquire) == key[1] &&
+                      s.key[2].load(std::memory_order_acquire) == key[2] &&
+                      s.key[3].load(std::memory_order_acquire) == key[3];
     const bool hit = same && v != 0 && (before & 1U) == 0 && s.seq.load(std::memory_order_relaxed) == before;
     auto& shard = counters_[shard_index()];
     (hit ? shard.hits : shard.misses).fetch_add(1, std::memory_order_relaxed);
@@ -53,12 +54,12 @@ class decision_cache {
   void store(const cache_key& key, std::uint64_t value) noexcept {
     slot& s = slots_[index(key)];
     std::uint64_t before = s.seq.load(std::memory_order_relaxed);
+    // The acquire exchange keeps the stores below after it: no reader sees them with an even number.
     if ((before & 1U) != 0 ||
         !s.seq.compare_exchange_strong(before, before + 1, std::memory_order_acquire, std::memory_order_relaxed))
       return;  // another thread is writing this slot
-    std::atomic_thread_fence(std::memory_order_release);
-    for (std::size_t i = 0; i < key.size(); ++i) s.key[i].store(key[i], std::memory_order_relaxed);
-    s.value.store(value, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < key.size(); ++i) s.key[i].store(key[i], std::memory_order_release);
+    s.value.store(value, std::memory_order_release);
     s.seq.store(before + 2, std::memory_order_release);
   }
 

@@ -45,13 +45,18 @@ class reason_sink {
  public:
   explicit reason_sink(std::vector<reason>* out) noexcept : out_(out) {}
   [[nodiscard]] bool collecting() const noexcept { return out_ != nullptr; }
-  [[nodiscard]] bool failed() const noexcept { return first_.has_value(); }
-  [[nodiscard]] std::optional<reason_code> first() const noexcept { return first_; }
+  [[nodiscard]] bool failed() const noexcept { return failed_; }
+  [[nodiscard]] std::optional<reason_code> first() const noexcept {
+    return failed_ ? std::optional<reason_code>(first_) : std::nullopt;
+  }
 
   // Records a failure; returns true when the caller should stop (fast path).
   template <class MakeMessage>
   bool fail(reason_code code, MakeMessage&& make_message) {
-    if (!first_) first_ = code;
+    if (!failed_) {
+      first_ = code;
+      failed_ = true;
+    }
     if (out_ == nullptr) return true;
     out_->push_back(reason{code, make_message()});
     return false;
@@ -59,7 +64,10 @@ class reason_sink {
 
  private:
   std::vector<reason>* out_;
-  std::optional<reason_code> first_;
+  // A flag and a code rather than an optional: GCC's -Wmaybe-uninitialized misfires on the optional
+  // once the gates are flattened into one body.
+  reason_code first_ = reason_code::domain;
+  bool failed_ = false;
 };
 
 inline bool kv_cache_dtype_ok(const capabilities& c, const query& q) noexcept {
