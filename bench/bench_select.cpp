@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Benchmarks of select(), explain() and shared_registry selection, with allocations per operation.
+// Benchmarks of select(), the bound and cached selector, explain() and shared_registry, with allocations per operation.
 #include <attnsel/attnsel.hpp>
 
 #include <benchmark/benchmark.h>
@@ -110,6 +110,28 @@ void bm_select(benchmark::State& state, std::size_t index) {
   measure_counted(state, [&] { return attnsel::select(reg, c.q, c.p, ovr); });
 }
 
+// The platform-bound selector, built once per case like an engine does at start-up. `cached` picks
+// the decision cache (warmed by the outcome check, so the loop measures hits) or none (every call walks).
+void bm_bound_select(benchmark::State& state, std::size_t index, bool cached) {
+  const auto& c = cases()[index];
+  attnsel::selector_options options;
+  options.cache = cached;
+  const attnsel::selector bound(reference(), c.p, attnsel::override_request{c.spec}, options);
+  if (!check_outcome(state, c, bound.select(c.q))) return;
+  // The same zero-allocation requirement as the free select, for the bound and the cached path.
+  const auto before = allocation_count();
+  auto r = bound.select(c.q);
+  const auto after = allocation_count();
+  benchmark::DoNotOptimize(r);
+  if (c.success && after != before) {
+    state.SkipWithError(("successful bound select allocated " + std::to_string(after - before) + " times").c_str());
+    return;
+  }
+  measure_counted(state, [&] { return bound.select(c.q); });
+  if (cached) state.counters["hit_rate"] = static_cast<double>(bound.stats().hits) /
+                                           static_cast<double>(bound.stats().hits + bound.stats().misses);
+}
+
 void bm_explain(benchmark::State& state, std::size_t index) {
   const auto& c = cases()[index];
   const auto& reg = reference();
@@ -167,6 +189,14 @@ const bool registered = [] {
   for (std::size_t i = 0; i < cases().size(); ++i) {
     const std::string name(cases()[i].name);
     benchmark::RegisterBenchmark(("select/" + name).c_str(), bm_select, i);
+  }
+  for (std::size_t i = 0; i < cases().size(); ++i) {
+    const std::string name(cases()[i].name);
+    benchmark::RegisterBenchmark(("bound_select/" + name).c_str(), bm_bound_select, i, false);
+  }
+  for (std::size_t i = 0; i < cases().size(); ++i) {
+    const std::string name(cases()[i].name);
+    benchmark::RegisterBenchmark(("cached_select/" + name).c_str(), bm_bound_select, i, true);
   }
   for (std::size_t i = 0; i < cases().size(); ++i) {
     const std::string name(cases()[i].name);

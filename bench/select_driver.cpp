@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs select() a fixed number of times, for repeatable instruction counts under callgrind or perf stat.
 //
-// Usage: attnsel_select_driver ITERATIONS [CASE] [--explain]
+// Usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --startup]
+// --bound and --cached select through a platform-bound selector (without / with its decision cache);
+// --startup builds reference_registry() ITERATIONS times instead of selecting.
 // Run it twice (e.g. 0 and 100000 iterations) and divide the difference in instructions by the
 // difference in iterations: start-up (catalog parsing, process set-up) cancels out.
 #include <attnsel/attnsel.hpp>
@@ -23,7 +25,7 @@ void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: attnsel_select_driver ITERATIONS [CASE] [--explain]\ncases:");
+  std::fprintf(stderr, "usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --startup]\ncases:");
   for (std::size_t i = 0; i < attnsel_bench::case_count(); ++i) {
     std::string_view name, spec, expected;
     attnsel::query q;
@@ -45,9 +47,18 @@ int main(int argc, char** argv) {
   if (end == argv[1] || *end != '\0') return usage();
   std::string_view wanted = "cuda90_decoder";
   bool explain = false;
+  bool bound = false;
+  bool cached = false;
+  bool startup = false;
   for (int a = 2; a < argc; ++a) {
     if (std::strcmp(argv[a], "--explain") == 0)
       explain = true;
+    else if (std::strcmp(argv[a], "--bound") == 0)
+      bound = true;
+    else if (std::strcmp(argv[a], "--cached") == 0)
+      bound = cached = true;
+    else if (std::strcmp(argv[a], "--startup") == 0)
+      startup = true;
     else
       wanted = argv[a];
   }
@@ -65,10 +76,20 @@ int main(int argc, char** argv) {
 
   const auto reg = attnsel::reference_registry();
   const attnsel::override_request ovr{spec};
+  attnsel::selector_options options;
+  options.cache = cached;
+  const attnsel::selector sel(reg, p, ovr, options);
+  if (cached) (void)sel.select(q);  // the loop then measures hits only
   // A volatile sink keeps every call observable without adding more than a store per iteration.
   volatile std::size_t sink = 0;
   for (unsigned long long i = 0; i < iterations; ++i) {
-    if (explain) {
+    if (startup) {
+      const auto r = attnsel::reference_registry();
+      sink = r.size();
+    } else if (bound) {
+      const auto r = sel.select(q);
+      sink = r.ok() ? r->rank : 0;
+    } else if (explain) {
       const auto ex = attnsel::explain(reg, q, p, ovr);
       sink = ex.candidates.size();
     } else {
@@ -76,10 +97,11 @@ int main(int argc, char** argv) {
       sink = r.ok() ? r->rank : 0;
     }
   }
-  const auto r = attnsel::select(reg, q, p, ovr);
+  const auto r = bound ? sel.select(q) : attnsel::select(reg, q, p, ovr);
   const std::string got = r.ok() ? std::string(r->name()) : "error:" + std::string(attnsel::to_string(r.error().code));
   std::printf("%.*s: %llu x %s -> %s\n", static_cast<int>(name.size()), name.data(), iterations,
-              explain ? "explain" : "select", got.c_str());
+              startup ? "reference_registry" : cached ? "cached select" : bound ? "bound select" : explain ? "explain" : "select",
+              got.c_str());
   (void)sink;
   return got == expected ? 0 : 1;
 }

@@ -15,8 +15,10 @@
 #include <attnsel/impl/implication_inl.hpp>
 #include <attnsel/impl/override_inl.hpp>
 #include <attnsel/impl/selector_inl.hpp>
+#include <attnsel/impl/bound_selector_inl.hpp>
 #include <attnsel/impl/catalog_inl.hpp>
 #include <attnsel/impl/reference_inl.hpp>
+#include <attnsel/impl/builtin_catalog_inl.hpp>
 #include <attnsel/impl/matrix_inl.hpp>
 #include <attnsel/impl/report_inl.hpp>
 #include <attnsel/impl/detect_inl.hpp>

@@ -35,14 +35,17 @@ if [ "${NO_CALLGRIND:-0}" != 1 ] && command -v valgrind >/dev/null 2>&1; then
   sep=""
   for spec in cuda90_decoder:select rocm942_sinks:select cuda90_forced_triton:select cuda100_mla:select \
               cuda90_encoder:select fail_rocm942_forced:select fail_cuda90_no_backend:select \
-              fail_unknown_name:select cuda90_decoder:explain rocm942_sinks:explain cuda100_mla:explain; do
+              fail_unknown_name:select cuda90_decoder:explain rocm942_sinks:explain cuda100_mla:explain \
+              cuda90_decoder:bound rocm942_sinks:bound cuda90_forced_triton:bound cuda100_mla:bound \
+              cuda90_encoder:bound cuda90_decoder:cached rocm942_sinks:cached cuda90_forced_triton:cached \
+              cuda100_mla:cached cuda90_encoder:cached cuda90_decoder:startup; do
     name=${spec%%:*}
     op=${spec##*:}
     n=$iterations
     flag=""
     # The slow paths are ~10x dearer: fewer iterations give the same precision.
-    case "$name:$op" in fail_*|*:explain) n=$((iterations / 10)) ;; esac
-    if [ "$op" = explain ]; then flag="--explain"; fi
+    case "$name:$op" in fail_*|*:explain) n=$((iterations / 10)) ;; *:startup) n=$((iterations / 100)) ;; esac
+    if [ "$op" != select ]; then flag="--$op"; fi
     # shellcheck disable=SC2086
     base=$(collected "$driver" 0 "$name" $flag)
     # shellcheck disable=SC2086

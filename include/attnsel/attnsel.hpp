@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Umbrella header: the whole public API of attnsel.
+// Umbrella header: the whole public API of attnsel (<attnsel/core.hpp> is the selection core alone).
 #pragma once
 
 #include <attnsel/config.hpp>
@@ -14,8 +14,10 @@
 #include <attnsel/registry.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/selector.hpp>
+#include <attnsel/bound_selector.hpp>
 #include <attnsel/catalog.hpp>
 #include <attnsel/reference.hpp>
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/report.hpp>
 #include <attnsel/matrix.hpp>
 #include <attnsel/format.hpp>

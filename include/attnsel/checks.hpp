@@ -8,7 +8,10 @@
 #include <attnsel/query.hpp>
 #include <attnsel/reason.hpp>
 
+#include <array>
+#include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -29,6 +32,59 @@ ATTNSEL_BEGIN_NAMESPACE
 /// reported when that one fails, since they would have nothing to check against.
 [[nodiscard]] std::vector<reason> check_backend(const backend_descriptor& backend, const query& q,
                                                 const platform& p);
+
+/// What a check gate reads besides the backend descriptor. A platform-bound `selector` decides every
+/// gate up to `platform` once per domain and runs only the `query` gates per selection.
+enum class gate_input : std::uint8_t {
+  domain,    ///< the query's domain only
+  platform,  ///< the platform (and the domain): the variant and its components
+  query,     ///< the rest of the query (and maybe the platform)
+};
+
+/// One named check in the order the selector runs them (PyTorch's `sdp_utils` constraint arrays,
+/// with a reason instead of a warning). Each gate reports exactly one reason code.
+struct gate_info {
+  std::string_view name;  ///< same text as its reason code
+  reason_code code;
+  gate_input reads;
+  bool prerequisite;      ///< a failure hides the later gates even on the explain path
+};
+
+/// Every check gate, in run order; docs/reasons.md lists the codes in this order (a test ties them).
+inline constexpr std::array<gate_info, 12> check_gates{{
+    {"domain", reason_code::domain, gate_input::domain, true},
+    {"platform", reason_code::platform, gate_input::platform, true},
+    {"capability", reason_code::capability, gate_input::platform, true},
+    {"component", reason_code::component, gate_input::platform, false},
+    {"mode", reason_code::mode, gate_input::query, false},
+    {"attn_type", reason_code::attn_type, gate_input::query, false},
+    {"dtype", reason_code::dtype, gate_input::query, false},
+    {"kv_cache_dtype", reason_code::kv_cache_dtype, gate_input::query, false},
+    {"head_size", reason_code::head_size, gate_input::query, false},
+    {"block_size", reason_code::block_size, gate_input::query, false},
+    {"feature", reason_code::feature, gate_input::query, false},
+    {"custom", reason_code::custom, gate_input::query, false},
+}};
+
+namespace detail {
+/// A query's required features and a variant's declared ones as bits of one feature dictionary
+/// (a bound selector's): the feature gate then compares words instead of strings.
+struct feature_bits {
+  std::array<std::uint64_t, 2> required{};
+  std::array<std::uint64_t, 2> declared{};
+};
+
+/// Fast path of the gates that read the query, given the variant the platform gates resolved:
+/// the code of the first that fails, or std::nullopt. Allocates nothing. With `features` the feature
+/// gate reads those bits (which must describe `q.required` and `variant.features`).
+[[nodiscard]] std::optional<reason_code> first_query_failure(const backend_descriptor& backend,
+                                                             const capabilities& variant, const query& q,
+                                                             const platform& p,
+                                                             const feature_bits* features = nullptr) noexcept;
+/// Fast path of the domain and platform gates for `domain`: the first failing code, or std::nullopt.
+[[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend,
+                                                                attn_domain domain, const platform& p) noexcept;
+}  // namespace detail
 
 /// Convenience: true when `backend` supports the query on `p`.
 [[nodiscard]] inline bool supports(const backend_descriptor& backend, const query& q, const platform& p) noexcept {

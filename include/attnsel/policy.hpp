@@ -26,6 +26,8 @@ struct policy_entry {
 
   /// True when the entry's conditions hold for `p` and `q`.
   [[nodiscard]] bool enabled(const platform& p, const query& q) const noexcept;
+  /// The platform half of `enabled`: the component conditions.
+  [[nodiscard]] bool enabled_on(const platform& p) const noexcept;
 
   friend bool operator==(const policy_entry& a, const policy_entry& b) {
     return a.backend == b.backend && a.when == b.when && a.unless == b.unless &&
@@ -50,6 +52,12 @@ struct policy_rule : arch_filter {
   std::vector<policy_entry> order;
 
   [[nodiscard]] bool matches(const query& q, const platform& p) const noexcept;
+  /// The platform half of `matches`: vendor and arch. A platform-bound selector tests it once.
+  [[nodiscard]] bool matches_platform(const platform& p) const noexcept;
+  /// The query half of `matches` except the domain: modes, head count, dtypes, features.
+  [[nodiscard]] bool matches_query(const query& q) const noexcept;
+  /// `matches_query` without the features: modes, head count, kv-cache dtypes, dtypes.
+  [[nodiscard]] bool matches_fields(const query& q) const noexcept;
   /// `decoder cuda [10.0, 10.9] mode mla`: a one-line summary for docs and traces.
   [[nodiscard]] std::string describe() const;
 

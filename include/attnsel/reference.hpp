@@ -2,7 +2,6 @@
 // The built-in reference catalogs: vLLM's backends and priorities, and PyTorch SDPA's backends.
 #pragma once
 
-#include <attnsel/catalog.hpp>
 #include <attnsel/config.hpp>
 #include <attnsel/registry.hpp>
 
@@ -11,9 +10,10 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-/// Names of the built-in catalogs, in display order. `vllm` follows vLLM's newest code and tests;
-/// `vllm@0013943` is the catalog as it stood before that (kept so changes can be diffed);
-/// `vllm-rocm-env@e2a00c7b` is `vllm` with the ROCm decoder order from before vLLM's priority refactor.
+/// Names of the built-in catalogs, in display order (the CMake list ATTNSEL_CATALOGS, same order).
+/// `vllm` follows vLLM's newest code and tests; `vllm@0013943` is the catalog as it stood before that
+/// (kept so changes can be diffed); `vllm-rocm-env@e2a00c7b` is `vllm` with the ROCm decoder order from
+/// before vLLM's priority refactor.
 inline constexpr std::array<std::string_view, 4> builtin_catalog_names{
     {"vllm", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa"}};
 
@@ -24,13 +24,10 @@ inline constexpr std::array<std::string_view, 4> builtin_catalog_names{
   return false;
 }
 
-/// JSON text of a built-in catalog (one of builtin_catalog_names); empty when the name is unknown.
-[[nodiscard]] std::string_view builtin_catalog_json(std::string_view name) noexcept;
-
-/// Parses a built-in catalog (one of builtin_catalog_names). Throws std::invalid_argument for an
-/// unknown name, listing the known ones.
-/// Each call parses the embedded JSON afresh (no hidden cache): keep the result, don't call per layer.
-[[nodiscard]] catalog builtin_catalog(std::string_view name);
+/// The registry of a built-in catalog, built from constant tables compiled in at build time (no JSON
+/// parsing). Equal to `builtin_catalog(name).registry`; <attnsel/builtin_catalog.hpp> has the JSON text. Throws
+/// std::invalid_argument for an unknown name.
+[[nodiscard]] registry builtin_registry(std::string_view name);
 
 /// The default registry: vLLM's backends and priority policies for CUDA, ROCm, CPU and XPU, both domains.
 [[nodiscard]] registry reference_registry();

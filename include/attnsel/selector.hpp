@@ -16,6 +16,8 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
+class selector;  // bound_selector.hpp
+
 /// Selection options.
 struct select_options {
   /// Opt-in "prefer" mode: when every backend the override names is rejected, fall back to automatic
@@ -87,6 +89,10 @@ class selection_result {
   [[nodiscard]] const selection* operator->() const { return &value(); }
 
  private:
+  friend class selector;
+  // An empty selection built in place: the bound selector fills it without a temporary to move.
+  selection_result() : value_(std::in_place_index<0>) {}
+
   std::variant<selection, selection_error> value_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/reference.hpp>
 #include <attnsel/registry.hpp>

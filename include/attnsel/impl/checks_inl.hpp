@@ -6,7 +6,11 @@
 #  include <attnsel/checks.hpp>
 #endif
 
+#include <attnsel/impl/hot.hpp>
+
 #include <algorithm>
+#include <array>
+#include <cstddef>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -41,13 +45,18 @@ class reason_sink {
  public:
   explicit reason_sink(std::vector<reason>* out) noexcept : out_(out) {}
   [[nodiscard]] bool collecting() const noexcept { return out_ != nullptr; }
-  [[nodiscard]] bool failed() const noexcept { return first_.has_value(); }
-  [[nodiscard]] std::optional<reason_code> first() const noexcept { return first_; }
+  [[nodiscard]] bool failed() const noexcept { return failed_; }
+  [[nodiscard]] std::optional<reason_code> first() const noexcept {
+    return failed_ ? std::optional<reason_code>(first_) : std::nullopt;
+  }
 
   // Records a failure; returns true when the caller should stop (fast path).
   template <class MakeMessage>
   bool fail(reason_code code, MakeMessage&& make_message) {
-    if (!first_) first_ = code;
+    if (!failed_) {
+      first_ = code;
+      failed_ = true;
+    }
     if (out_ == nullptr) return true;
     out_->push_back(reason{code, make_message()});
     return false;
@@ -55,7 +64,10 @@ class reason_sink {
 
  private:
   std::vector<reason>* out_;
-  std::optional<reason_code> first_;
+  // A flag and a code rather than an optional: GCC's -Wmaybe-uninitialized misfires on the optional
+  // once the gates are flattened into one body.
+  reason_code first_ = reason_code::domain;
+  bool failed_ = false;
 };
 
 inline bool kv_cache_dtype_ok(const capabilities& c, const query& q) noexcept {
@@ -76,8 +88,7 @@ inline bool block_size_ok(const capabilities& c, const query& q) noexcept {
                      [&](std::uint32_t base) { return base != 0 && q.block_size % base == 0; });
 }
 
-// The platform half of variant resolution failed: say whether the vendor or the arch is wrong.
-// The code is found without allocating; the message is built only on the explain path.
+// Calls visit(constraint) for every platform constraint of the variants serving `domain`.
 template <class Visit>
 void for_each_constraint(const backend_descriptor& b, attn_domain domain, Visit&& visit) {
   const auto each = [&](const capabilities& c) {
@@ -88,133 +99,235 @@ void for_each_constraint(const backend_descriptor& b, attn_domain domain, Visit&
   for (const auto& v : b.variants) each(v);
 }
 
-inline void explain_platform(const backend_descriptor& b, attn_domain domain, const platform& p,
-                             reason_sink& sink) {
-  bool vendor_known = false;
-  for_each_constraint(b, domain, [&](const platform_constraint& pc) { vendor_known |= pc.vendor == p.vendor(); });
-  if (!vendor_known) {
-    sink.fail(reason_code::platform, [&] {
-      std::string vendors;
-      for_each_constraint(b, domain, [&](const platform_constraint& pc) {
-        const auto v = std::string(to_string(pc.vendor));
-        if (vendors.find(v) == std::string::npos) vendors += (vendors.empty() ? "" : ", ") + v;
-      });
-      return "runs on " + (vendors.empty() ? std::string("no platform") : vendors) + ", not " +
-             std::string(to_string(p.vendor()));
-    });
-    return;
-  }
-  sink.fail(reason_code::capability, [&] {
-    std::string supported;
-    for_each_constraint(b, domain, [&](const platform_constraint& pc) {
-      if (pc.vendor == p.vendor()) supported += (supported.empty() ? "" : "; ") + pc.describe();
-    });
-    return capability_text(p) + " is outside " + supported;
+// What every gate sees. `variant` is null until the platform gates resolved one (they stop the walk
+// when none does, so the gates after them can rely on it).
+struct gate_context {
+  const backend_descriptor& backend;
+  const capabilities* variant;
+  const query& q;
+  const platform& p;
+  const feature_bits* features;  // fast path of a bound selector only: the feature gate as bit masks
+};
+
+// One signature for every gate: record failures in the sink; return false when the gate failed.
+// A gate that can fail several times (components, features) stops at the first on the fast path.
+using gate_fn = bool (*)(const gate_context&, reason_sink&);
+
+ATTNSEL_GATE bool gate_domain(const gate_context& g, reason_sink& sink) {
+  if (g.backend.domains.contains(g.q.domain)) return true;
+  sink.fail(reason_code::domain, [&] {
+    return "serves " + format_enum_set(g.backend.domains) + ", not the " + std::string(to_string(g.q.domain)) +
+           " domain";
   });
+  return false;
 }
 
-// Runs every check in order. Returns the sink's verdict; with a collecting sink it goes on past
-// failures so that a person sees all of them at once.
-inline void evaluate(const backend_descriptor& b, const query& q, const platform& p, reason_sink& sink) {
-  if (!b.domains.contains(q.domain)) {
-    sink.fail(reason_code::domain, [&] {
-      return "serves " + format_enum_set(b.domains) + ", not the " + std::string(to_string(q.domain)) + " domain";
+ATTNSEL_GATE bool gate_platform(const gate_context& g, reason_sink& sink) {
+  if (g.variant != nullptr) return true;
+  bool vendor_known = false;
+  for_each_constraint(g.backend, g.q.domain,
+                      [&](const platform_constraint& pc) { vendor_known |= pc.vendor == g.p.vendor(); });
+  if (vendor_known) return true;
+  sink.fail(reason_code::platform, [&] {
+    std::string vendors;
+    for_each_constraint(g.backend, g.q.domain, [&](const platform_constraint& pc) {
+      const auto v = std::string(to_string(pc.vendor));
+      if (vendors.find(v) == std::string::npos) vendors += (vendors.empty() ? "" : ", ") + v;
     });
-    return;
-  }
-  const capabilities* c = resolve_variant(b, q.domain, p);
-  if (c == nullptr) {
-    explain_platform(b, q.domain, p, sink);
-    return;
-  }
+    return "runs on " + (vendors.empty() ? std::string("no platform") : vendors) + ", not " +
+           std::string(to_string(g.p.vendor()));
+  });
+  return false;
+}
 
-  for (const auto& req : c->requires_components) {
-    const component* found = p.find_component(req.name);
+ATTNSEL_GATE bool gate_capability(const gate_context& g, reason_sink& sink) {
+  if (g.variant != nullptr) return true;
+  sink.fail(reason_code::capability, [&] {
+    std::string supported;
+    for_each_constraint(g.backend, g.q.domain, [&](const platform_constraint& pc) {
+      if (pc.vendor == g.p.vendor()) supported += (supported.empty() ? "" : "; ") + pc.describe();
+    });
+    return capability_text(g.p) + " is outside " + supported;
+  });
+  return false;
+}
+
+ATTNSEL_GATE bool gate_component(const gate_context& g, reason_sink& sink) {
+  bool ok = true;
+  for (const auto& req : g.variant->requires_components) {
+    const component* found = g.p.find_component(req.name);
     if (found == nullptr) {
+      ok = false;
       if (sink.fail(reason_code::component, [&] { return "needs component " + req.name + ", which is not present"; }))
-        return;
+        return false;
     } else if (req.min_version && (!found->version || *found->version < *req.min_version)) {
+      ok = false;
       if (sink.fail(reason_code::component, [&] {
             return "needs " + req.name + " >= " + req.min_version->str() + ", found " +
                    (found->version ? found->version->str() : std::string("no version"));
           }))
-        return;
+        return false;
     }
   }
-  if (c->mode != q.mode) {
-    if (sink.fail(reason_code::mode, [&] {
-          return "mode " + std::string(to_string(q.mode)) + " not supported (backend is " +
-                 std::string(to_string(c->mode)) + ")";
+  return ok;
+}
+
+ATTNSEL_GATE bool gate_mode(const gate_context& g, reason_sink& sink) {
+  if (g.variant->mode == g.q.mode) return true;
+  sink.fail(reason_code::mode, [&] {
+    return "mode " + std::string(to_string(g.q.mode)) + " not supported (backend is " +
+           std::string(to_string(g.variant->mode)) + ")";
+  });
+  return false;
+}
+
+ATTNSEL_GATE bool gate_attn_type(const gate_context& g, reason_sink& sink) {
+  const auto& types = g.variant->attn_types;
+  if (types.empty() || types.contains(g.q.attn_type)) return true;
+  sink.fail(reason_code::attn_type, [&] {
+    return "attention type " + std::string(to_string(g.q.attn_type)) + " not in " + format_enum_set(types);
+  });
+  return false;
+}
+
+ATTNSEL_GATE bool gate_dtype(const gate_context& g, reason_sink& sink) {
+  const auto& dtypes = g.variant->dtypes;
+  if (dtypes.empty() || dtypes.contains(g.q.dtype)) return true;
+  sink.fail(reason_code::dtype,
+            [&] { return "dtype " + std::string(to_string(g.q.dtype)) + " not in " + format_enum_set(dtypes); });
+  return false;
+}
+
+ATTNSEL_GATE bool gate_kv_cache_dtype(const gate_context& g, reason_sink& sink) {
+  if (kv_cache_dtype_ok(*g.variant, g.q)) return true;
+  sink.fail(reason_code::kv_cache_dtype, [&] {
+    return "kv-cache dtype " + std::string(to_string(g.q.kv_cache_dtype)) + " not in " +
+           format_enum_set(g.variant->kv_cache_dtypes);
+  });
+  return false;
+}
+
+// The head size, then the value head size (which must equal it unless the variant lists its own).
+ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
+  const capabilities& c = *g.variant;
+  const query& q = g.q;
+  bool ok = true;
+  if (!c.head_sizes.accepts(q.head_size)) {
+    ok = false;
+    if (sink.fail(reason_code::head_size,
+                  [&] { return "head size " + std::to_string(q.head_size) + " not in " + c.head_sizes.describe(); }))
+      return false;
+  }
+  if (q.value_head_size() == q.head_size) return ok;
+  if (!c.value_head_sizes) {
+    sink.fail(reason_code::head_size, [&] {
+      return "value head size " + std::to_string(q.value_head_size()) + " differs from head size " +
+             std::to_string(q.head_size) + " (backend needs them equal)";
+    });
+    return false;
+  }
+  if (c.value_head_sizes->accepts(q.value_head_size())) return ok;
+  sink.fail(reason_code::head_size, [&] {
+    return "value head size " + std::to_string(q.value_head_size()) + " not in " + c.value_head_sizes->describe();
+  });
+  return false;
+}
+
+ATTNSEL_GATE bool gate_block_size(const gate_context& g, reason_sink& sink) {
+  if (block_size_ok(*g.variant, g.q)) return true;
+  sink.fail(reason_code::block_size, [&] {
+    return "block size " + std::to_string(g.q.block_size) + " is not a multiple of any of " +
+           format_uints(g.variant->block_size_multiples);
+  });
+  return false;
+}
+
+// One reason per missing feature.
+ATTNSEL_GATE bool gate_feature(const gate_context& g, reason_sink& sink) {
+  if (g.features != nullptr) {
+    // The same question over precomputed bits: every required feature is one the variant declares.
+    const auto& f = *g.features;
+    if (((f.required[0] & ~f.declared[0]) | (f.required[1] & ~f.declared[1])) == 0) return true;
+    sink.fail(reason_code::feature, [] { return std::string("a required feature is not supported"); });
+    return false;
+  }
+  bool ok = true;
+  for (const auto& f : g.q.required) {
+    if (g.variant->features.contains(f)) continue;
+    ok = false;
+    if (sink.fail(reason_code::feature, [&] {
+          return "feature " + f + " not supported (supports: " + format_names(g.variant->features) + ")";
         }))
-      return;
+      return false;
   }
-  if (!c->attn_types.empty() && !c->attn_types.contains(q.attn_type)) {
-    if (sink.fail(reason_code::attn_type, [&] {
-          return "attention type " + std::string(to_string(q.attn_type)) + " not in " + format_enum_set(c->attn_types);
-        }))
-      return;
+  return ok;
+}
+
+ATTNSEL_GATE bool gate_custom(const gate_context& g, reason_sink& sink) {
+  if (!g.backend.extra_check) return true;
+  std::string why;
+  bool ok = false;
+  try {
+    ok = g.backend.extra_check(*g.variant, g.q, g.p, sink.collecting() ? &why : nullptr);
+  } catch (...) {
+    // A throwing predicate is a bug in that backend, not a reason to abort selection of the others.
+    ok = false;
+    if (sink.collecting() && why.empty()) why = "custom check threw an exception";
   }
-  if (!c->dtypes.empty() && !c->dtypes.contains(q.dtype)) {
-    if (sink.fail(reason_code::dtype, [&] {
-          return "dtype " + std::string(to_string(q.dtype)) + " not in " + format_enum_set(c->dtypes);
-        }))
-      return;
+  if (ok) return true;
+  sink.fail(reason_code::custom, [&] { return why.empty() ? std::string("custom check failed") : why; });
+  return false;
+}
+
+// The code of each gate, in the order of `check_gates` (a static_assert below keeps them in step).
+struct gate_entry {
+  reason_code code;
+  gate_fn run;
+};
+inline constexpr std::array<gate_entry, check_gates.size()> gate_table{{
+    {reason_code::domain, gate_domain},
+    {reason_code::platform, gate_platform},
+    {reason_code::capability, gate_capability},
+    {reason_code::component, gate_component},
+    {reason_code::mode, gate_mode},
+    {reason_code::attn_type, gate_attn_type},
+    {reason_code::dtype, gate_dtype},
+    {reason_code::kv_cache_dtype, gate_kv_cache_dtype},
+    {reason_code::head_size, gate_head_size},
+    {reason_code::block_size, gate_block_size},
+    {reason_code::feature, gate_feature},
+    {reason_code::custom, gate_custom},
+}};
+
+constexpr bool gate_table_matches_check_gates() noexcept {
+  for (std::size_t i = 0; i < check_gates.size(); ++i)
+    if (gate_table[i].code != check_gates[i].code) return false;
+  return true;
+}
+static_assert(gate_table_matches_check_gates(), "gate_table must list the gates of check_gates, in order");
+
+// Gates before this index read at most the platform and the domain.
+constexpr std::size_t first_query_gate() noexcept {
+  std::size_t i = 0;
+  while (i < check_gates.size() && check_gates[i].reads != gate_input::query) ++i;
+  return i;
+}
+
+// Runs gates [I, Last) in order. A failing prerequisite stops the walk; on the fast path any failure
+// does. With a collecting sink the rest still run, so a person sees every failure at once. The walk is
+// unrolled at compile time, so each gate is a direct (inlinable) call, as fast as hand-written code.
+template <std::size_t I, std::size_t Last>
+ATTNSEL_GATE void run_gates(const gate_context& g, reason_sink& sink) {
+  if constexpr (I < Last) {
+    constexpr gate_fn run = gate_table[I].run;
+    if (!run(g, sink) && (check_gates[I].prerequisite || !sink.collecting())) return;
+    run_gates<I + 1, Last>(g, sink);
   }
-  if (!kv_cache_dtype_ok(*c, q)) {
-    if (sink.fail(reason_code::kv_cache_dtype, [&] {
-          return "kv-cache dtype " + std::string(to_string(q.kv_cache_dtype)) + " not in " +
-                 format_enum_set(c->kv_cache_dtypes);
-        }))
-      return;
-  }
-  if (!c->head_sizes.accepts(q.head_size)) {
-    if (sink.fail(reason_code::head_size, [&] {
-          return "head size " + std::to_string(q.head_size) + " not in " + c->head_sizes.describe();
-        }))
-      return;
-  }
-  if (q.value_head_size() != q.head_size) {
-    if (!c->value_head_sizes) {
-      if (sink.fail(reason_code::head_size, [&] {
-            return "value head size " + std::to_string(q.value_head_size()) + " differs from head size " +
-                   std::to_string(q.head_size) + " (backend needs them equal)";
-          }))
-        return;
-    } else if (!c->value_head_sizes->accepts(q.value_head_size())) {
-      if (sink.fail(reason_code::head_size, [&] {
-            return "value head size " + std::to_string(q.value_head_size()) + " not in " +
-                   c->value_head_sizes->describe();
-          }))
-        return;
-    }
-  }
-  if (!block_size_ok(*c, q)) {
-    if (sink.fail(reason_code::block_size, [&] {
-          return "block size " + std::to_string(q.block_size) + " is not a multiple of any of " +
-                 format_uints(c->block_size_multiples);
-        }))
-      return;
-  }
-  for (const auto& f : q.required) {
-    if (!c->features.contains(f)) {
-      if (sink.fail(reason_code::feature, [&] {
-            return "feature " + f + " not supported (supports: " + format_names(c->features) + ")";
-          }))
-        return;
-    }
-  }
-  if (b.extra_check && (sink.collecting() || !sink.failed())) {
-    std::string why;
-    bool ok = false;
-    try {
-      ok = b.extra_check(*c, q, p, sink.collecting() ? &why : nullptr);
-    } catch (...) {
-      // A throwing predicate is a bug in that backend, not a reason to abort selection of the others.
-      ok = false;
-      if (sink.collecting() && why.empty()) why = "custom check threw an exception";
-    }
-    if (!ok) sink.fail(reason_code::custom, [&] { return why.empty() ? std::string("custom check failed") : why; });
-  }
+}
+
+inline void evaluate(const backend_descriptor& b, const query& q, const platform& p, reason_sink& sink) {
+  const capabilities* variant = b.domains.contains(q.domain) ? resolve_variant(b, q.domain, p) : nullptr;
+  run_gates<0, check_gates.size()>(gate_context{b, variant, q, p, nullptr}, sink);
 }
 
 }  // namespace detail
@@ -231,12 +344,33 @@ ATTNSEL_INLINE const capabilities* resolve_variant(const backend_descriptor& bac
   return nullptr;
 }
 
-ATTNSEL_INLINE std::optional<reason_code> first_failure(const backend_descriptor& backend, const query& q,
+ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const backend_descriptor& backend, const query& q,
                                                         const platform& p) noexcept {
   detail::reason_sink sink(nullptr);
   // With a null sink no message builder runs, so nothing here can throw except a custom check,
   // which evaluate() catches.
   detail::evaluate(backend, q, p, sink);
+  return sink.first();
+}
+
+ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_failure(const backend_descriptor& backend,
+                                                                     const capabilities& variant, const query& q,
+                                                                     const platform& p,
+                                                                     const feature_bits* features) noexcept {
+  detail::reason_sink sink(nullptr);
+  detail::run_gates<detail::first_query_gate(), check_gates.size()>(
+      detail::gate_context{backend, &variant, q, p, features}, sink);
+  return sink.first();
+}
+
+ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const backend_descriptor& backend,
+                                                                        attn_domain domain,
+                                                                        const platform& p) noexcept {
+  query q;
+  q.domain = domain;
+  detail::reason_sink sink(nullptr);
+  const capabilities* variant = backend.domains.contains(domain) ? resolve_variant(backend, domain, p) : nullptr;
+  detail::run_gates<0, detail::first_query_gate()>(detail::gate_context{backend, variant, q, p, nullptr}, sink);
   return sink.first();
 }
 

@@ -594,7 +594,7 @@ ATTNSEL_INLINE const detected_fact* detection_report::find(std::string_view name
   return first;
 }
 
-ATTNSEL_INLINE std::string_view builtin_switch_table() noexcept { return generated::engine_switches_catalog_json; }
+ATTNSEL_INLINE std::string_view builtin_switch_table() noexcept { return generated::engine_switches_data_json; }
 
 ATTNSEL_INLINE std::vector<engine_switch> parse_switch_table(std::string_view text) {
   if (text.size() > (1u << 20)) throw std::invalid_argument("switch table: larger than 1 MiB");

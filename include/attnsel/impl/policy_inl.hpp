@@ -6,31 +6,45 @@
 #  include <attnsel/policy.hpp>
 #endif
 
+#include <attnsel/impl/hot.hpp>
+
 #include <algorithm>
 
 ATTNSEL_BEGIN_NAMESPACE
 
-ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) const noexcept {
+ATTNSEL_INLINE bool policy_entry::enabled_on(const platform& p) const noexcept {
   for (const auto& c : when)
     if (!p.has_component(c)) return false;
   for (const auto& c : unless)
     if (p.has_component(c)) return false;
-  return !q.required.intersects(unless_features);
+  return true;
+}
+
+ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) const noexcept {
+  return enabled_on(p) && !q.required.intersects(unless_features);
 }
 
 ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) const noexcept {
-  if (q.domain != domain || p.vendor() != vendor) return false;
+  return q.domain == domain && matches_platform(p) && matches_query(q);
+}
+
+ATTNSEL_INLINE bool policy_rule::matches_platform(const platform& p) const noexcept {
   // The arch half of a rule is the same test a backend's platform constraint does.
-  if (!arch_filter::accepts(p)) return false;
+  return p.vendor() == vendor && arch_filter::accepts(p);
+}
+
+ATTNSEL_INLINE bool policy_rule::matches_query(const query& q) const noexcept {
+  return matches_fields(q) && q.required.includes(features) && !q.required.intersects(without_features);
+}
+
+ATTNSEL_INLINE bool policy_rule::matches_fields(const query& q) const noexcept {
   if (!modes.empty() && !modes.contains(q.mode)) return false;
   if (min_num_heads || max_num_heads) {
     if (q.num_heads == 0 || q.num_heads < min_num_heads) return false;
     if (max_num_heads && q.num_heads > max_num_heads) return false;
   }
   if (!kv_cache_dtypes.empty() && !kv_cache_dtypes.contains(q.kv_cache_dtype)) return false;
-  if (!dtypes.empty() && !dtypes.contains(q.dtype)) return false;
-  if (!q.required.includes(features)) return false;
-  return !q.required.intersects(without_features);
+  return dtypes.empty() || dtypes.contains(q.dtype);
 }
 
 ATTNSEL_INLINE std::string policy_rule::describe() const {
@@ -57,7 +71,7 @@ ATTNSEL_INLINE std::string policy_rule::describe() const {
   return out;
 }
 
-ATTNSEL_INLINE const policy_rule* priority_policy::match(const query& q, const platform& p) const noexcept {
+ATTNSEL_INLINE ATTNSEL_FLATTEN const policy_rule* priority_policy::match(const query& q, const platform& p) const noexcept {
   for (const auto& r : rules)
     if (r.matches(q, p)) return &r;
   return nullptr;

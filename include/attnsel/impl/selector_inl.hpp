@@ -109,6 +109,9 @@ struct trace_visitor {
   std::vector<candidate_report> out;
   std::size_t rank = 0;
   bool found = false;
+  // The backend select() chose, when it succeeded: it alone is `selected`, other passing ones
+  // `supported`. Without one (error paths) the first that passes would be the choice.
+  const backend_descriptor* winner = nullptr;
 
   bool tried(std::size_t index, bool forced) {
     const auto& b = reg.backends()[index];
@@ -121,7 +124,8 @@ struct trace_visitor {
     if (!r.reasons.empty()) {
       r.outcome = verdict::rejected;
     } else {
-      r.outcome = found ? verdict::supported : verdict::selected;
+      const bool chosen = winner != nullptr ? &b == winner : !found;
+      r.outcome = chosen ? verdict::selected : verdict::supported;
       found = true;
     }
     out.push_back(std::move(r));
@@ -323,17 +327,11 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     ex.candidates = ex.result.error().candidates;
   } else {
     detail::trace_visitor trace{reg, q, p};
+    trace.winner = ex.result->backend;  // verdicts follow select()'s choice, decided before the walk
     detail::walk(reg, q, p, plan, options.prefer && plan.has_forced(), trace);
     ex.candidates = std::move(trace.out);
   }
   if (walked_automatic) detail::append_unvisited(reg, q, p, ex.candidates);
-  // The walk keeps going past the winner; the verdicts must agree with what select() chose.
-  if (ex.result.ok()) {
-    for (auto& c : ex.candidates) {
-      if (c.outcome == verdict::selected && c.name != ex.result->name()) c.outcome = verdict::supported;
-      if (c.name == ex.result->name()) c.outcome = verdict::selected;
-    }
-  }
   return ex;
 }
 

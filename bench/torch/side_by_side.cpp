@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// One process, one question: how long at::_fused_sdp_choice and attnsel (free, bound, cached) take to answer it.
+//
+// Usage: torch_side_by_side MAJOR MINOR CUDNN_VERSION [ITERATIONS]
+// MAJOR.MINOR is the GPU's compute capability and CUDNN_VERSION torch.backends.cudnn.version() (91900),
+// both read by the caller from Python so that this program needs no CUDA headers.
+#include <attnsel/core.hpp>
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Median over 7 runs of ITERATIONS calls, in ns per call.
+template <class F>
+double ns_per_call(long iterations, F&& f) {
+  std::vector<double> runs;
+  for (int r = 0; r < 7; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < iterations; ++i) f();
+    const auto t1 = std::chrono::steady_clock::now();
+    runs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iterations));
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
+}
+
+const char* torch_backend_name(std::int64_t id) {
+  switch (id) {
+    case 0: return "MATH";
+    case 1: return "FLASH_ATTENTION";
+    case 2: return "EFFICIENT_ATTENTION";
+    case 3: return "CUDNN_ATTENTION";
+    case 4: return "OVERRIDEABLE";
+    default: return "ERROR";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: torch_side_by_side MAJOR MINOR CUDNN_VERSION [ITERATIONS]\n");
+    return 2;
+  }
+  const auto major = static_cast<std::uint8_t>(std::atoi(argv[1]));
+  const auto minor = static_cast<std::uint8_t>(std::atoi(argv[2]));
+  const long cudnn = std::atol(argv[3]);
+  const long iterations = argc > 4 ? std::atol(argv[4]) : 200000;
+
+  // The question: bf16, 8 heads, head size 128, 128 tokens, no mask, no dropout, not causal.
+  const auto options = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  const auto q = at::randn({1, 8, 128, 128}, options);
+  const auto k = at::randn({1, 8, 128, 128}, options);
+  const auto v = at::randn({1, 8, 128, 128}, options);
+  // The first call may reorder PyTorch's priorities (cuDNN first when preferred): do it before timing.
+  const auto torch_choice = at::_fused_sdp_choice(q, k, v, std::nullopt, 0.0, false, std::nullopt, false);
+
+  // The same question to attnsel: the platform as torch sees it (check_prefer_cudnn_attention: cuDNN
+  // newer than 9.15.0 on sm9x/sm10x and TORCH_CUDNN_SDPA_DEPRIORITIZED unset).
+  auto p = attnsel::platform::cuda(major, minor);
+  if (cudnn > 0) {
+    const std::string version = std::to_string(cudnn / 10000) + "." + std::to_string(cudnn / 100 % 100) + "." +
+                                std::to_string(cudnn % 100);
+    p.add_component("cudnn", attnsel::parse_component_version(version));
+    if (cudnn > 91500 && (major == 9 || major == 10) && std::getenv("TORCH_CUDNN_SDPA_DEPRIORITIZED") == nullptr)
+      p.add_component("cudnn_preferred");
+  }
+  attnsel::query aq;
+  aq.head_size = 128;
+  aq.dtype = attnsel::data_type::bfloat16;
+  aq.num_heads = 8;
+  const auto reg = attnsel::torch_sdpa_registry();
+  attnsel::selector_options no_cache;
+  no_cache.cache = false;
+  const attnsel::selector bound(reg, p, attnsel::override_request{}, no_cache);
+  const attnsel::selector cached(reg, p);
+  const auto answer = attnsel::select(reg, aq, p);
+  (void)cached.select(aq);
+
+  volatile std::int64_t sink = 0;
+  const double torch_ns = ns_per_call(iterations, [&] {
+    sink = at::_fused_sdp_choice(q, k, v, std::nullopt, 0.0, false, std::nullopt, false);
+  });
+  const double free_ns = ns_per_call(iterations * 10, [&] {
+    const auto r = attnsel::select(reg, aq, p);
+    sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
+  });
+  const double bound_ns = ns_per_call(iterations * 10, [&] {
+    const auto r = bound.select(aq);
+    sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
+  });
+  const double cached_ns = ns_per_call(iterations * 10, [&] {
+    const auto r = cached.select(aq);
+    sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
+  });
+
+  std::printf("platform: %s\n", p.describe().c_str());
+  std::printf("torch choice: %s, attnsel choice: %s\n", torch_backend_name(torch_choice),
+              answer.ok() ? std::string(answer->name()).c_str() : "error");
+  std::printf("| call | ns/call | torch / this |\n|---|---:|---:|\n");
+  std::printf("| at::_fused_sdp_choice | %.1f | 1.0x |\n", torch_ns);
+  std::printf("| attnsel::select (free) | %.1f | %.1fx |\n", free_ns, torch_ns / free_ns);
+  std::printf("| attnsel::selector::select (bound, no cache) | %.1f | %.1fx |\n", bound_ns, torch_ns / bound_ns);
+  std::printf("| attnsel::selector::select (cache hit) | %.1f | %.1fx |\n", cached_ns, torch_ns / cached_ns);
+  const bool same = answer.ok() && answer->name() == torch_backend_name(torch_choice);
+  std::printf("same answer: %s\n", same ? "yes" : "NO");
+  return same ? 0 : 1;
+}

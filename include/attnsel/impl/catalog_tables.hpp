@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shape of a compiled-in catalog (constant tables written by tools/codegen) and the registry built from it.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/descriptor.hpp>
+#include <attnsel/enums.hpp>
+#include <attnsel/platform.hpp>
+#include <attnsel/policy.hpp>
+#include <attnsel/registry.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+namespace tables {
+
+// A constant array and its length; {nullptr, 0} when empty.
+template <class T>
+struct list {
+  const T* data = nullptr;
+  std::size_t size = 0;
+  [[nodiscard]] constexpr const T* begin() const noexcept { return data; }
+  [[nodiscard]] constexpr const T* end() const noexcept { return data + size; }
+};
+
+// An optional compute capability: `has` false = unset.
+struct capability {
+  bool has = false;
+  cuda_capability value;
+};
+
+// The arch filter shared by platform constraints and policy rules.
+struct arch_filter {
+  capability min;
+  capability max;
+  list<gfx_arch> archs;
+  list<gfx_family> families;
+};
+
+struct constraint {
+  device_vendor vendor = device_vendor::cuda;
+  arch_filter arch;
+};
+
+struct head_sizes {
+  head_size_spec::kind form = head_size_spec::kind::any;
+  list<std::uint32_t> values;
+  std::uint32_t min = 1;
+  std::uint32_t max = 0;
+  std::uint32_t multiple_of = 1;
+};
+
+struct requirement {
+  std::string_view name;
+  bool has_version = false;
+  component_version version;
+};
+
+// Enum sets are stored as their bit masks (`enum_set::bits()`).
+struct caps {
+  std::string_view variant;
+  std::uint32_t domains = 0;
+  std::uint32_t dtypes = 0;
+  std::uint32_t kv_cache_dtypes = 0;
+  head_sizes heads;
+  bool has_value_heads = false;
+  head_sizes value_heads;
+  list<std::uint32_t> block_size_multiples;
+  std::uint32_t preferred_block_size = 0;
+  std::uint32_t attn_types = 0;
+  attention_mode mode = attention_mode::standard;
+  list<std::string_view> features;
+  list<constraint> platforms;
+  list<requirement> requires_components;
+};
+
+struct backend {
+  std::string_view name;
+  list<std::string_view> aliases;
+  std::string_view description;
+  std::uint32_t domains = 0;
+  caps base;
+  list<caps> variants;
+};
+
+struct entry {
+  std::string_view backend;
+  list<std::string_view> when;
+  list<std::string_view> unless;
+  list<std::string_view> unless_features;
+};
+
+struct rule {
+  attn_domain domain = attn_domain::decoder;
+  device_vendor vendor = device_vendor::cuda;
+  arch_filter arch;
+  std::uint32_t modes = 0;
+  std::uint32_t min_num_heads = 0;
+  std::uint32_t max_num_heads = 0;
+  std::uint32_t kv_cache_dtypes = 0;
+  std::uint32_t dtypes = 0;
+  list<std::string_view> features;
+  list<std::string_view> without_features;
+  std::string_view note;
+  list<entry> order;
+};
+
+struct implication {
+  std::string_view component;
+  list<std::string_view> implies;
+};
+
+struct catalog {
+  std::string_view name;
+  list<backend> backends;
+  list<rule> rules;
+  list<implication> implications;
+};
+
+template <class E>
+enum_set<E> to_set(std::uint32_t bits) {
+  enum_set<E> out;
+  for (E v : enum_values<E>())
+    if ((bits >> static_cast<unsigned>(v)) & 1U) out.insert(v);
+  return out;
+}
+
+inline std::vector<std::string> to_strings(list<std::string_view> names) {
+  std::vector<std::string> out;
+  out.reserve(names.size);
+  for (auto n : names) out.emplace_back(n);
+  return out;
+}
+
+inline feature_set to_features(list<std::string_view> names) {
+  feature_set out;
+  for (auto n : names) out.insert(n);
+  return out;
+}
+
+template <class T>
+std::vector<T> to_vector(list<T> values) {
+  return std::vector<T>(values.begin(), values.end());
+}
+
+inline std::optional<cuda_capability> to_optional(capability c) {
+  return c.has ? std::optional<cuda_capability>(c.value) : std::nullopt;
+}
+
+inline head_size_spec to_head_sizes(const head_sizes& h) {
+  head_size_spec out;
+  out.form = h.form;
+  out.values = to_vector(h.values);
+  out.min = h.min;
+  out.max = h.max;
+  out.multiple_of = h.multiple_of;
+  return out;
+}
+
+inline capabilities to_capabilities(const caps& c) {
+  capabilities out;
+  out.variant = std::string(c.variant);
+  out.domains = to_set<attn_domain>(c.domains);
+  out.dtypes = to_set<data_type>(c.dtypes);
+  out.kv_cache_dtypes = to_set<cache_dtype>(c.kv_cache_dtypes);
+  out.head_sizes = to_head_sizes(c.heads);
+  if (c.has_value_heads) out.value_head_sizes = to_head_sizes(c.value_heads);
+  out.block_size_multiples = to_vector(c.block_size_multiples);
+  out.preferred_block_size = c.preferred_block_size;
+  out.attn_types = to_set<attention_type>(c.attn_types);
+  out.mode = c.mode;
+  out.features = to_features(c.features);
+  out.platforms.reserve(c.platforms.size);
+  for (const auto& pc : c.platforms) {
+    platform_constraint p;
+    p.vendor = pc.vendor;
+    p.min_capability = to_optional(pc.arch.min);
+    p.max_capability = to_optional(pc.arch.max);
+    p.archs = to_vector(pc.arch.archs);
+    p.families = to_vector(pc.arch.families);
+    out.platforms.push_back(std::move(p));
+  }
+  for (const auto& r : c.requires_components) {
+    out.requires_components.push_back(component_requirement{
+        std::string(r.name), r.has_version ? std::optional<component_version>(r.version) : std::nullopt});
+  }
+  return out;
+}
+
+/// The registry a compiled-in catalog describes: the same value `parse_catalog` builds from its JSON.
+inline registry build_registry(const catalog& cat) {
+  registry reg;
+  std::vector<backend_descriptor> backends;
+  backends.reserve(cat.backends.size);
+  for (const auto& b : cat.backends) {
+    backend_descriptor d;
+    d.name = std::string(b.name);
+    d.aliases = to_strings(b.aliases);
+    d.description = std::string(b.description);
+    d.domains = to_set<attn_domain>(b.domains);
+    d.caps = to_capabilities(b.base);
+    d.variants.reserve(b.variants.size);
+    for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v));
+    backends.push_back(std::move(d));
+  }
+  reg.add_or_replace_all(std::move(backends));  // indexed once
+  priority_policy policy;
+  policy.rules.reserve(cat.rules.size);
+  for (const auto& r : cat.rules) {
+    policy_rule out;
+    out.domain = r.domain;
+    out.vendor = r.vendor;
+    out.min_capability = to_optional(r.arch.min);
+    out.max_capability = to_optional(r.arch.max);
+    out.archs = to_vector(r.arch.archs);
+    out.families = to_vector(r.arch.families);
+    out.modes = to_set<attention_mode>(r.modes);
+    out.min_num_heads = r.min_num_heads;
+    out.max_num_heads = r.max_num_heads;
+    out.kv_cache_dtypes = to_set<cache_dtype>(r.kv_cache_dtypes);
+    out.dtypes = to_set<data_type>(r.dtypes);
+    out.features = to_features(r.features);
+    out.without_features = to_features(r.without_features);
+    out.note = std::string(r.note);
+    out.order.reserve(r.order.size);
+    for (const auto& e : r.order) {
+      out.order.push_back(policy_entry{std::string(e.backend), to_strings(e.when), to_strings(e.unless),
+                                       to_features(e.unless_features)});
+    }
+    policy.rules.push_back(std::move(out));
+  }
+  reg.set_policy(std::move(policy));
+  if (cat.implications.size) {
+    std::vector<component_implication> implications;
+    implications.reserve(cat.implications.size);
+    for (const auto& i : cat.implications)
+      implications.push_back(component_implication{std::string(i.component), to_strings(i.implies)});
+    reg.set_implications(std::move(implications));
+  }
+  return reg;
+}
+
+}  // namespace tables
+}  // namespace detail
+
+ATTNSEL_END_NAMESPACE

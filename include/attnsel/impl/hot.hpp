@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
+// Inlining hints for the few functions every selection runs (GCC and Clang; no-ops elsewhere).
+#pragma once
+
+// ATTNSEL_FLATTEN: inline every call made inside this function, so a walk over small checks compiles
+// to one straight body. ATTNSEL_GATE: an inline function that is always inlined into its caller.
+#if defined(__GNUC__) || defined(__clang__)
+#  define ATTNSEL_FLATTEN __attribute__((flatten))
+#  define ATTNSEL_GATE inline __attribute__((always_inline))
+#else
+#  define ATTNSEL_FLATTEN
+#  define ATTNSEL_GATE inline
+#endif

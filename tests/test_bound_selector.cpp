@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: Apache-2.0
+// The platform-bound selector and its decision cache give exactly the free select's answers.
+#include "catch.hpp"
+#include "fixtures.hpp"
+
+#include <attnsel/bound_selector.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+using namespace attnsel;
+using nlohmann::json;
+
+namespace {
+
+std::string describe(const std::vector<candidate_report>& cs) {
+  std::ostringstream out;
+  for (const auto& c : cs) {
+    out << c.name << "|" << c.variant << "|" << c.rank << "|" << to_string(c.outcome) << "|" << c.forced;
+    for (const auto& r : c.reasons) out << "|" << to_string(r.code) << ":" << r.message;
+    out << "\n";
+  }
+  return out.str();
+}
+
+// Everything a caller can observe in a result, as text: equal text means equal results.
+std::string describe(const selection_result& r) {
+  std::ostringstream out;
+  if (r.ok()) {
+    out << "ok " << r->backend << " " << r->variant << " " << r->rank << " " << r->overridden << " "
+        << to_string(r->source) << " " << r->fell_back << "\n"
+        << describe(r->fallback);
+  } else {
+    const auto& e = r.error();
+    out << "error " << to_string(e.code) << "\n" << e.message << "\n" << describe(e.candidates);
+    for (const auto& s : e.suggestions) out << "suggest " << s << "\n";
+  }
+  return out.str();
+}
+
+std::string describe(const explanation& ex) {
+  return describe(ex.result) + "rule " + ex.rule + "\nnote " + ex.note + "\n" + describe(ex.candidates);
+}
+
+const registry& catalog_registry(const std::string& name) {
+  static const std::map<std::string, registry> registries = [] {
+    std::map<std::string, registry> out;
+    for (auto n : builtin_catalog_names) out.emplace(std::string(n), builtin_catalog(n).registry);
+    return out;
+  }();
+  return registries.at(name);
+}
+
+selector_options cached(bool on, bool prefer = false) {
+  selector_options o;
+  o.cache = on;
+  o.select.prefer = prefer;
+  return o;
+}
+
+// The free select, a bound selector without cache and one with cache (asked twice: miss, then hit)
+// must describe the same result.
+void check_same(const registry& reg, const query& q, const platform& p, const override_request& ovr, bool prefer) {
+  select_options options;
+  options.prefer = prefer;
+  const auto expected = describe(select(reg, q, p, ovr, options));
+  const selector plain(reg, p, ovr, cached(false, prefer));
+  const selector with_cache(reg, p, ovr, cached(true, prefer));
+  CHECK(describe(plain.select(q)) == expected);
+  CHECK(describe(with_cache.select(q)) == expected);
+  CHECK(describe(with_cache.select(q)) == expected);
+  CHECK(describe(plain.explain(q)) == describe(explain(reg, q, p, ovr, options)));
+}
+
+}  // namespace
+
+TEST_CASE("the bound selector answers every table case exactly as the free select", "[bound][reference]") {
+  std::size_t cases = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ATTNSEL_SOURCE_DIR) + "/tests/data")) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const auto doc = json::parse(in);
+    if (!doc.contains("cases")) continue;
+    for (const auto& c : doc.at("cases")) {
+      INFO(entry.path().filename().string() << ": " << c.at("name").get<std::string>());
+      const auto& reg = catalog_registry(c.at("catalog").get<std::string>());
+      const auto p = platform_from_json(c.at("platform"));
+      const auto q = query_from_json(c.value("query", json::object()));
+      const auto spec = c.value("override", std::string());
+      for (const bool prefer : {false, true}) check_same(reg, q, p, override_request{spec, override_source::flag}, prefer);
+      ++cases;
+    }
+  }
+  CHECK(cases > 100);
+}
+
+TEST_CASE("bound selection covers errors, bad overrides and bad queries", "[bound]") {
+  const auto reg = fixtures::small_registry();
+  auto p = platform::cuda(9, 0);
+  p.add_component("flashinfer", parse_component_version("0.2.1"));
+  query q;
+  for (const char* spec : {"", "auto", "FAST", "MEDIUM,SLOW", "SLOW,auto", "-FAST", "-FAST,auto", "FAST_ATN", ",,",
+                           "FAST,-FAST", "LATENT", "LATENT,auto"}) {
+    INFO(spec);
+    for (const bool prefer : {false, true}) check_same(reg, q, p, override_request{spec, override_source::env}, prefer);
+  }
+  q.head_size = 0;  // bad_query comes before everything
+  check_same(reg, q, p, override_request{"FAST_ATN"}, false);
+}
+
+TEST_CASE("a bound selector reads each domain's own override", "[bound][domain]") {
+  const auto reg = fixtures::small_registry();
+  const auto p = platform::cuda(9, 0);
+  override_set overrides;
+  overrides.decoder = {"SLOW", override_source::flag};
+  overrides.encoder = {"VISION", override_source::env};
+  const selector bound(reg, p, overrides);
+  query q;
+  CHECK(describe(bound.select(q)) == describe(select(reg, q, p, overrides)));
+  q.domain = attn_domain::encoder;
+  q.attn_type = attention_type::encoder_only;
+  CHECK(describe(bound.select(q)) == describe(select(reg, q, p, overrides)));
+  CHECK(bound.bound_override(attn_domain::encoder).spec == "VISION");
+}
+
+TEST_CASE("a moved selector keeps answering from its own copy of the override", "[bound]") {
+  const auto reg = fixtures::small_registry();
+  std::string spec = "SLOW";
+  selector first(reg, platform::cuda(9, 0), override_request{spec});
+  spec = "MEDIUM";  // the selector owns its copy
+  const selector moved(std::move(first));
+  const auto r = moved.select(query{});
+  REQUIRE(r);
+  CHECK(r->name() == "SLOW");
+  CHECK(r->overridden);
+}
+
+namespace {
+
+// A random but valid query: every field a gate or rule reads varies, features included.
+query random_query(std::mt19937& rng) {
+  const auto pick = [&](auto... values) {
+    const std::array<std::common_type_t<decltype(values)...>, sizeof...(values)> all{values...};
+    return all[std::uniform_int_distribution<std::size_t>(0, all.size() - 1)(rng)];
+  };
+  query q;
+  q.domain = pick(attn_domain::decoder, attn_domain::decoder, attn_domain::encoder);
+  q.head_size = pick(64U, 72U, 80U, 96U, 128U, 192U, 256U, 576U);
+  q.head_size_v = pick(0U, 0U, 0U, 128U, 512U);
+  q.dtype = pick(data_type::float16, data_type::bfloat16, data_type::float32);
+  q.kv_cache_dtype = pick(cache_dtype::automatic, cache_dtype::automatic, cache_dtype::fp8, cache_dtype::float16,
+                          cache_dtype::fp8_e5m2);
+  q.block_size = pick(0U, 0U, 16U, 32U, 64U, 1U, 128U);
+  q.attn_type = q.domain == attn_domain::encoder
+                    ? pick(attention_type::encoder_only, attention_type::encoder)
+                    : pick(attention_type::decoder, attention_type::decoder, attention_type::encoder_decoder);
+  q.mode = pick(attention_mode::standard, attention_mode::standard, attention_mode::mla, attention_mode::sparse_mla);
+  q.num_heads = pick(0U, 8U, 16U, 32U, 128U);
+  for (const auto& f : features::known)
+    if (std::uniform_int_distribution<int>(0, 9)(rng) == 0) q.required.insert(f.name);
+  if (std::uniform_int_distribution<int>(0, 49)(rng) == 0) q.required.insert("no_backend_has_this");
+  return q;
+}
+
+std::vector<platform> test_platforms() {
+  std::vector<platform> out{platform::cuda(9, 0), platform::cuda(10, 0), platform::cuda(8, 6), platform::cuda(7, 5),
+                            platform::rocm("gfx942"), platform::cpu()};
+  auto aiter = platform::rocm("gfx942");
+  for (const char* c : {"aiter", "aiter_enabled", "aiter_mha", "aiter_mla"}) aiter.add_component(c);
+  out.push_back(aiter);
+  auto flashinfer = platform::cuda(10, 0);
+  flashinfer.add_component("flashinfer", parse_component_version("0.3.0"));
+  out.push_back(flashinfer);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a cache hit never answers differently from a miss (random queries)", "[bound][cache]") {
+  std::mt19937 rng(20261130);
+  std::size_t hits_expected = 0;
+  for (const auto name : builtin_catalog_names) {
+    const auto& reg = catalog_registry(std::string(name));
+    for (const auto& p : test_platforms()) {
+      for (const char* spec : {"", "TRITON_ATTN,auto", "-FLASH_ATTN"}) {
+        const override_request ovr{reg.find("TRITON_ATTN") || spec[0] == '\0' ? spec : ""};
+        const selector plain(reg, p, ovr, cached(false));
+        selector_options small = cached(true);
+        small.cache_slots = 16;  // small on purpose: collisions and replacements are exercised too
+        const selector with_cache(reg, p, ovr, small);
+        std::vector<query> seen;
+        for (int i = 0; i < 150; ++i) {
+          // Ask some queries again so that hits happen.
+          const bool again = !seen.empty() && std::uniform_int_distribution<int>(0, 2)(rng) == 0;
+          const query q = again ? seen[std::uniform_int_distribution<std::size_t>(0, seen.size() - 1)(rng)]
+                                : random_query(rng);
+          if (!again) seen.push_back(q);
+          const auto expected = describe(select(reg, q, p, ovr));
+          INFO(name << " on " << p.describe() << " override '" << ovr.spec << "': " << summary(q));
+          REQUIRE(describe(plain.select(q)) == expected);
+          REQUIRE(describe(with_cache.select(q)) == expected);
+        }
+        hits_expected += with_cache.stats().hits;
+        CHECK(plain.stats().hits + plain.stats().misses == 0);
+      }
+    }
+  }
+  CHECK(hits_expected > 0);
+}
+
+TEST_CASE("the cache counts hits and misses and can be cleared", "[bound][cache]") {
+  const auto reg = reference_registry();
+  const selector bound(reg, platform::cuda(9, 0));
+  REQUIRE(bound.cache_enabled());
+  query q;
+  REQUIRE(bound.select(q));
+  CHECK(bound.stats().misses == 1);
+  CHECK(bound.stats().hits == 0);
+  REQUIRE(bound.select(q));
+  REQUIRE(bound.select(q));
+  CHECK(bound.stats().hits == 2);
+  q.head_size = 64;
+  REQUIRE(bound.select(q));
+  CHECK(bound.stats().misses == 2);
+  const_cast<selector&>(bound).clear_cache();
+  CHECK(bound.stats().hits + bound.stats().misses == 0);
+  REQUIRE(bound.select(q));
+  CHECK(bound.stats().misses == 1);
+}
+
+TEST_CASE("the decision cache is bounded and keyed on the whole key", "[cache]") {
+  decision_cache cache(5);
+  CHECK(cache.size() == 8);
+  std::uint64_t value = 0;
+  CHECK_FALSE(cache.find({1, 2, 3, 4}, value));
+  cache.store({1, 2, 3, 4}, 77);
+  REQUIRE(cache.find({1, 2, 3, 4}, value));
+  CHECK(value == 77);
+  CHECK_FALSE(cache.find({1, 2, 3, 5}, value));
+  for (std::uint64_t i = 0; i < 100; ++i) cache.store({i, 0, 0, 0}, i + 1);
+  std::size_t kept = 0;
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    if (cache.find({i, 0, 0, 0}, value)) {
+      CHECK(value == i + 1);
+      ++kept;
+    }
+  }
+  CHECK(kept <= cache.size());
+  CHECK(kept > 0);
+}
+
+TEST_CASE("threads selecting through one cached selector all get the free select's answers", "[bound][cache][concurrency]") {
+  const auto reg = reference_registry();
+  auto p = platform::rocm("gfx942");
+  for (const char* c : {"aiter", "aiter_enabled", "aiter_mha"}) p.add_component(c);
+  selector_options options;
+  options.cache_slots = 8;  // many queries share few slots: readers race writers on the same slots
+  const selector bound(reg, p, override_request{}, options);
+  std::mt19937 rng(7);
+  std::vector<query> queries;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 64; ++i) {
+    queries.push_back(random_query(rng));
+    expected.push_back(describe(select(reg, queries.back(), p)));
+  }
+  std::atomic<std::size_t> wrong{0};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < 4000; ++i) {
+        const std::size_t k = (i * 7 + t * 13) % queries.size();
+        const auto r = bound.select(queries[k]);
+        // Successes are compared in full; errors only by code, to keep the loop fast.
+        const bool same = r.ok() ? describe(r) == expected[k]
+                                 : expected[k].rfind("error " + std::string(to_string(r.error().code)), 0) == 0;
+        if (!same) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+  CHECK(bound.stats().hits > 0);
+}
+
+TEST_CASE("docs/reasons.md lists the check gates in the order they run", "[docs][gates]") {
+  std::ifstream in(std::string(ATTNSEL_SOURCE_DIR) + "/docs/reasons.md");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto doc = text.str();
+  std::size_t last = 0;
+  for (const auto& g : check_gates) {
+    INFO(g.name);
+    CHECK(g.name == to_string(g.code));
+    const auto at = doc.find("| `" + std::string(g.name) + "` |");
+    REQUIRE(at != std::string::npos);
+    CHECK(at > last);
+    last = at;
+  }
+}
+
+TEST_CASE("the gates a bound selector decides once read nothing of the query but its domain", "[gates]") {
+  // Every gate before the first query gate is platform or domain; none after it is.
+  bool query_seen = false;
+  for (const auto& g : check_gates) {
+    if (g.reads == gate_input::query) query_seen = true;
+    CHECK((query_seen == (g.reads == gate_input::query)));
+  }
+  CHECK(query_seen);
+}

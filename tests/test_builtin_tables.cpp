@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compiled-in catalog tables build exactly the registries their JSON describes.
+#include "catch.hpp"
+
+#include <attnsel/attnsel.hpp>
+
+#include <stdexcept>
+#include <string>
+
+using namespace attnsel;
+
+TEST_CASE("every compiled-in catalog equals the one parsed from its JSON", "[reference][tables]") {
+  for (const auto name : builtin_catalog_names) {
+    INFO(name);
+    const auto parsed = builtin_catalog(name).registry;
+    const auto compiled = builtin_registry(name);
+    CHECK(compiled.size() == parsed.size());
+    CHECK(compiled.policy().rules.size() == parsed.policy().rules.size());
+    CHECK(compiled == parsed);
+    // Equal data selects equally, down to the resolved policy indices.
+    for (std::size_t r = 0; r < parsed.policy().rules.size(); ++r)
+      for (std::size_t k = 0; k < parsed.policy().rules[r].order.size(); ++k) CHECK(compiled.resolved(r, k) == parsed.resolved(r, k));
+  }
+  CHECK(reference_registry() == builtin_catalog("vllm").registry);
+  CHECK(torch_sdpa_registry() == builtin_catalog("torch_sdpa").registry);
+}
+
+TEST_CASE("builtin_catalog_names lists the compiled-in catalogs in build order", "[reference][tables]") {
+  REQUIRE(detail::tables::builtin.size() == builtin_catalog_names.size());
+  for (std::size_t i = 0; i < builtin_catalog_names.size(); ++i) {
+    CHECK(detail::tables::builtin[i]->name == builtin_catalog_names[i]);
+    CHECK_FALSE(builtin_catalog_json(builtin_catalog_names[i]).empty());
+  }
+  CHECK(builtin_catalog_json("no_such_catalog").empty());
+  CHECK_THROWS_AS(builtin_registry("no_such_catalog"), std::invalid_argument);
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+// Build-time generator: loads catalog JSON with attnsel's own loader and writes constant C++ tables of it.
+//
+// Usage: attnsel_catalog_codegen OUTPUT NAME=PATH [NAME=PATH ...]
+// The tables have the shape of include/attnsel/impl/catalog_tables.hpp; detail::tables::build_registry
+// turns one into the registry parse_catalog would build. OUTPUT is rewritten only when it changes.
+// A new catalog field needs one line here (in the emitter of its struct) and one in catalog_tables.hpp.
+#include <attnsel/catalog.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace attnsel;
+
+// A C++ string literal: printable ASCII as is, everything else as 3-digit octal escapes (which,
+// unlike \x escapes, cannot swallow the digits that follow).
+std::string literal(std::string_view text) {
+  std::string out = "\"";
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c >= 0x20 && c < 0x7f && c != '?') {  // '?' kept out of trigraph reach
+      out += ch;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    }
+  }
+  return out + "\"";
+}
+
+// A C++ identifier made from a catalog name (`vllm@1a2b-c` -> `vllm_1a2b_c`); the generator prefixes
+// it with the catalog's position, so two names that map to the same text still differ.
+std::string identifier(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
+class emitter {
+ public:
+  explicit emitter(std::string prefix) : prefix_(std::move(prefix)) {}
+
+  // Defines `inline constexpr TYPE NAME[] = {items};` (before its first use) and returns the
+  // `list` initializer naming it; `{}` when empty.
+  std::string list(std::string_view type, const std::vector<std::string>& items) {
+    if (items.empty()) return "{}";
+    const std::string name = prefix_ + std::to_string(next_++);
+    defs_ << "inline constexpr " << type << " " << name << "[] = {";
+    for (std::size_t i = 0; i < items.size(); ++i) defs_ << (i ? ", " : "") << items[i];
+    defs_ << "};\n";
+    return "{" + name + ", " + std::to_string(items.size()) + "}";
+  }
+
+  std::string strings(const std::vector<std::string>& names) {
+    std::vector<std::string> items;
+    for (const auto& n : names) items.push_back(literal(n));
+    return list("std::string_view", items);
+  }
+  std::string strings(const feature_set& names) { return strings(std::vector<std::string>(names.begin(), names.end())); }
+
+  std::string uints(const std::vector<std::uint32_t>& values) {
+    std::vector<std::string> items;
+    for (auto v : values) items.push_back(std::to_string(v) + "U");
+    return list("std::uint32_t", items);
+  }
+
+  static std::string capability(const std::optional<cuda_capability>& c) {
+    if (!c) return "{}";
+    return "{true, {" + std::to_string(c->major) + ", " + std::to_string(c->minor) + "}}";
+  }
+
+  std::string arch(const std::optional<cuda_capability>& min, const std::optional<cuda_capability>& max,
+                   const std::vector<gfx_arch>& archs, const std::vector<gfx_family>& families) {
+    std::vector<std::string> a, f;
+    for (const auto& g : archs)
+      a.push_back("{" + std::to_string(g.major) + ", " + std::to_string(g.minor) + ", " + std::to_string(g.stepping) + "}");
+    for (const auto fam : families) f.push_back("static_cast<gfx_family>(" + std::to_string(static_cast<unsigned>(fam)) + ")");
+    return "{" + capability(min) + ", " + capability(max) + ", " + list("gfx_arch", a) + ", " + list("gfx_family", f) + "}";
+  }
+
+  std::string head_sizes(const head_size_spec& h) {
+    return "{static_cast<head_size_spec::kind>(" + std::to_string(static_cast<unsigned>(h.form)) + "), " +
+           uints(h.values) + ", " + std::to_string(h.min) + "U, " + std::to_string(h.max) + "U, " +
+           std::to_string(h.multiple_of) + "U}";
+  }
+
+  std::string caps(const capabilities& c) {
+    std::vector<std::string> platforms, components;
+    for (const auto& pc : c.platforms)
+      platforms.push_back("{static_cast<device_vendor>(" + std::to_string(static_cast<unsigned>(pc.vendor)) + "), " +
+                          arch(pc.min_capability, pc.max_capability, pc.archs, pc.families) + "}");
+    for (const auto& r : c.requires_components) {
+      std::string version = "{}";
+      if (r.min_version) {
+        version = "{{";
+        for (std::size_t i = 0; i < r.min_version->parts.size(); ++i)
+          version += (i ? ", " : "") + std::to_string(r.min_version->parts[i]) + "U";
+        version += "}, " + std::to_string(r.min_version->count) + "}";
+      }
+      components.push_back("{" + literal(r.name) + ", " + (r.min_version ? "true" : "false") + ", " + version + "}");
+    }
+    std::ostringstream out;
+    out << "{" << literal(c.variant) << ", " << c.domains.bits() << "U, " << c.dtypes.bits() << "U, "
+        << c.kv_cache_dtypes.bits() << "U, " << head_sizes(c.head_sizes) << ", "
+        << (c.value_head_sizes ? "true" : "false") << ", "
+        << (c.value_head_sizes ? head_sizes(*c.value_head_sizes) : std::string("{}")) << ", "
+        << uints(c.block_size_multiples) << ", " << c.preferred_block_size << "U, " << c.attn_types.bits() << "U, "
+        << "static_cast<attention_mode>(" << static_cast<unsigned>(c.mode) << "), " << strings(c.features) << ", "
+        << list("constraint", platforms) << ", " << list("requirement", components) << "}";
+    return out.str();
+  }
+
+  std::string backend(const backend_descriptor& b) {
+    std::vector<std::string> variants;
+    for (const auto& v : b.variants) variants.push_back(caps(v));
+    return "{" + literal(b.name) + ", " + strings(b.aliases) + ", " + literal(b.description) + ", " +
+           std::to_string(b.domains.bits()) + "U, " + caps(b.caps) + ", " + list("caps", variants) + "}";
+  }
+
+  std::string rule(const policy_rule& r) {
+    std::vector<std::string> order;
+    for (const auto& e : r.order)
+      order.push_back("{" + literal(e.backend) + ", " + strings(e.when) + ", " + strings(e.unless) + ", " +
+                      strings(e.unless_features) + "}");
+    std::ostringstream out;
+    out << "{static_cast<attn_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
+        << static_cast<unsigned>(r.vendor) << "), " << arch(r.min_capability, r.max_capability, r.archs, r.families)
+        << ", " << r.modes.bits() << "U, " << r.min_num_heads << "U, " << r.max_num_heads << "U, "
+        << r.kv_cache_dtypes.bits() << "U, " << r.dtypes.bits() << "U, " << strings(r.features) << ", "
+        << strings(r.without_features) << ", " << literal(r.note) << ", " << list("entry", order) << "}";
+    return out.str();
+  }
+
+  std::string catalog_tables(std::string_view name, const registry& reg) {
+    std::vector<std::string> backends, rules;
+    for (const auto& b : reg.backends()) backends.push_back(backend(b));
+    for (const auto& r : reg.policy().rules) rules.push_back(rule(r));
+    std::vector<std::string> implications;
+    for (const auto& i : reg.implications())
+      implications.push_back("{" + literal(i.component) + ", " + strings(i.implies) + "}");
+    const auto b = list("backend", backends);
+    const auto r = list("rule", rules);
+    const auto imp = list("implication", implications);
+    return "{" + literal(name) + ", " + b + ", " + r + ", " + imp + "}";
+  }
+
+  [[nodiscard]] std::string definitions() const { return defs_.str(); }
+
+ private:
+  std::string prefix_;
+  std::size_t next_ = 0;
+  std::ostringstream defs_;
+};
+
+int run(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: attnsel_catalog_codegen OUTPUT NAME=PATH [NAME=PATH ...]\n");
+    return 2;
+  }
+  std::ostringstream body;
+  std::vector<std::string> catalogs;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "attnsel_catalog_codegen: expected NAME=PATH, got '%s'\n", arg.c_str());
+      return 2;
+    }
+    const std::string name = arg.substr(0, eq);
+    const auto loaded = read_catalog_file(arg.substr(eq + 1));
+    const std::string id = "c" + std::to_string(i - 2) + "_" + identifier(name);
+    emitter e(id + "_");
+    const auto tables = e.catalog_tables(name, loaded.registry);
+    const std::string path = arg.substr(eq + 1);
+    body << "// " << literal(name) << " (" << literal(path.substr(path.find_last_of("/\\") + 1)) << ")\n"
+         << e.definitions() << "inline constexpr catalog " << id << " = " << tables << ";\n\n";
+    catalogs.push_back("&" + id);
+  }
+  std::ostringstream out;
+  out << "// SPDX-License-Identifier: Apache-2.0\n"
+         "// Generated by tools/codegen/catalog_tables.cpp from catalog/*.json at build time; do not edit.\n"
+         "#pragma once\n\n"
+         "#include <attnsel/impl/catalog_tables.hpp>\n\n"
+         "#include <array>\n#include <cstdint>\n#include <string_view>\n\n"
+         "ATTNSEL_BEGIN_NAMESPACE\nnamespace detail {\nnamespace tables {\n\n"
+      << body.str() << "/// Every compiled-in catalog, in the order of ATTNSEL_CATALOGS.\n"
+      << "inline constexpr std::array<const catalog*, " << catalogs.size() << "> builtin{{";
+  for (std::size_t i = 0; i < catalogs.size(); ++i) out << (i ? ", " : "") << catalogs[i];
+  out << "}};\n\n}  // namespace tables\n}  // namespace detail\nATTNSEL_END_NAMESPACE\n";
+
+  const std::string path = argv[1];
+  const std::string content = out.str();
+  {
+    std::ifstream old(path, std::ios::binary);
+    std::stringstream existing;
+    existing << old.rdbuf();
+    if (old && existing.str() == content) return 0;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << content;
+  if (!file) {
+    std::fprintf(stderr, "attnsel_catalog_codegen: cannot write %s\n", path.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnsel_catalog_codegen: %s\n", e.what());
+    return 1;
+  }
+}
