@@ -62,14 +62,14 @@ TEST_CASE("catalog_limits bound variants, list elements and inherited elements (
   CHECK(ptr == "/backends/0/features");
   CHECK_THAT(problem, ATTNSEL_CONTAINS("max_list_elements"));
 
-  // The backend's lists hold 14 elements (1 domain, 10 block sizes, 3 variants) and each variant
-  // copies the 10 block sizes: the third variant takes the total to 44.
+  // The document's lists hold 15 elements (1 backend, 1 domain, 10 block sizes, 3 variants) and each
+  // variant copies the 10 block sizes: the third variant takes the total to 45.
   std::string copies = R"({"name": "A"}, {"name": "B"}, {"name": "C"})";
   const std::string sizes = R"(, "block_size_multiples": [1,2,3,4,5,6,7,8,9,10], "variants": [)" + copies + "]";
   std::tie(ptr, problem) = text_error(catalog_text(backend_text("X", sizes)), small);
   CHECK(ptr == "/backends/0/variants/2");
   CHECK_THAT(problem, ATTNSEL_CONTAINS("max_total_elements"));
-  small.max_total_elements = 44;
+  small.max_total_elements = 45;
   CHECK(text_error(catalog_text(backend_text("X", sizes)), small).first.empty());
 }
 
