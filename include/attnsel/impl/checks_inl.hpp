@@ -9,29 +9,14 @@
 #include <attnsel/impl/hot.hpp>
 
 #include <algorithm>
+#include <attnsel/impl/value_text.hpp>
+
 #include <array>
 #include <cstddef>
 
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
-
-template <class E>
-std::string format_enum_set(enum_set<E> set) {
-  if (set.empty()) return "any";
-  std::string out = "{";
-  set.for_each([&](E v) {
-    if (out.size() > 1) out += ", ";
-    out += to_string(v);
-  });
-  return out + "}";
-}
-
-inline std::string format_uints(const std::vector<std::uint32_t>& values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "}";
-}
 
 inline std::string capability_text(const platform& p) {
   if (p.gfx()) return p.gfx()->name();

@@ -2,7 +2,7 @@
 // The one strict JSON reader: typed reads that track the JSON pointer, for catalogs, queries, platforms.
 #pragma once
 
-#include <attnsel/catalog.hpp>
+#include <attnsel/catalog_error.hpp>
 #include <attnsel/descriptor.hpp>
 #include <attnsel/enums.hpp>
 #include <attnsel/impl/text.hpp>

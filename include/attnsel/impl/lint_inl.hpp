@@ -6,6 +6,7 @@
 #  include <attnsel/lint.hpp>
 #endif
 
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/reference.hpp>
 
 #include <algorithm>

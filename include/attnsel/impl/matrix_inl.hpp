@@ -7,6 +7,7 @@
 #endif
 
 #include <attnsel/impl/text.hpp>
+#include <attnsel/impl/value_text.hpp>
 #include <attnsel/reference.hpp>
 
 #include <algorithm>

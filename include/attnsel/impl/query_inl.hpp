@@ -7,17 +7,9 @@
 #endif
 
 #include <attnsel/impl/text.hpp>
+#include <attnsel/impl/value_text.hpp>
 
 ATTNSEL_BEGIN_NAMESPACE
-
-namespace detail {
-inline std::string format_names(const feature_set& names) {
-  if (names.empty()) return "none";
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-}  // namespace detail
 
 ATTNSEL_INLINE bool is_valid(const query& q) noexcept {
   if (q.head_size == 0 || q.head_size > max_head_size || q.head_size_v > max_head_size) return false;
