@@ -3,6 +3,7 @@
 #include "catch.hpp"
 
 #include <attnsel/attnsel.hpp>
+#include <attnsel/generated/catalog_tables.hpp>  // the tables themselves (also in compiled mode)
 
 #include <stdexcept>
 #include <string>
