@@ -8,7 +8,9 @@
 #include <attnsel/query.hpp>
 
 #include <cstdint>
-#include <functional>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
 #include <limits>
 #include <optional>
 #include <string>
@@ -131,8 +133,48 @@ struct capabilities {
 /// A cross-field rule no declarative field can express. Returns true when the combination is
 /// supported; on rejection, when `why` is non-null, stores a message with actual and supported values.
 /// Called only after every declarative check passed (fast path) or always (explain path).
-using custom_check = std::function<bool(const capabilities& variant, const query& q, const platform& p,
-                                        std::string* why)>;
+class custom_check {
+ public:
+  custom_check() noexcept = default;
+  custom_check(std::nullptr_t) noexcept {}  // NOLINT(google-explicit-constructor): `= nullptr` clears it
+  /// Any callable `bool(const capabilities&, const query&, const platform&, std::string*)`.
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, custom_check> &&
+                                              std::is_invocable_r_v<bool, const std::decay_t<F>&, const capabilities&,
+                                                                    const query&, const platform&, std::string*>>>
+  custom_check(F f) : impl_(new model<std::decay_t<F>>(std::move(f))) {}  // NOLINT(google-explicit-constructor)
+  custom_check(const custom_check& other) : impl_(other.impl_ ? other.impl_->clone() : nullptr) {}
+  custom_check(custom_check&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
+  custom_check& operator=(custom_check other) noexcept {
+    std::swap(impl_, other.impl_);
+    return *this;
+  }
+  ~custom_check() { delete impl_; }
+
+  explicit operator bool() const noexcept { return impl_ != nullptr; }
+  /// Precondition: set (`operator bool`).
+  bool operator()(const capabilities& variant, const query& q, const platform& p, std::string* why) const {
+    return impl_->call(variant, q, p, why);
+  }
+
+ private:
+  // A small type-erased callable instead of std::function, whose header would double the weight of the
+  // selection core (<attnsel/core.hpp> has a preprocessed-size budget).
+  struct callable {
+    virtual ~callable() = default;
+    virtual callable* clone() const = 0;
+    virtual bool call(const capabilities& variant, const query& q, const platform& p, std::string* why) const = 0;
+  };
+  template <class F>
+  struct model final : callable {
+    explicit model(F fn) : f(std::move(fn)) {}
+    callable* clone() const override { return new model(f); }
+    bool call(const capabilities& variant, const query& q, const platform& p, std::string* why) const override {
+      return static_cast<bool>(f(variant, q, p, why));
+    }
+    F f;
+  };
+  callable* impl_ = nullptr;
+};
 
 /// One attention backend: a name operators type, the domains it serves and what it accepts.
 /// Order never lives here: priority is the policy's business.

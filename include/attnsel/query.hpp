@@ -10,9 +10,10 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
+#include <atomic>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -60,6 +61,36 @@ inline constexpr std::array<known_feature, 11> known{{
   return true;
 }
 
+namespace detail {
+/// An immutable list of names shared by reference count. std::shared_ptr would do, but its header
+/// adds about 3,000 lines to every file that includes the selection core (<attnsel/core.hpp> budget).
+class shared_names {
+ public:
+  shared_names() noexcept = default;
+  explicit shared_names(std::vector<std::string> names) : rep_(new rep{std::move(names), {1}}) {}
+  shared_names(const shared_names& other) noexcept : rep_(other.rep_) {
+    if (rep_) rep_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  shared_names(shared_names&& other) noexcept : rep_(other.rep_) { other.rep_ = nullptr; }
+  shared_names& operator=(shared_names other) noexcept {
+    std::swap(rep_, other.rep_);
+    return *this;
+  }
+  ~shared_names() {
+    if (rep_ && rep_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete rep_;
+  }
+  [[nodiscard]] const std::vector<std::string>* get() const noexcept { return rep_ ? &rep_->names : nullptr; }
+  friend bool operator==(const shared_names& a, const shared_names& b) noexcept { return a.rep_ == b.rep_; }
+
+ private:
+  struct rep {
+    std::vector<std::string> names;
+    std::atomic<std::size_t> refs;
+  };
+  rep* rep_ = nullptr;
+};
+}  // namespace detail
+
 /// A sorted set of feature names. Membership and inclusion tests never allocate.
 /// Copies share one immutable list (copy-on-write), so a catalog variant that inherits its backend's
 /// features costs a reference count, not a copy: memory stays proportional to the catalog text.
@@ -76,7 +107,7 @@ class feature_set {
   explicit feature_set(std::vector<std::string> names) {
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    if (!names.empty()) names_ = std::make_shared<const std::vector<std::string>>(std::move(names));
+    if (!names.empty()) names_ = detail::shared_names(std::move(names));
   }
 
   /// Inserts `name` (no validation here; loaders and the CLI validate what people type).
@@ -90,7 +121,7 @@ class feature_set {
     next.insert(next.end(), cur.begin(), it);
     next.emplace_back(name);
     next.insert(next.end(), it, cur.end());
-    names_ = std::make_shared<const std::vector<std::string>>(std::move(next));
+    names_ = detail::shared_names(std::move(next));
   }
   [[nodiscard]] bool contains(std::string_view name) const noexcept {
     return std::binary_search(list().begin(), list().end(), name, std::less<>{});
@@ -116,7 +147,7 @@ class feature_set {
   [[nodiscard]] const_iterator end() const noexcept { return list().end(); }
   /// True when both sets share one stored list (a copy not modified since).
   [[nodiscard]] bool shares_storage_with(const feature_set& other) const noexcept {
-    return names_ != nullptr && names_ == other.names_;
+    return names_.get() != nullptr && names_ == other.names_;
   }
 
   friend bool operator==(const feature_set& a, const feature_set& b) {
@@ -127,9 +158,9 @@ class feature_set {
  private:
   [[nodiscard]] const std::vector<std::string>& list() const noexcept {
     static const std::vector<std::string> none;
-    return names_ ? *names_ : none;
+    return names_.get() ? *names_.get() : none;
   }
-  std::shared_ptr<const std::vector<std::string>> names_;  // null when empty; never modified once shared
+  detail::shared_names names_;  // null when empty; never modified once shared
 };
 
 /// What one attention layer needs. Every input a capability check reads is here or in `platform`.

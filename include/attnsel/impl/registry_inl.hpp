@@ -12,7 +12,6 @@
 #include <array>
 #include <iterator>
 #include <limits>
-#include <unordered_map>
 
 #include <attnsel/impl/text.hpp>
 
@@ -212,23 +211,35 @@ ATTNSEL_INLINE void registry::add_or_replace(backend_descriptor backend) {
 
 ATTNSEL_INLINE void registry::add_or_replace_all(std::vector<backend_descriptor> list) {
   for (const auto& b : list) validate_descriptor(b);
-  std::unordered_map<std::string_view, std::size_t> position;
-  position.reserve(backends_.size() + list.size());
+  // Both name lists sorted once and walked together: O(n log n) however many backends, no hashing.
+  // A name given twice in `list` keeps the place of its first occurrence and the content of its last.
+  const auto sorted_by_name = [](const std::vector<backend_descriptor>& v) {
+    std::vector<std::size_t> order(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return v[x].name < v[y].name; });
+    return order;
+  };
   std::vector<backend_descriptor> next;
   next.reserve(backends_.size() + list.size());
-  for (const auto& b : backends_) {
-    position.emplace(b.name, next.size());
-    next.push_back(b);
+  next = backends_;
+  const auto existing = sorted_by_name(next);
+  const auto incoming = sorted_by_name(list);
+  std::vector<std::pair<std::size_t, std::size_t>> appended;  // (first occurrence, last occurrence) in `list`
+  for (std::size_t k = 0; k < incoming.size();) {
+    std::size_t last = k;
+    while (last + 1 < incoming.size() && list[incoming[last + 1]].name == list[incoming[k]].name) ++last;
+    const std::string& name = list[incoming[k]].name;
+    const auto it = std::lower_bound(existing.begin(), existing.end(), name,
+                                     [&](std::size_t i, const std::string& n) { return next[i].name < n; });
+    if (it != existing.end() && next[*it].name == name)
+      next[*it] = std::move(list[incoming[last]]);  // same name: the sorted order stays valid
+    else
+      appended.emplace_back(incoming[k], incoming[last]);
+    k = last + 1;
   }
-  for (auto& b : list) {
-    const auto it = position.find(b.name);
-    if (it != position.end()) {
-      next[it->second] = std::move(b);
-    } else {
-      position.emplace(b.name, next.size());
-      next.push_back(std::move(b));
-    }
-  }
+  std::sort(appended.begin(), appended.end());
+  for (const auto& a : appended) next.push_back(std::move(list[a.second]));
   std::swap(backends_, next);
   try {
     reindex();

@@ -6,7 +6,6 @@
 #include <attnsel/limits.hpp>
 
 #include <cstddef>
-#include <iterator>
 #include <string>
 #include <string_view>
 
