@@ -2,6 +2,7 @@
 // attnsel.Registry and the catalog loaders (files, text, the built-in catalogs).
 #include "bindings.hpp"
 
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/reference.hpp>
 
 #include <pybind11/stl.h>

@@ -216,8 +216,11 @@ ATTNSEL_INLINE void registry::add_or_replace_all(std::vector<backend_descriptor>
   const auto sorted_by_name = [](const std::vector<backend_descriptor>& v) {
     std::vector<std::size_t> order(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t x, std::size_t y) { return v[x].name < v[y].name; });
+    // Ties broken by position (a stable order without stable_sort's temporary buffer).
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      const int c = v[x].name.compare(v[y].name);
+      return c < 0 || (c == 0 && x < y);
+    });
     return order;
   };
   std::vector<backend_descriptor> next;
