@@ -53,13 +53,16 @@ inline void check(const registry& reg, const query& q, const platform& p, const 
   if (!plan.ok()) (void)plan.problem()->message(reg);
 
   const auto r = select(reg, q, p, ovr, options);
+  // select() decides on the platform closed under the catalog's implications: check against that one.
+  const platform closed = is_closed(reg, p) ? p : close_platform(reg, p).value;
   if (r.ok()) {
     if (!plan.ok() || !is_valid(q)) violated("an invalid override or query never selects", spec);
     const auto& s = r.value();
     if (s.backend == nullptr || s.backend < reg.backends().data() || s.backend >= reg.backends().data() + reg.size())
       violated("a selection points into the registry", spec);
-    if (!supports(*s.backend, q, p)) violated("the selected backend passes supports()", spec, std::string(s.name()));
-    if (s.variant != resolve_variant(*s.backend, q.domain, p)) violated("the variant is the resolved one", spec);
+    if (!supports(*s.backend, q, closed))
+      violated("the selected backend passes supports()", spec, std::string(s.name()));
+    if (s.variant != resolve_variant(*s.backend, q.domain, closed)) violated("the variant is the resolved one", spec);
     if (s.rank == 0) violated("a selection has a 1-based rank", spec);
     if (plan.has_forced() && !plan.automatic() && !options.prefer && !s.overridden)
       violated("a strict override is never substituted", spec, std::string(s.name()));
@@ -76,7 +79,7 @@ inline void check(const registry& reg, const query& q, const platform& p, const 
     if (e.code == error_code::backend_rejected)
       for (const auto& name : e.suggestions) {
         const auto* b = reg.find(name);
-        if (b == nullptr || !supports(*b, q, p)) violated("suggested backends are validated", spec, name);
+        if (b == nullptr || !supports(*b, q, closed)) violated("suggested backends are validated", spec, name);
       }
   }
 
@@ -97,7 +100,7 @@ inline void check(const registry& reg, const query& q, const platform& p, const 
     if (b == nullptr) violated("trace names registered backends", spec, c.name);
     if (c.outcome == verdict::selected) ++selected;
     if (c.rank > 0) {
-      const bool ok = supports(*b, q, p);
+      const bool ok = supports(*b, q, closed);
       if ((c.outcome == verdict::rejected) == ok)
         violated("a tried candidate's verdict matches supports()", spec, c.name);
       if (c.outcome == verdict::rejected && c.reasons.empty()) violated("a rejection has a reason", spec, c.name);
