@@ -157,9 +157,10 @@ double load_cost(const std::string& text, const catalog_limits& limits = {}) {
   return meter().measure([&] { CHECK(!parse_catalog_text(text, "scale.json", limits).registry.empty()); });
 }
 
-// Linear work is 10x for a 10x input, n log n a little more, quadratic 100x: 30x separates them with
-// room for cache effects when CPU time is the measure.
-constexpr double growth_budget = 30.0;
+// Linear work is 10x for a 10x input, n log n a little more, quadratic 100x. 50x separates them with
+// room for cache effects when CPU time is the measure: on this 2-core VM, 1,000 -> 10,000 backends
+// measured 19x with g++ 12 and 33x with clang 14 (the larger catalog no longer fits in cache).
+constexpr double growth_budget = 50.0;
 
 }  // namespace
 
