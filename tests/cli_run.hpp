@@ -32,13 +32,13 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-/// Runs ATTNSEL_CLI with `args` and the override variables unset.
-inline result run(const std::vector<std::string>& args) {
-  char err_path[] = "/tmp/attnsel_cli_diff_err_XXXXXX";
+/// Runs ATTNSEL_CLI with `args` under `env_command` (an `env ...` prefix that sets or unsets variables).
+inline result run_in(const std::string& env_command, const std::vector<std::string>& args) {
+  char err_path[] = "/tmp/attnsel_cli_err_XXXXXX";
   const int fd = ::mkstemp(err_path);
   REQUIRE(fd >= 0);
   ::close(fd);
-  std::string cmd = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND NO_COLOR=1 " + shell_quote(ATTNSEL_CLI);
+  std::string cmd = env_command + " " + shell_quote(ATTNSEL_CLI);
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " 2>" + shell_quote(err_path) + " </dev/null";
   result r;
@@ -55,6 +55,11 @@ inline result run(const std::vector<std::string>& args) {
   r.err = ss.str();
   std::remove(err_path);
   return r;
+}
+
+/// Runs ATTNSEL_CLI with `args` and the override variables unset.
+inline result run(const std::vector<std::string>& args) {
+  return run_in("env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND NO_COLOR=1", args);
 }
 
 }  // namespace cli_run

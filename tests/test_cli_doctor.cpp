@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // CLI tests of detection: `attnsel doctor`, detected platforms in select/explain, `--no-detect`, implied components.
 #include "catch.hpp"
+#include "cli_run.hpp"
 
 #include <sys/stat.h>
 
@@ -18,44 +19,15 @@
 
 namespace {
 
-struct run_result {
-  std::string out;
-  std::string err;
-  int status = -1;
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+using run_result = cli_run::result;
+using cli_run::shell_quote;
 
 // Runs the tool with `args`; `env` entries ("VAR=value") are set, the engine switches unset otherwise.
 run_result run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  char err_path[] = "/tmp/attnsel_doctor_err_XXXXXX";
-  const int fd = ::mkstemp(err_path);
-  REQUIRE(fd >= 0);
-  ::close(fd);
-  std::string cmd = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR -u VLLM_ROCM_USE_AITER "
+  std::string command = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR -u VLLM_ROCM_USE_AITER "
                     "-u TORCH_CUDNN_SDPA_DEPRIORITIZED";
-  for (const auto& e : env) cmd += " " + shell_quote(e);
-  cmd += " " + shell_quote(ATTNSEL_CLI);
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " 2>" + shell_quote(err_path) + " </dev/null";
-  run_result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
-  const int raw = ::pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream in(err_path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  std::remove(err_path);
-  return r;
+  for (const auto& e : env) command += " " + shell_quote(e);
+  return cli_run::run_in(command, args);
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
