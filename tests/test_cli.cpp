@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests of the attnsel command-line tool: runs the built executable, checks stdout, stderr and status.
 #include "catch.hpp"
+#include "cli_run.hpp"
 
 #include <attnsel/attnsel.hpp>
 
@@ -20,21 +21,8 @@
 
 namespace {
 
-/// What one run of the tool produced.
-struct run_result {
-  std::string out;
-  std::string err;
-  int status = -1;  ///< exit status; -1 when killed by a signal
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
+using run_result = cli_run::result;
+using cli_run::shell_quote;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -45,26 +33,9 @@ std::string read_file(const std::string& path) {
 
 /// Runs the tool with `args`, the override variables unset except those in `env` ("VAR=value").
 run_result run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  char err_path[] = "/tmp/attnsel_cli_err_XXXXXX";
-  const int fd = ::mkstemp(err_path);
-  REQUIRE(fd >= 0);
-  ::close(fd);
-  std::string cmd = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR";
-  for (const auto& e : env) cmd += " " + shell_quote(e);
-  cmd += " " + shell_quote(ATTNSEL_CLI);
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " 2>" + shell_quote(err_path) + " </dev/null";
-  run_result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
-  const int raw = ::pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  r.err = read_file(err_path);
-  std::remove(err_path);
-  return r;
+  std::string command = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR";
+  for (const auto& e : env) command += " " + shell_quote(e);
+  return cli_run::run_in(command, args);
 }
 
 // Diagnostics are wrapped to 100 columns: compare text with every run of blanks made one space.
