@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The platform-bound selector and its decision cache give exactly the free select's answers.
+#include "builtin_registries.hpp"
 #include "catch.hpp"
 #include "fixtures.hpp"
 
@@ -47,14 +48,7 @@ std::string describe(const explanation& ex) {
   return describe(ex.result) + "rule " + ex.rule + "\nnote " + ex.note + "\n" + describe(ex.candidates);
 }
 
-const registry& catalog_registry(const std::string& name) {
-  static const std::map<std::string, registry> registries = [] {
-    std::map<std::string, registry> out;
-    for (auto n : builtin_catalog_names) out.emplace(std::string(n), builtin_catalog(n).registry);
-    return out;
-  }();
-  return registries.at(name);
-}
+using fixtures::catalog_registry;
 
 selector_options cached(bool on, bool prefer = false) {
   selector_options o;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Table-driven selection cases reproduced from vLLM's and PyTorch's own tests (tests/data/*.json).
+#include "builtin_registries.hpp"
 #include "catch.hpp"
 #include "fixtures.hpp"
 
@@ -17,14 +18,7 @@ json load_cases(const std::string& file) {
   return json::parse(in);
 }
 
-const registry& catalog_registry(const std::string& name) {
-  static const std::map<std::string, registry> registries = [] {
-    std::map<std::string, registry> out;
-    for (auto n : builtin_catalog_names) out.emplace(std::string(n), builtin_catalog(n).registry);
-    return out;
-  }();
-  return registries.at(name);
-}
+using fixtures::catalog_registry;
 
 std::set<std::string> code_set(const json& codes) {
   std::set<std::string> out;
