@@ -41,8 +41,8 @@ attnsel::platform rocm942_aiter() {
 std::size_t case_count() noexcept { return rows.size(); }
 
 /// Builds case `i` (0 <= i < case_count()).
-void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p,
-               std::string_view& spec, std::string_view& expected, bool& success) {
+void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p, std::string_view& spec,
+               std::string_view& expected, bool& success) {
   using namespace attnsel;
   const auto& row = rows.at(i);
   name = row.name;

@@ -13,8 +13,8 @@
 namespace attnsel_bench {
 // bench_cases.cpp
 std::size_t case_count() noexcept;
-void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p,
-               std::string_view& spec, std::string_view& expected, bool& success);
+void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p, std::string_view& spec,
+               std::string_view& expected, bool& success);
 // alloc_counter.cpp
 std::uint64_t allocation_count() noexcept;
 std::uint64_t allocation_bytes() noexcept;
@@ -128,8 +128,9 @@ void bm_bound_select(benchmark::State& state, std::size_t index, bool cached) {
     return;
   }
   measure_counted(state, [&] { return bound.select(c.q); });
-  if (cached) state.counters["hit_rate"] = static_cast<double>(bound.stats().hits) /
-                                           static_cast<double>(bound.stats().hits + bound.stats().misses);
+  if (cached)
+    state.counters["hit_rate"] =
+        static_cast<double>(bound.stats().hits) / static_cast<double>(bound.stats().hits + bound.stats().misses);
 }
 
 void bm_explain(benchmark::State& state, std::size_t index) {
@@ -206,13 +207,26 @@ const bool registered = [] {
   for (std::size_t i : {std::size_t{0}, std::size_t{1}}) {
     const std::string name(cases()[i].name);
     benchmark::RegisterBenchmark(("shared_select/" + name).c_str(), bm_shared_select, i)
-        ->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
+        ->Threads(1)
+        ->Threads(2)
+        ->Threads(8)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(("const_select/" + name).c_str(), bm_const_select, i)
-        ->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
+        ->Threads(1)
+        ->Threads(2)
+        ->Threads(8)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(("reader_select/" + name).c_str(), bm_reader_select, i)
-        ->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
+        ->Threads(1)
+        ->Threads(2)
+        ->Threads(8)
+        ->UseRealTime();
   }
-  benchmark::RegisterBenchmark("shared_snapshot", bm_shared_snapshot)->Threads(1)->Threads(2)->Threads(8)->UseRealTime();
+  benchmark::RegisterBenchmark("shared_snapshot", bm_shared_snapshot)
+      ->Threads(1)
+      ->Threads(2)
+      ->Threads(8)
+      ->UseRealTime();
   return true;
 }();
 

@@ -18,14 +18,15 @@
 namespace attnsel_bench {
 // bench_cases.cpp
 std::size_t case_count() noexcept;
-void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p,
-               std::string_view& spec, std::string_view& expected, bool& success);
+void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p, std::string_view& spec,
+               std::string_view& expected, bool& success);
 }  // namespace attnsel_bench
 
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --startup]\ncases:");
+  std::fprintf(stderr,
+               "usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --startup]\ncases:");
   for (std::size_t i = 0; i < attnsel_bench::case_count(); ++i) {
     std::string_view name, spec, expected;
     attnsel::query q;
@@ -100,7 +101,11 @@ int main(int argc, char** argv) {
   const auto r = bound ? sel.select(q) : attnsel::select(reg, q, p, ovr);
   const std::string got = r.ok() ? std::string(r->name()) : "error:" + std::string(attnsel::to_string(r.error().code));
   std::printf("%.*s: %llu x %s -> %s\n", static_cast<int>(name.size()), name.data(), iterations,
-              startup ? "reference_registry" : cached ? "cached select" : bound ? "bound select" : explain ? "explain" : "select",
+              startup   ? "reference_registry"
+              : cached  ? "cached select"
+              : bound   ? "bound select"
+              : explain ? "explain"
+                        : "select",
               got.c_str());
   (void)sink;
   return got == expected ? 0 : 1;

@@ -8,12 +8,12 @@ int main() {
   attnsel::platform mi300 = attnsel::platform::rocm("gfx942");
   mi300.add_component_spec("aiter");
 
-  attnsel::query layer;                 // decoder, head size 128, bfloat16, kv-cache auto
+  attnsel::query layer;  // decoder, head size 128, bfloat16, kv-cache auto
   layer.head_size = 64;
-  layer.required.insert("sinks");       // gpt-oss needs attention sinks
+  layer.required.insert("sinks");  // gpt-oss needs attention sinks
 
   auto result = attnsel::select(reg, layer, mi300);  // or (..., attnsel::override_request{"TRITON_ATTN"})
-  if (!result) {                        // error code, message, every candidate's reasons
+  if (!result) {                                     // error code, message, every candidate's reasons
     fmt::print(stderr, "{}\n", result.error());
     return 1;
   }
@@ -21,5 +21,6 @@ int main() {
 
   // "Why not the faster one?"
   for (const auto& c : attnsel::explain(reg, layer, mi300).candidates)
-    for (const auto& r : c.reasons) fmt::print("{}: {}\n", c.name, r);  // ROCM_ATTN: feature: feature sinks not supported ...
+    for (const auto& r : c.reasons)
+      fmt::print("{}: {}\n", c.name, r);  // ROCM_ATTN: feature: feature sinks not supported ...
 }

@@ -62,11 +62,13 @@ std::string platform_list(choices& in) {
   return array(1 + in.below(3), [&](std::size_t) {
     const std::string vendor = vendors[in.below(4)];
     std::string out = "{\"vendor\": " + quoted(vendor);
-    if (in.chance(96)) out += ", \"min_capability\": " + quoted(std::to_string(in.below(13)) + "." + std::to_string(in.below(10)));
-    if (in.chance(64)) out += ", \"archs\": " + array(1 + in.below(3), [&](std::size_t) {
-      static const char* const archs[] = {"gfx90a", "gfx942", "gfx950", "gfx1100"};
-      return quoted(archs[in.below(4)]);
-    });
+    if (in.chance(96))
+      out += ", \"min_capability\": " + quoted(std::to_string(in.below(13)) + "." + std::to_string(in.below(10)));
+    if (in.chance(64))
+      out += ", \"archs\": " + array(1 + in.below(3), [&](std::size_t) {
+               static const char* const archs[] = {"gfx90a", "gfx942", "gfx950", "gfx1100"};
+               return quoted(archs[in.below(4)]);
+             });
     if (in.chance(32)) out += ", \"families\": [\"gfx9\"]";
     return out + "}";
   });
@@ -75,8 +77,12 @@ std::string platform_list(choices& in) {
 std::string capability_keys(choices& in) {
   std::string out;
   if (in.chance(128)) out += ", \"features\": " + feature_list(in);
-  if (in.chance(96)) out += ", \"head_sizes\": " + array(1 + in.length(), [&](std::size_t) { return std::to_string(1 + in.below(1024)); });
-  if (in.chance(64)) out += ", \"block_size_multiples\": " + array(1 + in.length(), [&](std::size_t) { return std::to_string(1 + in.below(256)); });
+  if (in.chance(96))
+    out +=
+        ", \"head_sizes\": " + array(1 + in.length(), [&](std::size_t) { return std::to_string(1 + in.below(1024)); });
+  if (in.chance(64))
+    out += ", \"block_size_multiples\": " +
+           array(1 + in.length(), [&](std::size_t) { return std::to_string(1 + in.below(256)); });
   if (in.chance(96)) out += ", \"platforms\": " + platform_list(in);
   if (in.chance(32)) out += ", \"requires\": [{\"component\": \"c" + std::to_string(in.below(8)) + "\"}]";
   if (in.chance(8)) out += ", \"features\": []";  // a repeated key
@@ -85,21 +91,24 @@ std::string capability_keys(choices& in) {
 
 std::string backend(choices& in) {
   std::string out = "{\"name\": " + quoted(backend_name(in)) + ", \"domains\": [\"decoder\"]";
-  if (in.chance(96)) out += ", \"aliases\": " + array(in.length(), [&](std::size_t i) {
-    return quoted(in.chance(200) ? "AL" + std::to_string(in.below(100000)) + "_" + std::to_string(i) : backend_name(in));
-  });
+  if (in.chance(96))
+    out += ", \"aliases\": " + array(in.length(), [&](std::size_t i) {
+             return quoted(in.chance(200) ? "AL" + std::to_string(in.below(100000)) + "_" + std::to_string(i)
+                                          : backend_name(in));
+           });
   out += capability_keys(in);
   if (in.chance(96)) {
     const auto n = 1 + (in.chance(32) ? in.below(300) : in.below(4));
     out += ", \"variants\": " + array(n, [&](std::size_t i) {
-      return "{\"name\": \"V" + std::to_string(in.chance(8) ? 0 : i) + "\"" + capability_keys(in) + "}";
-    });
+             return "{\"name\": \"V" + std::to_string(in.chance(8) ? 0 : i) + "\"" + capability_keys(in) + "}";
+           });
   }
   return out + "}";
 }
 
 std::string document(choices& in) {
-  std::string backends = array(in.chance(240) ? in.below(12) : in.below(3000), [&](std::size_t) { return backend(in); });
+  std::string backends =
+      array(in.chance(240) ? in.below(12) : in.below(3000), [&](std::size_t) { return backend(in); });
   std::string policies = array(in.below(4), [&](std::size_t) {
     return "{\"domain\": \"decoder\", \"vendor\": \"" + std::string(in.chance(128) ? "cuda" : "rocm") +
            "\", \"order\": " + array(1 + in.length(), [&](std::size_t) { return quoted(backend_name(in)); }) + "}";

@@ -22,23 +22,33 @@ using fuzz_support::violated;
 // Platforms and queries that reach every rule family of the reference catalog.
 platform make_platform(unsigned which) {
   switch (which % 8) {
-    case 0: return platform::cuda(9, 0).add_component_spec("flashinfer=0.2.5");
-    case 1: return platform::cuda(10, 0).add_component_spec("flashinfer");
-    case 2: return platform::cuda(8, 0);
+    case 0:
+      return platform::cuda(9, 0).add_component_spec("flashinfer=0.2.5");
+    case 1:
+      return platform::cuda(10, 0).add_component_spec("flashinfer");
+    case 2:
+      return platform::cuda(8, 0);
     case 3:
-      return platform::rocm("gfx942").add_component_spec("aiter").add_component_spec("aiter_mha").add_component_spec(
-          "aiter_mla");
-    case 4: return platform::rocm("gfx90a").add_component_spec("flash_attn");
-    case 5: return platform::rocm("gfx1100");
-    case 6: return platform::cpu();
-    default: return platform::xpu();
+      return platform::rocm("gfx942")
+          .add_component_spec("aiter")
+          .add_component_spec("aiter_mha")
+          .add_component_spec("aiter_mla");
+    case 4:
+      return platform::rocm("gfx90a").add_component_spec("flash_attn");
+    case 5:
+      return platform::rocm("gfx1100");
+    case 6:
+      return platform::cpu();
+    default:
+      return platform::xpu();
   }
 }
 
 query make_query(unsigned which) {
   query q;
   switch (which % 8) {
-    case 0: break;
+    case 0:
+      break;
     case 1:
       q.domain = attn_domain::encoder;
       q.attn_type = attention_type::encoder_only;

@@ -40,7 +40,7 @@ inline bool is_error_code(error_code c) {
 
 /// Checks one selection (select, explain, the JSON report) against every invariant; aborts on a violation.
 inline void check(const registry& reg, const query& q, const platform& p, const override_request& ovr,
-           const select_options& options) {
+                  const select_options& options) {
   const auto spec = ovr.spec;
   const auto plan = override_plan::parse(spec, reg);
   std::size_t tokens = 0;
@@ -119,7 +119,8 @@ inline void check(const registry& reg, const query& q, const platform& p, const 
                std::string(r->name()) + " vs " + (first_ok ? first_ok->name : std::string("none")));
   } else {
     if (selected != 0) violated("a failed trace selects nothing", spec);
-    if (plan.ok() && first_ok != nullptr) violated("a failed selection tried no supported candidate", spec, first_ok->name);
+    if (plan.ok() && first_ok != nullptr)
+      violated("a failed selection tried no supported candidate", spec, first_ok->name);
   }
 
   // The report is what `attnsel select --json` prints. It may carry the override's raw bytes, so it is

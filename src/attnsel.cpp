@@ -6,21 +6,21 @@
 
 #include <attnsel/attnsel.hpp>
 
-#include <attnsel/impl/platform_inl.hpp>
-#include <attnsel/impl/query_inl.hpp>
-#include <attnsel/impl/descriptor_inl.hpp>
-#include <attnsel/impl/checks_inl.hpp>
-#include <attnsel/impl/policy_inl.hpp>
-#include <attnsel/impl/registry_inl.hpp>
-#include <attnsel/impl/implication_inl.hpp>
-#include <attnsel/impl/override_inl.hpp>
-#include <attnsel/impl/selector_inl.hpp>
 #include <attnsel/impl/bound_selector_inl.hpp>
-#include <attnsel/impl/catalog_inl.hpp>
-#include <attnsel/impl/reference_inl.hpp>
 #include <attnsel/impl/builtin_catalog_inl.hpp>
-#include <attnsel/impl/matrix_inl.hpp>
-#include <attnsel/impl/report_inl.hpp>
+#include <attnsel/impl/catalog_inl.hpp>
+#include <attnsel/impl/checks_inl.hpp>
+#include <attnsel/impl/descriptor_inl.hpp>
 #include <attnsel/impl/detect_inl.hpp>
 #include <attnsel/impl/diff_inl.hpp>
+#include <attnsel/impl/implication_inl.hpp>
 #include <attnsel/impl/lint_inl.hpp>
+#include <attnsel/impl/matrix_inl.hpp>
+#include <attnsel/impl/override_inl.hpp>
+#include <attnsel/impl/platform_inl.hpp>
+#include <attnsel/impl/policy_inl.hpp>
+#include <attnsel/impl/query_inl.hpp>
+#include <attnsel/impl/reference_inl.hpp>
+#include <attnsel/impl/registry_inl.hpp>
+#include <attnsel/impl/report_inl.hpp>
+#include <attnsel/impl/selector_inl.hpp>

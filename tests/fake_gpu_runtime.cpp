@@ -25,9 +25,12 @@ FAKE_EXPORT int cuDeviceGet(int* d, int ordinal) {
 }
 #  ifndef FAKE_CU_NO_ATTRIBUTE
 FAKE_EXPORT int cuDeviceGetAttribute(int* value, int attribute, int device) {
-  if (attribute == 75) *value = device == 0 ? 9 : 8;
-  else if (attribute == 76) *value = device == 0 ? 0 : 6;
-  else return 1;
+  if (attribute == 75)
+    *value = device == 0 ? 9 : 8;
+  else if (attribute == 76)
+    *value = device == 0 ? 0 : 6;
+  else
+    return 1;
   return 0;
 }
 #  endif

@@ -86,7 +86,8 @@ TEST_CASE("the bound selector answers every table case exactly as the free selec
       const auto p = platform_from_json(c.at("platform"));
       const auto q = query_from_json(c.value("query", json::object()));
       const auto spec = c.value("override", std::string());
-      for (const bool prefer : {false, true}) check_same(reg, q, p, override_request{spec, override_source::flag}, prefer);
+      for (const bool prefer : {false, true})
+        check_same(reg, q, p, override_request{spec, override_source::flag}, prefer);
       ++cases;
     }
   }
@@ -162,8 +163,8 @@ query random_query(std::mt19937& rng) {
 }
 
 std::vector<platform> test_platforms() {
-  std::vector<platform> out{platform::cuda(9, 0), platform::cuda(10, 0), platform::cuda(8, 6), platform::cuda(7, 5),
-                            platform::rocm("gfx942"), platform::cpu()};
+  std::vector<platform> out{platform::cuda(9, 0), platform::cuda(10, 0),    platform::cuda(8, 6),
+                            platform::cuda(7, 5), platform::rocm("gfx942"), platform::cpu()};
   auto aiter = platform::rocm("gfx942");
   for (const char* c : {"aiter", "aiter_enabled", "aiter_mha", "aiter_mla"}) aiter.add_component(c);
   out.push_back(aiter);
@@ -191,8 +192,8 @@ TEST_CASE("a cache hit never answers differently from a miss (random queries)", 
         for (int i = 0; i < 150; ++i) {
           // Ask some queries again so that hits happen.
           const bool again = !seen.empty() && std::uniform_int_distribution<int>(0, 2)(rng) == 0;
-          const query q = again ? seen[std::uniform_int_distribution<std::size_t>(0, seen.size() - 1)(rng)]
-                                : random_query(rng);
+          const query q =
+              again ? seen[std::uniform_int_distribution<std::size_t>(0, seen.size() - 1)(rng)] : random_query(rng);
           if (!again) seen.push_back(q);
           const auto expected = describe(select(reg, q, p, ovr));
           INFO(name << " on " << p.describe() << " override '" << ovr.spec << "': " << summary(q));
@@ -248,7 +249,8 @@ TEST_CASE("the decision cache is bounded and keyed on the whole key", "[cache]")
   CHECK(kept > 0);
 }
 
-TEST_CASE("threads selecting through one cached selector all get the free select's answers", "[bound][cache][concurrency]") {
+TEST_CASE("threads selecting through one cached selector all get the free select's answers",
+          "[bound][cache][concurrency]") {
   const auto reg = reference_registry();
   auto p = platform::rocm("gfx942");
   for (const char* c : {"aiter", "aiter_enabled", "aiter_mha"}) p.add_component(c);

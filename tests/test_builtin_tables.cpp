@@ -20,7 +20,8 @@ TEST_CASE("every compiled-in catalog equals the one parsed from its JSON", "[ref
     CHECK(compiled == parsed);
     // Equal data selects equally, down to the resolved policy indices.
     for (std::size_t r = 0; r < parsed.policy().rules.size(); ++r)
-      for (std::size_t k = 0; k < parsed.policy().rules[r].order.size(); ++k) CHECK(compiled.resolved(r, k) == parsed.resolved(r, k));
+      for (std::size_t k = 0; k < parsed.policy().rules[r].order.size(); ++k)
+        CHECK(compiled.resolved(r, k) == parsed.resolved(r, k));
   }
   CHECK(reference_registry() == builtin_catalog("vllm").registry);
   CHECK(torch_sdpa_registry() == builtin_catalog("torch_sdpa").registry);

@@ -74,32 +74,51 @@ TEST_CASE("every malformed field is reported at its JSON pointer with what was e
        "unknown key \"head_size\"; expected one of"},
       {"missing name", [](json& d) { d["backends"][1].erase("name"); }, "/backends/1", "missing required key \"name\""},
       {"lowercase name", [](json& d) { d["backends"][0]["name"] = "alpha"; }, "/backends/0/name", "UPPER_SNAKE"},
-      {"duplicate name", [](json& d) { d["backends"][1]["name"] = "ALPHA"; }, "/backends/1/name", "duplicate backend name ALPHA"},
-      {"alias clash", [](json& d) { d["backends"][1]["aliases"] = {"ALPHA"}; }, "/backends/1", "name ALPHA is used by both"},
+      {"duplicate name", [](json& d) { d["backends"][1]["name"] = "ALPHA"; }, "/backends/1/name",
+       "duplicate backend name ALPHA"},
+      {"alias clash", [](json& d) { d["backends"][1]["aliases"] = {"ALPHA"}; }, "/backends/1",
+       "name ALPHA is used by both"},
       {"wrong type", [](json& d) { d["backends"][0]["dtypes"] = "float16"; }, "/backends/0/dtypes",
        "expected a non-empty array of dtype names or \"any\", got the string \"float16\""},
-      {"unknown dtype", [](json& d) { d["backends"][0]["dtypes"] = {"float16", "float17"}; }, "/backends/0/dtypes/1",
-       "expected one of float16, bfloat16, float32"},
-      {"negative head size", [](json& d) { d["backends"][0]["head_sizes"] = {64, -3}; }, "/backends/0/head_sizes/1",
-       "expected an integer in [1, 65536], got -3"},
+      {"unknown dtype",
+       [](json& d) {
+         d["backends"][0]["dtypes"] = {"float16", "float17"};
+       },
+       "/backends/0/dtypes/1", "expected one of float16, bfloat16, float32"},
+      {"negative head size",
+       [](json& d) {
+         d["backends"][0]["head_sizes"] = {64, -3};
+       },
+       "/backends/0/head_sizes/1", "expected an integer in [1, 65536], got -3"},
       {"zero head size", [](json& d) { d["backends"][0]["head_sizes"] = {0}; }, "/backends/0/head_sizes/0", "got 0"},
       {"huge number", [](json& d) { d["backends"][0]["head_sizes"] = {9223372036854775808ULL}; },
        "/backends/0/head_sizes/0", "got 9223372036854775808"},
       {"float head size", [](json& d) { d["backends"][0]["head_sizes"] = {64.5}; }, "/backends/0/head_sizes/0",
        "got the number 64.5"},
-      {"inverted range", [](json& d) { d["backends"][1]["head_sizes"] = {{"min", 256}, {"max", 32}}; },
+      {"inverted range",
+       [](json& d) {
+         d["backends"][1]["head_sizes"] = {{"min", 256}, {"max", 32}};
+       },
        "/backends/1/head_sizes/min", "min 256 > max 32"},
       {"empty list", [](json& d) { d["backends"][0]["head_sizes"] = json::array(); }, "/backends/0/head_sizes",
        "non-empty array"},
       {"bad capability", [](json& d) { d["backends"][0]["platforms"][0]["min_capability"] = "sm_"; },
        "/backends/0/platforms/0/min_capability", "compute capability"},
-      {"inverted capability", [](json& d) {
+      {"inverted capability",
+       [](json& d) {
          d["backends"][0]["platforms"][0]["min_capability"] = "9.0";
          d["backends"][0]["platforms"][0]["max_capability"] = "8.0";
-       }, "/backends/0/platforms/0/max_capability", "inverted"},
-      {"bad gfx", [](json& d) { d["backends"][0]["platforms"] = {{{"vendor", "rocm"}, {"archs", {"gfx"}}}}; },
+       },
+       "/backends/0/platforms/0/max_capability", "inverted"},
+      {"bad gfx",
+       [](json& d) {
+         d["backends"][0]["platforms"] = {{{"vendor", "rocm"}, {"archs", {"gfx"}}}};
+       },
        "/backends/0/platforms/0/archs/0", "gfx target"},
-      {"bad version", [](json& d) { d["backends"][0]["requires"] = {{{"component", "fi"}, {"min_version", "1.x"}}}; },
+      {"bad version",
+       [](json& d) {
+         d["backends"][0]["requires"] = {{{"component", "fi"}, {"min_version", "1.x"}}};
+       },
        "/backends/0/requires/0/min_version", "version"},
       {"bad feature", [](json& d) { d["backends"][0]["features"] = {"Sinks"}; }, "/backends/0/features/0",
        "lower_snake"},
@@ -108,10 +127,15 @@ TEST_CASE("every malformed field is reported at its JSON pointer with what was e
       {"backend twice in order", [](json& d) { d["policies"][0]["order"][1] = "ALPHA"; }, "/policies", "twice"},
       {"empty order", [](json& d) { d["policies"][0]["order"] = json::array(); }, "/policies/0/order", "non-empty"},
       {"unknown rule key", [](json& d) { d["policies"][0]["priority"] = 1; }, "/policies/0/priority", "unknown key"},
-      {"variant domain outside backend", [](json& d) {
+      {"variant domain outside backend",
+       [](json& d) {
          d["backends"][0]["variants"] = {{{"name", "V"}, {"domains", {"encoder"}}}};
-       }, "/backends/0/variants/0/domains", "a domain its backend does not"},
-      {"duplicate variant", [](json& d) { d["backends"][0]["variants"] = {{{"name", "V"}}, {{"name", "V"}}}; },
+       },
+       "/backends/0/variants/0/domains", "a domain its backend does not"},
+      {"duplicate variant",
+       [](json& d) {
+         d["backends"][0]["variants"] = {{{"name", "V"}}, {{"name", "V"}}};
+       },
        "/backends/0/variants/1/name", "duplicate variant"},
       {"key with slash", [](json& d) { d["backends"][0]["a/b~c"] = 1; }, "/backends/0/a~1b~0c", "unknown key"},
   };

@@ -32,14 +32,18 @@ TEST_CASE("each failed check yields its own stable code and a message with the v
   const std::vector<row> rows = {
       {"head size", with([](query& q) { q.head_size = 72; }), "head_size", "head size 72 not in {64, 128, 256}"},
       {"value head size", with([](query& q) { q.head_size_v = 64; }), "head_size", "value head size 64 differs"},
-      {"dtype", with([](query& q) { q.dtype = data_type::float32; }), "dtype", "dtype float32 not in {float16, bfloat16}"},
+      {"dtype", with([](query& q) { q.dtype = data_type::float32; }), "dtype",
+       "dtype float32 not in {float16, bfloat16}"},
       {"kv cache", with([](query& q) { q.kv_cache_dtype = cache_dtype::fp8_e5m2; }), "kv_cache_dtype",
        "kv-cache dtype fp8_e5m2 not in"},
-      {"block size", with([](query& q) { q.block_size = 8; }), "block_size", "block size 8 is not a multiple of any of {16}"},
+      {"block size", with([](query& q) { q.block_size = 8; }), "block_size",
+       "block size 8 is not a multiple of any of {16}"},
       {"attn type", with([](query& q) { q.attn_type = attention_type::encoder_decoder; }), "attn_type",
        "attention type encoder_decoder not in {decoder}"},
-      {"mode", with([](query& q) { q.mode = attention_mode::mla; }), "mode", "mode mla not supported (backend is standard)"},
-      {"feature", with([](query& q) { q.required.insert("alibi"); }), "feature", "feature alibi not supported (supports: sinks)"},
+      {"mode", with([](query& q) { q.mode = attention_mode::mla; }), "mode",
+       "mode mla not supported (backend is standard)"},
+      {"feature", with([](query& q) { q.required.insert("alibi"); }), "feature",
+       "feature alibi not supported (supports: sinks)"},
       {"domain", with([](query& q) { q.domain = attn_domain::encoder; }), "domain", "not the encoder domain"},
   };
   for (const auto& r : rows) {

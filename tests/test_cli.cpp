@@ -5,10 +5,10 @@
 
 #include <attnsel/attnsel.hpp>
 
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -147,8 +147,8 @@ TEST_CASE("select accepts every arch spelling and infers the vendor from --arch"
   const auto j = parse_json(gfx.out);
   CHECK(j.at("platform").at("vendor") == "rocm");
   CHECK(j.at("backend") == "ROCM_ATTN");
-  const auto components = parse_json(run({"select", "--json", "--platform", "cuda", "--component",
-                                          "flashinfer=0.2.5,flash_attn"}).out);
+  const auto components =
+      parse_json(run({"select", "--json", "--platform", "cuda", "--component", "flashinfer=0.2.5,flash_attn"}).out);
   CHECK(components.at("platform").at("components").size() == 2);
   CHECK(components.at("platform").at("components").at(1).at("version") == "0.2.5");
 }
@@ -196,16 +196,18 @@ TEST_CASE("a required feature the preferred backend lacks moves selection on", "
 }
 
 TEST_CASE("the JSON report has the documented shape", "[cli][json]") {
-  const auto r = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--head-size", "64",
-                      "--dtype", "fp16", "--kv-cache-dtype", "fp8", "--block-size", "32", "--num-heads", "8"});
+  const auto r = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--head-size", "64", "--dtype",
+                      "fp16", "--kv-cache-dtype", "fp8", "--block-size", "32", "--num-heads", "8"});
   CHECK(r.status == 0);
   CHECK(r.err.empty());
   const auto j = parse_json(r.out);
-  for (const char* key : {"backend", "variant", "domain", "platform", "query", "override", "rule", "candidates", "error"})
+  for (const char* key :
+       {"backend", "variant", "domain", "platform", "query", "override", "rule", "candidates", "error"})
     CHECK(j.contains(key));
   CHECK(j.at("backend") == "ROCM_ATTN");
   CHECK(j.at("domain") == "decoder");
-  CHECK(j.at("platform") == nlohmann::json({{"vendor", "rocm"}, {"arch", "gfx942"}, {"components", nlohmann::json::array()}}));
+  CHECK(j.at("platform") ==
+        nlohmann::json({{"vendor", "rocm"}, {"arch", "gfx942"}, {"components", nlohmann::json::array()}}));
   const auto& q = j.at("query");
   CHECK(q.at("head_size") == 64);
   CHECK(q.at("dtype") == "float16");
@@ -219,13 +221,16 @@ TEST_CASE("the JSON report has the documented shape", "[cli][json]") {
 
 TEST_CASE("--mla and --sparse set the attention mode", "[cli][json]") {
   CHECK(parse_json(run({"explain", "--json", "--platform", "cuda", "--arch", "9.0", "--mla"}).out)
-            .at("query").at("mode") == "mla");
+            .at("query")
+            .at("mode") == "mla");
   CHECK(parse_json(run({"explain", "--json", "--platform", "cuda", "--arch", "9.0", "--sparse"}).out)
-            .at("query").at("mode") == "sparse_mla");
+            .at("query")
+            .at("mode") == "sparse_mla");
 }
 
 TEST_CASE("the --backend flag wins over ATTNSEL_BACKEND and says so on stderr", "[cli][override]") {
-  const auto env_only = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942"}, {"ATTNSEL_BACKEND=TRITON_ATTN"});
+  const auto env_only =
+      run({"select", "--json", "--platform", "rocm", "--arch", "gfx942"}, {"ATTNSEL_BACKEND=TRITON_ATTN"});
   CHECK(env_only.status == 0);
   CHECK(env_only.err.empty());
   const auto e = parse_json(env_only.out);
@@ -248,14 +253,14 @@ TEST_CASE("the --backend flag wins over ATTNSEL_BACKEND and says so on stderr", 
 }
 
 TEST_CASE("each domain reads only its own override variable", "[cli][override][encoder]") {
-  const auto decoder = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942"},
-                           {"ATTNSEL_ENCODER_BACKEND=TORCH_SDPA"});
+  const auto decoder =
+      run({"select", "--json", "--platform", "rocm", "--arch", "gfx942"}, {"ATTNSEL_ENCODER_BACKEND=TORCH_SDPA"});
   const auto d = parse_json(decoder.out);
   CHECK(d.at("backend") == "ROCM_ATTN");
   CHECK(d.at("override").at("source") == "none");
 
-  const std::vector<std::string> encoder_args = {"select", "--json", "--platform", "rocm", "--arch", "gfx942",
-                                                 "--component", "flash_attn", "--domain", "encoder"};
+  const std::vector<std::string> encoder_args = {"select", "--json",      "--platform", "rocm",     "--arch",
+                                                 "gfx942", "--component", "flash_attn", "--domain", "encoder"};
   const auto encoder = parse_json(run(encoder_args, {"ATTNSEL_BACKEND=TORCH_SDPA"}).out);
   CHECK(encoder.at("backend") == "FLASH_ATTN");
   CHECK(encoder.at("override").at("source") == "none");
@@ -287,9 +292,10 @@ TEST_CASE("an unknown backend fails with status 1 and a suggestion", "[cli][erro
 }
 
 TEST_CASE("a rejected forced backend fails unless --prefer falls back", "[cli][errors][override]") {
-  const std::vector<std::string> args = {"--platform", "rocm", "--arch", "gfx942", "--backend", "ROCM_ATTN",
-                                         "--feature", "sinks"};
-  const auto strict = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--backend", "ROCM_ATTN", "--feature", "sinks"}));
+  const std::vector<std::string> args = {"--platform", "rocm",      "--arch",    "gfx942",
+                                         "--backend",  "ROCM_ATTN", "--feature", "sinks"};
+  const auto strict =
+      run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--backend", "ROCM_ATTN", "--feature", "sinks"}));
   CHECK(strict.status == 1);
   CHECK(strict.out.empty());
   CHECK(strict.err.find("backend_rejected") != std::string::npos);
@@ -314,7 +320,8 @@ TEST_CASE("a rejected forced backend fails unless --prefer falls back", "[cli][e
 }
 
 TEST_CASE("no backend for the query is status 1 with every reason on stderr", "[cli][errors]") {
-  const auto r = run({"select", "--platform", "cuda", "--arch", "9.0", "--feature", "alibi", "--feature", "non_causal"});
+  const auto r =
+      run({"select", "--platform", "cuda", "--arch", "9.0", "--feature", "alibi", "--feature", "non_causal"});
   CHECK(r.status == 1);
   CHECK(r.out.empty());
   CHECK(r.err.find("no_backend") != std::string::npos);
@@ -371,9 +378,14 @@ TEST_CASE("bad values are usage errors: status 2 and one stderr line naming the 
 }
 
 TEST_CASE("command-line structure errors are status 2", "[cli][usage]") {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {}, {"frobnicate"}, {"select", "--head-size"}, {"validate"}, {"matrix", "--format", "yaml"},
-           {"list", "--domain", "middle"}, {"list", "--catalog", "vllm", "--catalog-only", "x.json"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{},
+                                             {"frobnicate"},
+                                             {"select", "--head-size"},
+                                             {"validate"},
+                                             {"matrix", "--format", "yaml"},
+                                             {"list", "--domain", "middle"},
+                                             {"list", "--catalog", "vllm", "--catalog-only", "x.json"}}) {
     const auto r = run(args);
     INFO((args.empty() ? std::string("(none)") : args.front()) << " -> " << r.err);
     CHECK(r.status == 2);
@@ -382,8 +394,8 @@ TEST_CASE("command-line structure errors are status 2", "[cli][usage]") {
 }
 
 TEST_CASE("catalog-declared features are accepted with that catalog", "[cli][catalog]") {
-  const auto r = run({"select", "--catalog", "torch_sdpa", "--platform", "cuda", "--arch", "9.0", "--domain",
-                      "encoder", "--feature", "dropout"});
+  const auto r = run({"select", "--catalog", "torch_sdpa", "--platform", "cuda", "--arch", "9.0", "--domain", "encoder",
+                      "--feature", "dropout"});
   CHECK(r.status == 0);
   CHECK(r.out == "FLASH_ATTENTION\n");
 }
@@ -454,7 +466,8 @@ TEST_CASE("list shows names, aliases, domains and platforms", "[cli][list]") {
   CHECK(j.size() == attnsel::reference_registry().size());
   bool found = false;
   for (const auto& b : j) {
-    for (const char* key : {"name", "aliases", "domains", "platforms", "description", "variants"}) CHECK(b.contains(key));
+    for (const char* key : {"name", "aliases", "domains", "platforms", "description", "variants"})
+      CHECK(b.contains(key));
     if (b.at("name") == "ROCM_ATTN") {
       found = true;
       CHECK(b.at("domains") == nlohmann::json::array({"decoder"}));
@@ -517,12 +530,12 @@ TEST_CASE("a catalog file given with --catalog is layered on the reference catal
   CHECK(r.status == 0);
   CHECK(r.out == "MY_ATTN\n");
   // The reference backends are still there, and the file's own feature is accepted.
-  const auto forced = run({"select", "--platform", "rocm", "--arch", "gfx942", "--catalog", overlay.path,
-                           "--backend", "TRITON_ATTN", "--feature", "my_feature"});
+  const auto forced = run({"select", "--platform", "rocm", "--arch", "gfx942", "--catalog", overlay.path, "--backend",
+                           "TRITON_ATTN", "--feature", "my_feature"});
   CHECK(forced.status == 1);
   CHECK(forced.err.find("backend_rejected") != std::string::npos);
-  const auto j = parse_json(run({"explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--catalog",
-                                 overlay.path}).out);
+  const auto j =
+      parse_json(run({"explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--catalog", overlay.path}).out);
   CHECK(j.at("backend") == "MY_ATTN");
   CHECK(candidate(j, "ROCM_ATTN").at("verdict") == "supported");
   const auto listed = parse_json(run({"list", "--json", "--catalog", overlay.path}).out);
@@ -564,8 +577,9 @@ TEST_CASE("select and explain --json print one JSON error object when the catalo
 }
 
 TEST_CASE("the CLI and the library share one num_heads limit (issue 8)", "[cli][usage]") {
-  CHECK(run({"select", "--platform", "cuda", "--arch", "9.0", "--num-heads", std::to_string(attnsel::limits::num_heads)})
-            .status == 0);
+  CHECK(
+      run({"select", "--platform", "cuda", "--arch", "9.0", "--num-heads", std::to_string(attnsel::limits::num_heads)})
+          .status == 0);
   CHECK(run({"select", "--platform", "cuda", "--arch", "9.0", "--num-heads",
              std::to_string(attnsel::limits::num_heads + 1)})
             .status == 2);
@@ -627,14 +641,34 @@ TEST_CASE("help documents every flag with examples and fits 100 columns", "[cli]
     CHECK(top.out.find(word) != std::string::npos);
   const auto sel = run({"select", "--help"});
   CHECK(sel.status == 0);
-  for (const char* flag : {"--platform", "--arch", "--component", "--domain", "--head-size", "--head-size-v",
-                           "--dtype", "--kv-cache-dtype", "--block-size", "--attn-type", "--mla", "--sparse",
-                           "--num-heads", "--feature", "--catalog", "--catalog-only", "--backend", "--prefer",
-                           "--json", "Examples:", "attnsel select --platform"})
+  for (const char* flag : {"--platform",
+                           "--arch",
+                           "--component",
+                           "--domain",
+                           "--head-size",
+                           "--head-size-v",
+                           "--dtype",
+                           "--kv-cache-dtype",
+                           "--block-size",
+                           "--attn-type",
+                           "--mla",
+                           "--sparse",
+                           "--num-heads",
+                           "--feature",
+                           "--catalog",
+                           "--catalog-only",
+                           "--backend",
+                           "--prefer",
+                           "--json",
+                           "Examples:",
+                           "attnsel select --platform"})
     CHECK(sel.out.find(flag) != std::string::npos);
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--help"}, {"select", "--help"}, {"explain", "--help"}, {"list", "--help"}, {"matrix", "--help"},
-           {"validate", "--help"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--help"},
+                                                                {"select", "--help"},
+                                                                {"explain", "--help"},
+                                                                {"list", "--help"},
+                                                                {"matrix", "--help"},
+                                                                {"validate", "--help"}}) {
     const auto r = run(args);
     CHECK(r.status == 0);
     CHECK(r.out.find("Examples:") != std::string::npos);
@@ -651,8 +685,8 @@ TEST_CASE("a closed output pipe does not kill the tool by a signal", "[cli][robu
   const int fd = ::mkstemp(path);
   REQUIRE(fd >= 0);
   ::close(fd);
-  const std::string script = "(sleep 0.3; " + shell_quote(ATTNSEL_CLI) + " matrix 2>/dev/null; echo $? > " +
-                             shell_quote(path) + ") | true";
+  const std::string script =
+      "(sleep 0.3; " + shell_quote(ATTNSEL_CLI) + " matrix 2>/dev/null; echo $? > " + shell_quote(path) + ") | true";
   REQUIRE(std::system(script.c_str()) != -1);
   const auto status = read_file(path);
   std::remove(path);

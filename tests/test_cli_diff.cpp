@@ -62,8 +62,7 @@ TEST_CASE("attnsel lint exits 0 on built-ins, 1 with pointed findings, 2 on unre
 
   const auto dirty = run({"lint", lint_file("unknown_component.json")});
   CHECK(dirty.status == 1);
-  CHECK(dirty.out.find(": /policies/0/order/0/when/0: unknown_component: component 'aiter_mah'") !=
-        std::string::npos);
+  CHECK(dirty.out.find(": /policies/0/order/0/when/0: unknown_component: component 'aiter_mah'") != std::string::npos);
   CHECK(dirty.out.find("1 finding\n") != std::string::npos);
 
   const auto json = run({"lint", lint_file("shadowed_rule.json"), "--json"});
@@ -91,8 +90,8 @@ TEST_CASE("list --catalogs names every built-in catalog with its source commits"
 
 TEST_CASE("--catalog-name picks a built-in catalog and refuses unknown names", "[cli][catalogs]") {
   // gfx90a with AITER: the pre-refactor order falls to Triton (AITER FA is MI3xx-only), the newest starts at ROCM_ATTN.
-  const std::vector<std::string> query = {"select", "--platform", "rocm", "--arch", "gfx90a",
-                                          "--component", "aiter,aiter_enabled,aiter_mha"};
+  const std::vector<std::string> query = {
+      "select", "--platform", "rocm", "--arch", "gfx90a", "--component", "aiter,aiter_enabled,aiter_mha"};
   auto legacy = query;
   legacy.insert(legacy.end(), {"--catalog-name", "vllm-rocm-env@e2a00c7b"});
   CHECK(run(legacy).out == "TRITON_ATTN\n");

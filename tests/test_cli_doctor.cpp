@@ -7,9 +7,9 @@
 
 #include <attnsel/reference.hpp>
 
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -24,8 +24,9 @@ using cli_run::shell_quote;
 
 // Runs the tool with `args`; `env` entries ("VAR=value") are set, the engine switches unset otherwise.
 run_result run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  std::string command = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR -u VLLM_ROCM_USE_AITER "
-                    "-u TORCH_CUDNN_SDPA_DEPRIORITIZED";
+  std::string command =
+      "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR -u VLLM_ROCM_USE_AITER "
+      "-u TORCH_CUDNN_SDPA_DEPRIORITIZED";
   for (const auto& e : env) command += " " + shell_quote(e);
   return cli_run::run_in(command, args);
 }
@@ -110,7 +111,8 @@ TEST_CASE("doctor --library-dir finds cuDNN in torch's lib directory", "[cli][do
   CHECK((*cudnn)["value"] == "9.19.0");
   CHECK(contains((*cudnn)["source"].get<std::string>(), std::string("cudnnGetVersion via ") + ATTNSEL_FAKE_TORCH_LIB));
   bool listed = false;
-  for (const auto& c : j["platform"]["components"]) listed = listed || (c["name"] == "cudnn" && c["version"] == "9.19.0");
+  for (const auto& c : j["platform"]["components"])
+    listed = listed || (c["name"] == "cudnn" && c["version"] == "9.19.0");
   CHECK(listed);
 }
 
@@ -129,9 +131,9 @@ TEST_CASE("doctor passes --component to the engine switches", "[cli][doctor]") {
 
 TEST_CASE("doctor refuses malformed flags with status 2", "[cli][doctor]") {
   for (const auto& args : std::vector<std::vector<std::string>>{{"doctor", "--device", "x"},
-                                                                 {"doctor", "--device", "5000"},
-                                                                 {"doctor", "--component", "Bad Name"},
-                                                                 {"doctor", "--colour"}}) {
+                                                                {"doctor", "--device", "5000"},
+                                                                {"doctor", "--component", "Bad Name"},
+                                                                {"doctor", "--colour"}}) {
     const auto r = run(args);
     CHECK(r.status == 2);
     CHECK(contains(r.err, "attnsel: usage error:"));
@@ -156,12 +158,14 @@ TEST_CASE("explain without --platform shows where each fact came from; --no-dete
   CHECK(none["platform"]["vendor"] == "cpu");
   CHECK(none["platform"]["components"] == nlohmann::json::parse(R"([{"name": "flashinfer", "version": null}])"));
   // An explicit platform probes nothing either.
-  CHECK_FALSE(nlohmann::json::parse(run({"explain", "--json", "--platform", "cuda", "--arch", "9.0"}).out).contains("detection"));
+  CHECK_FALSE(nlohmann::json::parse(run({"explain", "--json", "--platform", "cuda", "--arch", "9.0"}).out)
+                  .contains("detection"));
 }
 
 TEST_CASE("explain shows the components a catalog implies and selects as vLLM does", "[cli][doctor]") {
-  const std::vector<std::string> args{"explain", "--platform", "rocm", "--arch", "gfx942", "--component", "aiter_mha",
-                                      "--domain", "encoder", "--attn-type", "encoder_only", "--head-size", "64"};
+  const std::vector<std::string> args{"explain",      "--platform",  "rocm",     "--arch",  "gfx942",
+                                      "--component",  "aiter_mha",   "--domain", "encoder", "--attn-type",
+                                      "encoder_only", "--head-size", "64"};
   const auto r = run(args);
   REQUIRE(r.status == 0);
   CHECK(contains(r.out, "implied:   aiter_enabled (from aiter_mha), aiter (from aiter_enabled)"));

@@ -21,8 +21,8 @@ class fake_tree {
  public:
   fake_tree() {
     static std::atomic<int> counter{0};
-    root_ = fs::temp_directory_path() /
-            ("attnsel_detect_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    root_ =
+        fs::temp_directory_path() / ("attnsel_detect_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
@@ -93,8 +93,9 @@ TEST_CASE("Without a GPU detection says so and lists the CPU facts", "[detect]")
   CHECK(d.report.find("cpu.amx")->value == "no");
   CHECK(source_contains(d, "cpu.avx2", "cpuinfo flags"));
 #endif
-  CHECK(source_contains(d, "cudnn.version", "not found: " + t.path("no_lib") + "/libcudnn.so.9, " +
-                                                t.path("no_lib") + "/../../nvidia/cudnn/lib/libcudnn.so.9"));
+  CHECK(source_contains(d, "cudnn.version",
+                        "not found: " + t.path("no_lib") + "/libcudnn.so.9, " + t.path("no_lib") +
+                            "/../../nvidia/cudnn/lib/libcudnn.so.9"));
   CHECK_FALSE(d.platform.has_component("cudnn"));
   CHECK(source_contains(d, "switch.cudnn_preferred", "not set: for cuda, this platform is cpu"));
 }
@@ -236,9 +237,9 @@ TEST_CASE("A broken libcudnn is a fact and the next candidate is tried", "[detec
 
 TEST_CASE("AMD GPUs come from the KFD topology, with family, ROCm version and visibility", "[detect][rocm]") {
   fake_tree t;
-  t.kfd_node(0, 0);        // CPU agent
-  t.kfd_node(1, 90402);    // gfx942
-  t.kfd_node(2, 90010);    // gfx90a
+  t.kfd_node(0, 0);      // CPU agent
+  t.kfd_node(1, 90402);  // gfx942
+  t.kfd_node(2, 90010);  // gfx90a
   t.write("opt/rocm/.info/version", "6.2.0-66\n");
   auto o = isolated(t);
   const auto d = detect_platform(o);
@@ -318,10 +319,13 @@ TEST_CASE("The built-in switch table parses; a malformed one is refused with its
     return std::string("no error");
   };
   const std::string head = R"({"format": "attnsel-switches", "version": 1, "switches": )";
-  CHECK(fails("{") .find("malformed JSON") != std::string::npos);
-  CHECK(fails(R"({"format": "x", "version": 1, "switches": []})") == "switch table: /format: expected \"attnsel-switches\"");
-  CHECK(fails(head + R"([{"component": "A"}]})") == "switch table: /switches/0/component: expected a lower_snake component name");
-  CHECK(fails(head + R"([{"component": "a", "env": [{"name": "X"}]}]})") == "switch table: /switches/0/env/0: missing required key \"true_values\"");
+  CHECK(fails("{").find("malformed JSON") != std::string::npos);
+  CHECK(fails(R"({"format": "x", "version": 1, "switches": []})") ==
+        "switch table: /format: expected \"attnsel-switches\"");
+  CHECK(fails(head + R"([{"component": "A"}]})") ==
+        "switch table: /switches/0/component: expected a lower_snake component name");
+  CHECK(fails(head + R"([{"component": "a", "env": [{"name": "X"}]}]})") ==
+        "switch table: /switches/0/env/0: missing required key \"true_values\"");
   CHECK(fails(head + R"([{"component": "a", "requires": [{"component": "b", "above": "x"}]}]})") ==
         "switch table: /switches/0/requires/0/above: expected a dotted numeric version");
   CHECK(fails(head + R"([{"component": "a", "colour": 1}]})") == "switch table: /switches/0/colour: unknown key");

@@ -73,9 +73,8 @@ TEST_CASE("the ROCm refactor diff shows ROCm changes and nothing on CUDA", "[dif
   // The refactor's headline: with no environment variable set, gfx942 went from Triton to ROCM_ATTN.
   const auto headline = std::find_if(d.groups.begin(), d.groups.end(), [](const diff_group& g) {
     return g.platform == "rocm gfx942" && g.domain == attn_domain::decoder &&
-           std::any_of(g.transitions.begin(), g.transitions.end(), [](const diff_transition& t) {
-             return t.from == "TRITON_ATTN" && t.to == "ROCM_ATTN";
-           });
+           std::any_of(g.transitions.begin(), g.transitions.end(),
+                       [](const diff_transition& t) { return t.from == "TRITON_ATTN" && t.to == "ROCM_ATTN"; });
   });
   CHECK(headline != d.groups.end());
   check_examples(d, builtin_catalog("vllm-rocm-env@e2a00c7b"), builtin_catalog("vllm"));

@@ -43,7 +43,7 @@ TEST_CASE("aliases parse case-insensitively to the canonical enumerator", "[enum
 TEST_CASE("unknown text never falls back to the first enumerator", "[enums]") {
   CHECK_FALSE(parse_enum<data_type>("float17"));
   CHECK_FALSE(parse_enum<data_type>(""));
-  CHECK_FALSE(parse_enum<data_type>("fp"));        // a prefix of an alias is not an alias
+  CHECK_FALSE(parse_enum<data_type>("fp"));         // a prefix of an alias is not an alias
   CHECK_FALSE(parse_enum<data_type>("fp16 half"));  // the alias list itself is not a spelling
   CHECK_FALSE(parse_enum<device_vendor>("quantum"));
   CHECK_FALSE(parse_enum<cache_dtype>(std::string_view("auto\0", 5)));

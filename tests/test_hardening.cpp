@@ -15,8 +15,8 @@ std::string backend_text(const std::string& name, const std::string& extra = "")
 }
 
 std::string catalog_text(const std::string& backends, const std::string& policies = "[]") {
-  return R"({"format": "attnsel-catalog", "version": 1, "name": "t", "backends": [)" + backends +
-         R"(], "policies": )" + policies + "}";
+  return R"({"format": "attnsel-catalog", "version": 1, "name": "t", "backends": [)" + backends + R"(], "policies": )" +
+         policies + "}";
 }
 
 // The loader's error for `text` as {pointer, problem}; {"", ""} when it loads.
@@ -146,8 +146,7 @@ TEST_CASE("bad_query messages are escaped, bounded and valid UTF-8 in JSON (defe
   CHECK_NOTHROW(to_json(ex, q, platform::cuda(9, 0), {}).dump());
 }
 
-TEST_CASE("the registry refuses what the loader refuses, so every registry round-trips (defect 9)",
-          "[hardening]") {
+TEST_CASE("the registry refuses what the loader refuses, so every registry round-trips (defect 9)", "[hardening]") {
   const auto refused = [](auto edit) {
     backend_descriptor b;
     b.name = "X";
@@ -160,7 +159,9 @@ TEST_CASE("the registry refuses what the loader refuses, so every registry round
   CHECK(refused([](backend_descriptor& b) { b.caps.head_sizes = head_size_spec::set({64, 70000}); }));
   CHECK(refused([](backend_descriptor& b) { b.caps.block_size_multiples = {limits::block_size + 1}; }));
   CHECK(refused([](backend_descriptor& b) { b.caps.preferred_block_size = limits::block_size + 1; }));
-  CHECK(refused([](backend_descriptor& b) { b.caps.platforms = {fixtures::cuda_from(9, 0)}, b.caps.platforms[0].vendor = device_vendor::rocm; }));
+  CHECK(refused([](backend_descriptor& b) {
+    b.caps.platforms = {fixtures::cuda_from(9, 0)}, b.caps.platforms[0].vendor = device_vendor::rocm;
+  }));
   policy_rule r;
   r.max_num_heads = limits::num_heads + 1;
   r.order = {{"FAST", {}, {}, {}}};
@@ -183,24 +184,33 @@ TEST_CASE("constraints that can never match are refused with pointers (defect 12
   CHECK(platform_error(R"([{"vendor": "cuda", "min_capability": "sm_90"}])").first ==
         "/backends/0/platforms/0/min_capability");
   CHECK(platform_error(R"([{"vendor": "cuda", "min_capability": "9.0"}])").first.empty());
-  const auto [ptr, problem] = text_error(catalog_text(backend_text("A"), R"([{"domain": "decoder", "vendor": "cuda", "order": ["a"]}])"));
+  const auto [ptr, problem] =
+      text_error(catalog_text(backend_text("A"), R"([{"domain": "decoder", "vendor": "cuda", "order": ["a"]}])"));
   CHECK(ptr == "/policies/0/order/0");
   CHECK_THAT(problem, ATTNSEL_CONTAINS("UPPER_SNAKE"));
-  CHECK(text_error(catalog_text(backend_text("A"), R"([{"domain": "decoder", "vendor": "rocm", "max_capability": "9.0", "order": ["A"]}])")).first ==
-        "/policies/0/max_capability");
-  CHECK_THROWS_WITH(platform_from_json(json::parse(R"({"vendor": "rocm", "components": [{"name": "aiter", "colour": 1}]})")),
-                    ATTNSEL_CONTAINS("platform.components.0.colour: unknown key"));
+  CHECK(
+      text_error(catalog_text(backend_text("A"),
+                              R"([{"domain": "decoder", "vendor": "rocm", "max_capability": "9.0", "order": ["A"]}])"))
+          .first == "/policies/0/max_capability");
+  CHECK_THROWS_WITH(
+      platform_from_json(json::parse(R"({"vendor": "rocm", "components": [{"name": "aiter", "colour": 1}]})")),
+      ATTNSEL_CONTAINS("platform.components.0.colour: unknown key"));
 }
 
 TEST_CASE("component names with control characters are refused (defect 10)", "[hardening]") {
-  const auto [ptr, problem] = text_error(catalog_text(backend_text("A", R"(, "requires": [{"component": "x\nattnsel: error: forged"}])")));
+  const auto [ptr, problem] =
+      text_error(catalog_text(backend_text("A", R"(, "requires": [{"component": "x\nattnsel: error: forged"}])")));
   CHECK(ptr == "/backends/0/requires/0/component");
-  CHECK(text_error(catalog_text(backend_text("A"), R"([{"domain": "decoder", "vendor": "cuda", "order": [{"backend": "A", "when": ["a\u001b[31m"]}]}])")).first ==
-        "/policies/0/order/0/when/0");
+  CHECK(text_error(
+            catalog_text(
+                backend_text("A"),
+                R"([{"domain": "decoder", "vendor": "cuda", "order": [{"backend": "A", "when": ["a\u001b[31m"]}]}])"))
+            .first == "/policies/0/order/0/when/0");
 }
 
 TEST_CASE("matrix Markdown escapes table syntax and names layered catalogs honestly (defect 10)", "[hardening]") {
-  auto c = parse_catalog_text(catalog_text(backend_text("A", R"(, "requires": [{"component": "a|b"}], "variants": [{"name": "v|1"}])")));
+  auto c = parse_catalog_text(
+      catalog_text(backend_text("A", R"(, "requires": [{"component": "a|b"}], "variants": [{"name": "v|1"}])")));
   c.info.name = "vllm+overlay";
   const auto md = matrix_markdown(c);
   CHECK_THAT(md, ATTNSEL_CONTAINS("a\\|b"));

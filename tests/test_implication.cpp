@@ -19,7 +19,10 @@ registry with_aiter_table() {
 }
 
 json overlay_with(json implications) {
-  return json{{"format", "attnsel-catalog"}, {"version", 1}, {"name", "o"}, {"backends", json::array()},
+  return json{{"format", "attnsel-catalog"},
+              {"version", 1},
+              {"name", "o"},
+              {"backends", json::array()},
               {"implications", std::move(implications)}};
 }
 
@@ -70,7 +73,8 @@ TEST_CASE("Malformed implication tables are refused and leave the registry uncha
     CHECK(reg == before);
   }
   std::vector<component_implication> too_many;
-  for (std::size_t i = 0; i <= implication_limits::max_entries; ++i) too_many.push_back({"c" + std::to_string(i), {"x"}});
+  for (std::size_t i = 0; i <= implication_limits::max_entries; ++i)
+    too_many.push_back({"c" + std::to_string(i), {"x"}});
   CHECK_THROWS_WITH(reg.set_implications(too_many), ATTNSEL_CONTAINS("the limit is 256"));
   component_implication wide{"a", {}};
   for (std::size_t i = 0; i <= implication_limits::max_implied; ++i) wide.implies.push_back("n" + std::to_string(i));

@@ -11,7 +11,9 @@ selection_result run(const char* spec, query q = {}, platform p = fixtures::hopp
   static const auto reg = fixtures::small_registry();
   return select(reg, q, p, override_request{spec, override_source::env}, options);
 }
-std::string picked(const selection_result& r) { return r ? std::string(r->name()) : "error:" + std::string(to_string(r.error().code)); }
+std::string picked(const selection_result& r) {
+  return r ? std::string(r->name()) : "error:" + std::string(to_string(r.error().code));
+}
 }  // namespace
 
 TEST_CASE("empty, blank and 'auto' in any case mean automatic selection", "[override]") {
@@ -38,7 +40,8 @@ TEST_CASE("a single name is strict: that backend or an error, never a substitute
   const auto r = run("FAST", q);
   REQUIRE_FALSE(r);
   CHECK(r.error().code == error_code::backend_rejected);
-  CHECK_THAT(r.error().message, ATTNSEL_CONTAINS("Selected backend FAST is not valid for decoder attention (head_size=72"));
+  CHECK_THAT(r.error().message,
+             ATTNSEL_CONTAINS("Selected backend FAST is not valid for decoder attention (head_size=72"));
   CHECK_THAT(r.error().message, ATTNSEL_CONTAINS("FAST: head size 72 not in {64, 128, 256}"));
   // Hints are validated: only backends that really support the query are suggested.
   CHECK(r.error().suggestions == std::vector<std::string>{"MEDIUM", "SLOW"});
@@ -89,7 +92,8 @@ TEST_CASE("unknown names are errors with the valid names and the closest match",
   REQUIRE_FALSE(r);
   CHECK(r.error().code == error_code::unknown_backend);
   CHECK_THAT(r.error().message, ATTNSEL_CONTAINS("unknown attention backend 'FASTT' (entry 1). Did you mean FAST?"));
-  CHECK_THAT(r.error().message, ATTNSEL_CONTAINS("Valid options are: auto, FAST, FAST_ATTN, LATENT, MEDIUM, SLOW, VISION"));
+  CHECK_THAT(r.error().message,
+             ATTNSEL_CONTAINS("Valid options are: auto, FAST, FAST_ATTN, LATENT, MEDIUM, SLOW, VISION"));
   CHECK(r.error().suggestions == std::vector<std::string>{"FAST"});
   const auto far = run("TOTALLY_DIFFERENT");
   REQUIRE_FALSE(far);

@@ -102,4 +102,3 @@ TEST_CASE("an encoder override is honoured even when a faster backend is install
   CHECK(forced->name() == "TORCH_SDPA");
   CHECK(forced->overridden);
 }
-

@@ -172,15 +172,15 @@ TEST_CASE("loading 10,000 backends costs about 10x loading 1,000 (defect 2)", "[
   CHECK(large < growth_budget * small);
 }
 
-TEST_CASE("a 1 MB alias-heavy catalog loads in about 10x the time of one ten times smaller (defect 2)",
-          "[scale]") {
+TEST_CASE("a 1 MB alias-heavy catalog loads in about 10x the time of one ten times smaller (defect 2)", "[scale]") {
   catalog_limits roomy;
   roomy.max_list_elements = 1u << 20;  // the reproduction's 100,000 aliases are over the default list bound
   const auto small_text = catalog_text(alias_heavy(10000));
   const auto large_text = catalog_text(alias_heavy(100000));
   const auto small = load_cost(small_text, roomy);
   const auto large = load_cost(large_text, roomy);
-  INFO(small_text.size() << " bytes: " << small << " " << meter().unit() << "; " << large_text.size() << " bytes: " << large);
+  INFO(small_text.size() << " bytes: " << small << " " << meter().unit() << "; " << large_text.size()
+                         << " bytes: " << large);
   CHECK(large_text.size() > 1000000);
   CHECK(large < growth_budget * small);
   // With the default limits the same file is refused, at the list, before any work on it.

@@ -17,11 +17,13 @@ TEST_CASE("automatic selection returns the first supported backend in policy ord
   const auto none = select(reg, q, fixtures::hopper_with_flashinfer());
   REQUIRE_FALSE(none);
   CHECK(none.error().code == error_code::no_backend);
-  CHECK_THAT(none.error().message,
-             ATTNSEL_CONTAINS("No attention backend supports decoder attention (head_size=128, dtype=bfloat16, "
-                              "kv_cache_dtype=auto, attn_type=decoder, mode=standard, features=alibi, sinks) on cuda 9.0"));
+  CHECK_THAT(
+      none.error().message,
+      ATTNSEL_CONTAINS("No attention backend supports decoder attention (head_size=128, dtype=bfloat16, "
+                       "kv_cache_dtype=auto, attn_type=decoder, mode=standard, features=alibi, sinks) on cuda 9.0"));
   CHECK_THAT(none.error().message, ATTNSEL_CONTAINS("FAST: feature alibi not supported (supports: sinks)"));
-  CHECK_THAT(none.error().message, ATTNSEL_CONTAINS("SLOW: feature alibi not supported (supports: none); feature sinks"));
+  CHECK_THAT(none.error().message,
+             ATTNSEL_CONTAINS("SLOW: feature alibi not supported (supports: none); feature sinks"));
   CHECK(none.error().candidates.size() == 3);
 }
 
@@ -105,7 +107,7 @@ TEST_CASE("explain lists every candidate with verdicts consistent with select", 
   CHECK(ex.candidates[3].name == "SPARE");  // serves the decoder but not in this rule's order
   CHECK(ex.candidates[3].outcome == verdict::skipped);
   CHECK(ex.candidates[3].reasons.at(0).code == reason_code::not_in_policy);
-  CHECK(ex.candidates[3].reasons.size() == 1);  // otherwise it would work: it can be forced
+  CHECK(ex.candidates[3].reasons.size() == 1);           // otherwise it would work: it can be forced
   CHECK_FALSE(find_candidate(ex.candidates, "LATENT"));  // another mode's backend is noise here
   CHECK_FALSE(find_candidate(ex.candidates, "VISION"));  // another domain's too
 }
@@ -198,11 +200,13 @@ TEST_CASE("an out-of-range query is bad_query before anything is tried", "[selec
 TEST_CASE("queries and platforms read from JSON reject hostile values", "[selector][hostile]") {
   using nlohmann::json;
   CHECK_THROWS_WITH(query_from_json(json{{"head_size", -3}}), ATTNSEL_CONTAINS("query.head_size"));
-  CHECK_THROWS_WITH(query_from_json(json{{"dtype", "float17"}}), ATTNSEL_CONTAINS("query.dtype: expected one of float16"));
+  CHECK_THROWS_WITH(query_from_json(json{{"dtype", "float17"}}),
+                    ATTNSEL_CONTAINS("query.dtype: expected one of float16"));
   CHECK_THROWS_WITH(query_from_json(json{{"features", {"Sinks"}}}), ATTNSEL_CONTAINS("lower_snake"));
   CHECK_THROWS_WITH(query_from_json(json{{"colour", "red"}}), ATTNSEL_CONTAINS("unknown key \"colour\""));
   CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "quantum"}}), ATTNSEL_CONTAINS("expected one of cuda"));
-  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cuda"}, {"arch", "sm_"}}), ATTNSEL_CONTAINS("compute capability"));
+  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cuda"}, {"arch", "sm_"}}),
+                    ATTNSEL_CONTAINS("compute capability"));
   CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "rocm"}, {"arch", "gfx"}}), ATTNSEL_CONTAINS("gfx target"));
   CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cuda"}, {"arch", "99999999999999999999.9"}}),
                     ATTNSEL_CONTAINS("compute capability"));

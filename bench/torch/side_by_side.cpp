@@ -33,12 +33,18 @@ double ns_per_call(long iterations, F&& f) {
 
 const char* torch_backend_name(std::int64_t id) {
   switch (id) {
-    case 0: return "MATH";
-    case 1: return "FLASH_ATTENTION";
-    case 2: return "EFFICIENT_ATTENTION";
-    case 3: return "CUDNN_ATTENTION";
-    case 4: return "OVERRIDEABLE";
-    default: return "ERROR";
+    case 0:
+      return "MATH";
+    case 1:
+      return "FLASH_ATTENTION";
+    case 2:
+      return "EFFICIENT_ATTENTION";
+    case 3:
+      return "CUDNN_ATTENTION";
+    case 4:
+      return "OVERRIDEABLE";
+    default:
+      return "ERROR";
   }
 }
 
@@ -66,8 +72,8 @@ int main(int argc, char** argv) {
   // newer than 9.15.0 on sm9x/sm10x and TORCH_CUDNN_SDPA_DEPRIORITIZED unset).
   auto p = attnsel::platform::cuda(major, minor);
   if (cudnn > 0) {
-    const std::string version = std::to_string(cudnn / 10000) + "." + std::to_string(cudnn / 100 % 100) + "." +
-                                std::to_string(cudnn % 100);
+    const std::string version =
+        std::to_string(cudnn / 10000) + "." + std::to_string(cudnn / 100 % 100) + "." + std::to_string(cudnn % 100);
     p.add_component("cudnn", attnsel::parse_component_version(version));
     if (cudnn > 91500 && (major == 9 || major == 10) && std::getenv("TORCH_CUDNN_SDPA_DEPRIORITIZED") == nullptr)
       p.add_component("cudnn_preferred");
@@ -85,9 +91,8 @@ int main(int argc, char** argv) {
   (void)cached.select(aq);
 
   volatile std::int64_t sink = 0;
-  const double torch_ns = ns_per_call(iterations, [&] {
-    sink = at::_fused_sdp_choice(q, k, v, std::nullopt, 0.0, false, std::nullopt, false);
-  });
+  const double torch_ns = ns_per_call(
+      iterations, [&] { sink = at::_fused_sdp_choice(q, k, v, std::nullopt, 0.0, false, std::nullopt, false); });
   const double free_ns = ns_per_call(iterations * 10, [&] {
     const auto r = attnsel::select(reg, aq, p);
     sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);

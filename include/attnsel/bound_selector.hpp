@@ -21,9 +21,9 @@ ATTNSEL_BEGIN_NAMESPACE
 
 /// Options of a platform-bound `selector`.
 struct selector_options {
-  select_options select;            ///< as for the free `select` (prefer mode)
-  bool cache = true;                ///< remember successful decisions per complete query
-  std::size_t cache_slots = 1024;   ///< rounded up to a power of two; bounded, old entries are replaced
+  select_options select;           ///< as for the free `select` (prefer mode)
+  bool cache = true;               ///< remember successful decisions per complete query
+  std::size_t cache_slots = 1024;  ///< rounded up to a power of two; bounded, old entries are replaced
 };
 
 namespace detail {
@@ -34,7 +34,7 @@ using feature_words = std::array<std::uint64_t, 2>;
 // One backend as the platform sees it, per domain: the variant the platform gates resolved, or why not.
 struct bound_backend {
   const capabilities* variant = nullptr;
-  bool usable = false;     // every domain and platform gate passed
+  bool usable = false;       // every domain and platform gate passed
   feature_words declared{};  // the variant's features
 };
 
@@ -61,10 +61,10 @@ struct bound_token {
 
 // Everything the selector decided for one domain.
 struct bound_domain {
-  std::vector<bound_backend> backends;           // by registry index
-  std::vector<bound_rule> rules;                 // in policy order
-  std::vector<std::uint32_t> registration_order; // backends serving the domain, when no rule matches
-  std::string spec;                              // the override, owned
+  std::vector<bound_backend> backends;            // by registry index
+  std::vector<bound_rule> rules;                  // in policy order
+  std::vector<std::uint32_t> registration_order;  // backends serving the domain, when no rule matches
+  std::string spec;                               // the override, owned
   override_source source = override_source::none;
   bool plan_ok = true;
   bool automatic = true;
@@ -78,10 +78,10 @@ struct bound_state {
   const registry* reg = nullptr;
   platform plat;
   selector_options options;
-  std::array<bound_domain, 2> domains;  // decoder, encoder
+  std::array<bound_domain, 2> domains;     // decoder, encoder
   std::vector<std::string> feature_names;  // every feature any gate or rule reads, sorted: cache key bits
   std::vector<std::pair<std::uint64_t, std::size_t>> feature_heads;  // each name's first 8 bytes and size
-  bool feature_names_valid = true;         // all lower_snake, so a query using only these is valid there
+  bool feature_names_valid = true;              // all lower_snake, so a query using only these is valid there
   mutable std::optional<decision_cache> cache;  // a cache: filled by const select()
 };
 

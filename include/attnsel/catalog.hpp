@@ -42,7 +42,6 @@ struct catalog {
 /// Format version this library reads and writes.
 inline constexpr int catalog_format_version = 1;
 
-
 /// Parses JSON text strictly: refuses text over `limits.max_bytes`, nesting over `limits.max_depth`,
 /// text that is not JSON, and any object key repeated within one object (at the key's JSON pointer).
 /// Read query and platform files with it too. Throws catalog_error.

@@ -30,8 +30,7 @@ ATTNSEL_BEGIN_NAMESPACE
 /// Explain path: every failing check with its message, in check order; empty when supported.
 /// Checks that depend on an earlier one (everything after the domain and platform checks) are not
 /// reported when that one fails, since they would have nothing to check against.
-[[nodiscard]] std::vector<reason> check_backend(const backend_descriptor& backend, const query& q,
-                                                const platform& p);
+[[nodiscard]] std::vector<reason> check_backend(const backend_descriptor& backend, const query& q, const platform& p);
 
 /// What a check gate reads besides the backend descriptor. A platform-bound `selector` decides every
 /// gate up to `platform` once per domain and runs only the `query` gates per selection.
@@ -47,7 +46,7 @@ struct gate_info {
   std::string_view name;  ///< same text as its reason code
   reason_code code;
   gate_input reads;
-  bool prerequisite;      ///< a failure hides the later gates even on the explain path
+  bool prerequisite;  ///< a failure hides the later gates even on the explain path
 };
 
 /// Every check gate, in run order; docs/reasons.md lists the codes in this order (a test ties them).
@@ -82,8 +81,8 @@ struct feature_bits {
                                                              const platform& p,
                                                              const feature_bits* features = nullptr) noexcept;
 /// Fast path of the domain and platform gates for `domain`: the first failing code, or std::nullopt.
-[[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend,
-                                                                attn_domain domain, const platform& p) noexcept;
+[[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend, attn_domain domain,
+                                                                const platform& p) noexcept;
 }  // namespace detail
 
 /// Convenience: true when `backend` supports the query on `p`.

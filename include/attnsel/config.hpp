@@ -10,9 +10,9 @@
 
 #define ATTNSEL_STRINGIFY_(x) #x
 #define ATTNSEL_STRINGIFY(x) ATTNSEL_STRINGIFY_(x)
-#define ATTNSEL_VERSION_STRING                                                   \
-  ATTNSEL_STRINGIFY(ATTNSEL_VERSION_MAJOR) "." ATTNSEL_STRINGIFY(ATTNSEL_VERSION_MINOR) "." \
-  ATTNSEL_STRINGIFY(ATTNSEL_VERSION_PATCH)
+#define ATTNSEL_VERSION_STRING             \
+  ATTNSEL_STRINGIFY(ATTNSEL_VERSION_MAJOR) \
+  "." ATTNSEL_STRINGIFY(ATTNSEL_VERSION_MINOR) "." ATTNSEL_STRINGIFY(ATTNSEL_VERSION_PATCH)
 
 // Header-only mode (the default) defines every function in the headers; compiled mode
 // (ATTNSEL_COMPILED_LIB) compiles the impl/*_inl.hpp files once in src/, like spdlog.

@@ -30,7 +30,8 @@ using cache_key = std::array<std::uint64_t, 4>;
 /// Movable (the slots live on the heap); not safe to move while other threads use it.
 class decision_cache {
  public:
-  explicit decision_cache(std::size_t slots) : mask_(round_up(slots) - 1), slots_(mask_ + 1), counters_(counter_shards) {}
+  explicit decision_cache(std::size_t slots)
+      : mask_(round_up(slots) - 1), slots_(mask_ + 1), counters_(counter_shards) {}
 
   /// Looks `key` up; on a hit stores the value in `value` and returns true. Counts the hit or miss.
   bool find(const cache_key& key, std::uint64_t& value) const noexcept {
@@ -39,10 +40,9 @@ class decision_cache {
     // writer's odd sequence number is visible to the last load, which then reports a miss.
     const std::uint64_t before = s.seq.load(std::memory_order_acquire);
     const std::uint64_t v = s.value.load(std::memory_order_acquire);
-    const bool same = s.key[0].load(std::memory_order_acquire) == key[0] &&
-                      s.key[1].load(std::memory_order_acquire) == key[1] &&
-                      s.key[2].load(std::memory_order_acquire) == key[2] &&
-                      s.key[3].load(std::memory_order_acquire) == key[3];
+    const bool same =
+        s.key[0].load(std::memory_order_acquire) == key[0] && s.key[1].load(std::memory_order_acquire) == key[1] &&
+        s.key[2].load(std::memory_order_acquire) == key[2] && s.key[3].load(std::memory_order_acquire) == key[3];
     const bool hit = same && v != 0 && (before & 1U) == 0 && s.seq.load(std::memory_order_relaxed) == before;
     auto& shard = counters_[shard_index()];
     (hit ? shard.hits : shard.misses).fetch_add(1, std::memory_order_relaxed);

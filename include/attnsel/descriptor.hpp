@@ -7,14 +7,14 @@
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
 
-#include <cstdint>
 #include <cstddef>
-#include <type_traits>
-#include <utility>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -50,8 +50,8 @@ struct head_size_spec {
 struct arch_filter {
   std::optional<cuda_capability> min_capability;  ///< inclusive
   std::optional<cuda_capability> max_capability;  ///< inclusive
-  std::vector<gfx_arch> archs;                      ///< empty = no arch list
-  std::vector<gfx_family> families;                 ///< empty = no family list; else any family matches
+  std::vector<gfx_arch> archs;                    ///< empty = no arch list
+  std::vector<gfx_family> families;               ///< empty = no family list; else any family matches
 
   /// True when `p`'s capability and gfx target pass the filter (the vendor is not looked at).
   /// Allocates nothing.
@@ -76,8 +76,7 @@ namespace detail {
 /// The test behind `arch_filter::accepts`, for callers holding the four fields apart. Allocates nothing.
 [[nodiscard]] bool arch_matches(const platform& p, const std::optional<cuda_capability>& min_capability,
                                 const std::optional<cuda_capability>& max_capability,
-                                const std::vector<gfx_arch>& archs,
-                                const std::vector<gfx_family>& families) noexcept;
+                                const std::vector<gfx_arch>& archs, const std::vector<gfx_family>& families) noexcept;
 }  // namespace detail
 
 /// One platform a backend runs on: a vendor, optionally narrowed by compute-capability range (CUDA)
@@ -106,17 +105,17 @@ struct component_requirement {
 
 /// What one kernel variant accepts. Empty sets and `any` specs mean "no restriction" unless noted.
 struct capabilities {
-  std::string variant;  ///< variant name (`FA3`); empty for a backend without variants
-  domain_set domains;   ///< variants only: domains this variant serves; empty = all of the backend's
-  data_type_set dtypes;              ///< empty = any
-  cache_dtype_set kv_cache_dtypes;   ///< empty = any; `auto` passes if listed or the compute dtype is
+  std::string variant;              ///< variant name (`FA3`); empty for a backend without variants
+  domain_set domains;               ///< variants only: domains this variant serves; empty = all of the backend's
+  data_type_set dtypes;             ///< empty = any
+  cache_dtype_set kv_cache_dtypes;  ///< empty = any; `auto` passes if listed or the compute dtype is
   head_size_spec head_sizes;
-  std::optional<head_size_spec> value_head_sizes;  ///< unset: value head size must equal head size
+  std::optional<head_size_spec> value_head_sizes;   ///< unset: value head size must equal head size
   std::vector<std::uint32_t> block_size_multiples;  ///< empty = any; else a multiple of any entry
   std::uint32_t preferred_block_size = 0;           ///< 0 = no preference
   attention_type_set attn_types{attention_type::decoder};
   attention_mode mode = attention_mode::standard;
-  feature_set features;                       ///< features this variant supports
+  feature_set features;                        ///< features this variant supports
   std::vector<platform_constraint> platforms;  ///< empty = every platform; else any one must accept
   std::vector<component_requirement> requires_components;
 
@@ -124,9 +123,8 @@ struct capabilities {
     return a.variant == b.variant && a.domains == b.domains && a.dtypes == b.dtypes &&
            a.kv_cache_dtypes == b.kv_cache_dtypes && a.head_sizes == b.head_sizes &&
            a.value_head_sizes == b.value_head_sizes && a.block_size_multiples == b.block_size_multiples &&
-           a.preferred_block_size == b.preferred_block_size && a.attn_types == b.attn_types &&
-           a.mode == b.mode && a.features == b.features && a.platforms == b.platforms &&
-           a.requires_components == b.requires_components;
+           a.preferred_block_size == b.preferred_block_size && a.attn_types == b.attn_types && a.mode == b.mode &&
+           a.features == b.features && a.platforms == b.platforms && a.requires_components == b.requires_components;
   }
 };
 
@@ -183,14 +181,14 @@ struct backend_descriptor {
   std::vector<std::string> aliases;  ///< other accepted UPPER_SNAKE names
   std::string description;
   domain_set domains{attn_domain::decoder};
-  capabilities caps;                  ///< used when `variants` is empty
-  std::vector<capabilities> variants; ///< sub-kernels; the first that accepts domain and platform is checked
-  custom_check extra_check;           ///< optional cross-field predicate (not serialised to JSON)
+  capabilities caps;                   ///< used when `variants` is empty
+  std::vector<capabilities> variants;  ///< sub-kernels; the first that accepts domain and platform is checked
+  custom_check extra_check;            ///< optional cross-field predicate (not serialised to JSON)
 
   /// Equality of the data; `extra_check` compares by presence only.
   friend bool operator==(const backend_descriptor& a, const backend_descriptor& b) {
-    return a.name == b.name && a.aliases == b.aliases && a.description == b.description &&
-           a.domains == b.domains && a.caps == b.caps && a.variants == b.variants &&
+    return a.name == b.name && a.aliases == b.aliases && a.description == b.description && a.domains == b.domains &&
+           a.caps == b.caps && a.variants == b.variants &&
            static_cast<bool>(a.extra_check) == static_cast<bool>(b.extra_check);
   }
   friend bool operator!=(const backend_descriptor& a, const backend_descriptor& b) { return !(a == b); }

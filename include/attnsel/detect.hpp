@@ -35,8 +35,8 @@ struct detection_report {
 
 /// Where detection looks. Every root is injectable, so tests point it at fake trees and fake libraries.
 struct detect_options {
-  std::string sysfs_root = "/sys";    ///< KFD topology under `class/kfd/kfd/topology/nodes`
-  std::string proc_root = "/proc";    ///< `cpuinfo`
+  std::string sysfs_root = "/sys";  ///< KFD topology under `class/kfd/kfd/topology/nodes`
+  std::string proc_root = "/proc";  ///< `cpuinfo`
   /// ROCm installations whose `.info/version` gives the ROCm version; `$ROCM_PATH` is tried first.
   std::vector<std::string> rocm_roots = {"/opt/rocm"};
   /// The CUDA driver library: names go through the dynamic loader's search, paths are opened as given.
@@ -97,12 +97,12 @@ struct switch_requirement {
 /// One row of the switch table: `component` is added when every condition holds.
 struct engine_switch {
   std::string component;
-  std::string engine;                           ///< `vllm`, `torch` (documentation)
-  std::optional<device_vendor> vendor;          ///< nullopt: any vendor
-  std::vector<cuda_capability> capabilities;    ///< empty: any capability
+  std::string engine;                         ///< `vllm`, `torch` (documentation)
+  std::optional<device_vendor> vendor;        ///< nullopt: any vendor
+  std::vector<cuda_capability> capabilities;  ///< empty: any capability
   std::vector<switch_env_condition> env;
   std::vector<switch_requirement> requires_components;
-  std::string source;                           ///< the engine code it follows
+  std::string source;  ///< the engine code it follows
 };
 
 /// Parses a switch table (`{"format": "attnsel-switches", "version": 1, "switches": [...]}`).
@@ -114,8 +114,8 @@ struct engine_switch {
 
 /// Adds to `p` the component of every switch whose conditions hold under `env`, recording in
 /// `report` each switch that applied and why each other one did not.
-void apply_switches(platform& p, const std::vector<engine_switch>& table,
-                    const std::map<std::string, std::string>& env, detection_report& report);
+void apply_switches(platform& p, const std::vector<engine_switch>& table, const std::map<std::string, std::string>& env,
+                    detection_report& report);
 
 ATTNSEL_END_NAMESPACE
 

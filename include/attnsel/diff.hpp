@@ -18,13 +18,13 @@ ATTNSEL_BEGIN_NAMESPACE
 
 /// What `diff_catalogs` enumerates and how much it keeps.
 struct diff_options {
-  bool decoder = true;                 ///< compare decoder-domain selections
-  bool encoder = true;                 ///< compare encoder-domain selections
-  bool overrides = true;               ///< also force each backend whose descriptor differs between the catalogs
+  bool decoder = true;    ///< compare decoder-domain selections
+  bool encoder = true;    ///< compare encoder-domain selections
+  bool overrides = true;  ///< also force each backend whose descriptor differs between the catalogs
   /// Count, without evaluating, the configurations of a vendor and domain for which both catalogs have
   /// the same backends and the same rules in the same order (their decisions are equal by construction).
   bool skip_identical = true;
-  std::size_t max_examples = 3;        ///< configurations kept per transition, for people to try
+  std::size_t max_examples = 3;                 ///< configurations kept per transition, for people to try
   std::size_t max_configurations = 50'000'000;  ///< a larger space throws std::length_error (nothing is sampled)
 };
 
@@ -58,19 +58,19 @@ struct diff_group {
 
 /// The enumerated space, stated so a reader knows what "no difference" covers.
 struct diff_space {
-  std::vector<std::string> platforms;   ///< every vendor/arch point, `cuda 8.0`, `rocm gfx90a`
-  std::size_t component_sets = 0;       ///< platform x component-set combinations enumerated
+  std::vector<std::string> platforms;  ///< every vendor/arch point, `cuda 8.0`, `rocm gfx90a`
+  std::size_t component_sets = 0;      ///< platform x component-set combinations enumerated
   std::vector<std::uint32_t> head_sizes;
   std::vector<std::string> dtypes;
   std::vector<std::string> kv_cache_dtypes;
   std::vector<std::uint32_t> block_sizes;  ///< 0 = not pinned
   std::vector<std::string> attn_types;
   std::vector<std::string> modes;
-  std::vector<std::string> features;       ///< `none` and each single feature
-  std::vector<std::uint32_t> num_heads;    ///< 0 = unknown
-  std::vector<std::string> overrides;      ///< `auto` and each backend forced somewhere in the space
-  std::size_t configurations = 0;          ///< configurations compared (each decided by both catalogs)
-  std::size_t evaluated = 0;               ///< of those, the ones selected in both catalogs (see skip_identical)
+  std::vector<std::string> features;     ///< `none` and each single feature
+  std::vector<std::uint32_t> num_heads;  ///< 0 = unknown
+  std::vector<std::string> overrides;    ///< `auto` and each backend forced somewhere in the space
+  std::size_t configurations = 0;        ///< configurations compared (each decided by both catalogs)
+  std::size_t evaluated = 0;             ///< of those, the ones selected in both catalogs (see skip_identical)
 };
 
 /// Configurations compared and changed on one vendor.
@@ -86,8 +86,8 @@ struct catalog_diff {
   std::string b;
   diff_space space;
   std::vector<diff_vendor_count> vendors;  ///< every vendor enumerated, in enum order
-  std::size_t changed = 0;           ///< configurations whose decision differs
-  std::vector<diff_group> groups;    ///< by platform, domain and rules; in enumeration order
+  std::size_t changed = 0;                 ///< configurations whose decision differs
+  std::vector<diff_group> groups;          ///< by platform, domain and rules; in enumeration order
 
   [[nodiscard]] bool empty() const noexcept { return changed == 0; }
 };

@@ -50,21 +50,21 @@ enum class gfx_family : std::uint8_t { gfx9, gfx10, gfx11, gfx12, mi300, cdna, r
 
 /// Stable code of one failed capability check or one skipped candidate. Part of the API.
 enum class reason_code : std::uint8_t {
-  platform,        ///< the backend does not run on this vendor
-  capability,      ///< the vendor matches but the compute capability / gfx arch does not
-  component,       ///< a required library or kernel package is missing or too old
-  domain,          ///< the backend does not serve this domain (decoder / encoder)
-  mode,            ///< standard / MLA / sparse MLA mismatch
-  attn_type,       ///< attention type (decoder, encoder, encoder_only, encoder_decoder)
-  dtype,           ///< compute dtype
-  kv_cache_dtype,  ///< KV-cache dtype
-  head_size,       ///< head size or value head size
-  block_size,      ///< KV-cache block size
-  feature,         ///< a feature the query requires (sinks, alibi, ...) is not declared
-  custom,          ///< the backend's own cross-field predicate
-  excluded,        ///< removed from automatic selection by a `-NAME` override entry
-  not_in_policy,   ///< the platform's priority order does not list it (still forcible)
-  policy_condition ///< listed by the policy, but its component condition is not met
+  platform,         ///< the backend does not run on this vendor
+  capability,       ///< the vendor matches but the compute capability / gfx arch does not
+  component,        ///< a required library or kernel package is missing or too old
+  domain,           ///< the backend does not serve this domain (decoder / encoder)
+  mode,             ///< standard / MLA / sparse MLA mismatch
+  attn_type,        ///< attention type (decoder, encoder, encoder_only, encoder_decoder)
+  dtype,            ///< compute dtype
+  kv_cache_dtype,   ///< KV-cache dtype
+  head_size,        ///< head size or value head size
+  block_size,       ///< KV-cache block size
+  feature,          ///< a feature the query requires (sinks, alibi, ...) is not declared
+  custom,           ///< the backend's own cross-field predicate
+  excluded,         ///< removed from automatic selection by a `-NAME` override entry
+  not_in_policy,    ///< the platform's priority order does not list it (still forcible)
+  policy_condition  ///< listed by the policy, but its component condition is not met
 };
 
 /// Stable code of a failed selection. Part of the API.
@@ -152,10 +152,8 @@ struct enum_table<attention_type> {
   static constexpr std::array<enum_row<attention_type>, 4> rows{{
       {attention_type::decoder, "decoder", "causal", "causal self-attention over a paged KV cache"},
       {attention_type::encoder, "encoder", "", "encoder self-attention in an encoder-decoder model"},
-      {attention_type::encoder_only, "encoder_only", "bidirectional",
-       "bidirectional self-attention without KV cache"},
-      {attention_type::encoder_decoder, "encoder_decoder", "cross",
-       "cross-attention from decoder to encoder states"},
+      {attention_type::encoder_only, "encoder_only", "bidirectional", "bidirectional self-attention without KV cache"},
+      {attention_type::encoder_decoder, "encoder_decoder", "cross", "cross-attention from decoder to encoder states"},
   }};
 };
 
@@ -201,8 +199,7 @@ struct enum_table<reason_code> {
       {reason_code::feature, "feature", "", "a required feature is not supported"},
       {reason_code::custom, "custom", "", "the backend's cross-field predicate failed"},
       {reason_code::excluded, "excluded", "", "removed from automatic selection by -NAME"},
-      {reason_code::not_in_policy, "not_in_policy", "",
-       "not in this platform's priority order (can still be forced)"},
+      {reason_code::not_in_policy, "not_in_policy", "", "not in this platform's priority order (can still be forced)"},
       {reason_code::policy_condition, "policy_condition", "",
        "listed by the policy on a component condition that is not met"},
   }};
@@ -213,8 +210,7 @@ struct enum_table<error_code> {
   static constexpr std::string_view type_name = "error code";
   static constexpr std::array<enum_row<error_code>, 5> rows{{
       {error_code::unknown_backend, "unknown_backend", "", "the override names an unknown backend"},
-      {error_code::backend_rejected, "backend_rejected", "",
-       "every forced backend failed its capability checks"},
+      {error_code::backend_rejected, "backend_rejected", "", "every forced backend failed its capability checks"},
       {error_code::no_backend, "no_backend", "", "no backend supports the query"},
       {error_code::bad_override, "bad_override", "", "the override string is malformed"},
       {error_code::bad_query, "bad_query", "", "the query is out of range"},
@@ -244,9 +240,7 @@ struct enum_table<verdict> {
   }};
 };
 
-constexpr char ascii_lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
+constexpr char ascii_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;

@@ -43,9 +43,9 @@ struct override_set {
 struct override_token {
   enum class kind : std::uint8_t { name, automatic, exclude };
   kind type = kind::automatic;
-  std::string_view text;      ///< the entry as written, trimmed (without the '-' of an exclusion)
-  std::size_t position = 0;   ///< 1-based entry number
-  std::size_t backend = 0;    ///< registry index (name / exclude)
+  std::string_view text;     ///< the entry as written, trimmed (without the '-' of an exclusion)
+  std::size_t position = 0;  ///< 1-based entry number
+  std::size_t backend = 0;   ///< registry index (name / exclude)
 };
 
 /// A set of registry indices; inline for registries of up to 256 backends, so no allocation.
@@ -73,11 +73,11 @@ class index_set {
 /// What is wrong with an override string; `message()` builds the text on demand.
 struct override_problem {
   enum class kind : std::uint8_t {
-    empty_entry,       ///< ",," or a trailing comma
-    lone_dash,         ///< "-" without a name
-    auto_twice,        ///< "auto" more than once
-    excluded_auto,     ///< "-auto"
-    duplicate,         ///< a backend named twice
+    empty_entry,    ///< ",," or a trailing comma
+    lone_dash,      ///< "-" without a name
+    auto_twice,     ///< "auto" more than once
+    excluded_auto,  ///< "-auto"
+    duplicate,      ///< a backend named twice
     forced_and_excluded,
     exclusion_without_auto,  ///< "A,-B": exclusions only affect automatic selection
     unknown_name,
@@ -135,8 +135,10 @@ class override_plan {
 namespace detail {
 
 constexpr std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 

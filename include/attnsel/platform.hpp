@@ -55,13 +55,9 @@ struct component_version {
   std::array<std::uint32_t, 4> parts{};
   std::uint8_t count = 0;
 
-  friend bool operator==(const component_version& a, const component_version& b) noexcept {
-    return a.parts == b.parts;
-  }
+  friend bool operator==(const component_version& a, const component_version& b) noexcept { return a.parts == b.parts; }
   friend bool operator!=(const component_version& a, const component_version& b) noexcept { return !(a == b); }
-  friend bool operator<(const component_version& a, const component_version& b) noexcept {
-    return a.parts < b.parts;
-  }
+  friend bool operator<(const component_version& a, const component_version& b) noexcept { return a.parts < b.parts; }
   friend bool operator>(const component_version& a, const component_version& b) noexcept { return b < a; }
   friend bool operator<=(const component_version& a, const component_version& b) noexcept { return !(b < a); }
   friend bool operator>=(const component_version& a, const component_version& b) noexcept { return !(a < b); }

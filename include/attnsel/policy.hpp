@@ -19,10 +19,10 @@ ATTNSEL_BEGIN_NAMESPACE
 /// only when `aiter_mha` is present") or on query features. A condition only decides whether the
 /// entry is tried; it never grants capability.
 struct policy_entry {
-  std::string backend;                  ///< canonical name or alias; resolved by the registry
-  std::vector<std::string> when;        ///< every one of these components must be present
-  std::vector<std::string> unless;      ///< none of these components may be present
-  feature_set unless_features;          ///< skipped when the query requires any of these
+  std::string backend;              ///< canonical name or alias; resolved by the registry
+  std::vector<std::string> when;    ///< every one of these components must be present
+  std::vector<std::string> unless;  ///< none of these components may be present
+  feature_set unless_features;      ///< skipped when the query requires any of these
 
   /// True when the entry's conditions hold for `p` and `q`.
   [[nodiscard]] bool enabled(const platform& p, const query& q) const noexcept;
@@ -30,8 +30,7 @@ struct policy_entry {
   [[nodiscard]] bool enabled_on(const platform& p) const noexcept;
 
   friend bool operator==(const policy_entry& a, const policy_entry& b) {
-    return a.backend == b.backend && a.when == b.when && a.unless == b.unless &&
-           a.unless_features == b.unless_features;
+    return a.backend == b.backend && a.when == b.when && a.unless == b.unless && a.unless_features == b.unless_features;
   }
 };
 
@@ -41,14 +40,14 @@ struct policy_entry {
 struct policy_rule : arch_filter {
   attn_domain domain = attn_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
-  attention_mode_set modes;          ///< empty = any mode
-  std::uint32_t min_num_heads = 0;   ///< with max_num_heads: the query must set num_heads in range
-  std::uint32_t max_num_heads = 0;   ///< 0 = unbounded
-  cache_dtype_set kv_cache_dtypes;   ///< empty = any
-  data_type_set dtypes;              ///< empty = any
-  feature_set features;              ///< the query must require all of these
-  feature_set without_features;      ///< the query must require none of these
-  std::string note;                  ///< why this order (shown by explain and in docs)
+  attention_mode_set modes;         ///< empty = any mode
+  std::uint32_t min_num_heads = 0;  ///< with max_num_heads: the query must set num_heads in range
+  std::uint32_t max_num_heads = 0;  ///< 0 = unbounded
+  cache_dtype_set kv_cache_dtypes;  ///< empty = any
+  data_type_set dtypes;             ///< empty = any
+  feature_set features;             ///< the query must require all of these
+  feature_set without_features;     ///< the query must require none of these
+  std::string note;                 ///< why this order (shown by explain and in docs)
   std::vector<policy_entry> order;
 
   [[nodiscard]] bool matches(const query& q, const platform& p) const noexcept;
@@ -63,7 +62,8 @@ struct policy_rule : arch_filter {
 
   friend bool operator==(const policy_rule& a, const policy_rule& b) {
     return a.domain == b.domain && a.vendor == b.vendor &&
-           static_cast<const arch_filter&>(a) == static_cast<const arch_filter&>(b) && a.modes == b.modes && a.min_num_heads == b.min_num_heads && a.max_num_heads == b.max_num_heads &&
+           static_cast<const arch_filter&>(a) == static_cast<const arch_filter&>(b) && a.modes == b.modes &&
+           a.min_num_heads == b.min_num_heads && a.max_num_heads == b.max_num_heads &&
            a.kv_cache_dtypes == b.kv_cache_dtypes && a.dtypes == b.dtypes && a.features == b.features &&
            a.without_features == b.without_features && a.note == b.note && a.order == b.order;
   }

@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
-#include <atomic>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -136,7 +136,10 @@ class feature_set {
     auto b = other.begin();
     while (a != end() && b != other.end()) {
       if (*a == *b) return true;
-      if (*a < *b) ++a; else ++b;
+      if (*a < *b)
+        ++a;
+      else
+        ++b;
     }
     return false;
   }
@@ -174,7 +177,7 @@ struct query {
   attention_type attn_type = attention_type::decoder;
   attention_mode mode = attention_mode::standard;
   std::uint32_t num_heads = 0;  ///< query heads per rank; 0 = unknown (only policies read it)
-  feature_set required;          ///< features the layer cannot run without
+  feature_set required;         ///< features the layer cannot run without
 
   /// The value head size the layer actually uses.
   [[nodiscard]] std::uint32_t value_head_size() const noexcept { return head_size_v ? head_size_v : head_size; }
@@ -182,8 +185,7 @@ struct query {
   friend bool operator==(const query& a, const query& b) {
     return a.domain == b.domain && a.head_size == b.head_size && a.value_head_size() == b.value_head_size() &&
            a.dtype == b.dtype && a.kv_cache_dtype == b.kv_cache_dtype && a.block_size == b.block_size &&
-           a.attn_type == b.attn_type && a.mode == b.mode && a.num_heads == b.num_heads &&
-           a.required == b.required;
+           a.attn_type == b.attn_type && a.mode == b.mode && a.num_heads == b.num_heads && a.required == b.required;
   }
 };
 

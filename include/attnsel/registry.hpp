@@ -92,7 +92,7 @@ class registry {
   std::vector<backend_descriptor> backends_;
   priority_policy policy_;
   std::vector<std::pair<std::string, std::size_t>> names_;  // sorted: name or alias -> index
-  std::vector<std::vector<std::size_t>> resolved_;            // rule -> entry -> backend index
+  std::vector<std::vector<std::size_t>> resolved_;          // rule -> entry -> backend index
   std::vector<component_implication> implications_;
 };
 
@@ -110,6 +110,6 @@ void validate_rule(const policy_rule& rule);
 ATTNSEL_END_NAMESPACE
 
 #ifdef ATTNSEL_HEADER_ONLY
-#  include <attnsel/impl/registry_inl.hpp>
 #  include <attnsel/impl/implication_inl.hpp>
+#  include <attnsel/impl/registry_inl.hpp>
 #endif

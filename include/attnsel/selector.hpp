@@ -29,10 +29,10 @@ struct select_options {
 /// One candidate in a trace: its place, verdict and every reason.
 struct candidate_report {
   std::string name;
-  std::string variant;     ///< the variant that was checked; empty if none applied
-  std::size_t rank = 0;    ///< 1-based order of trial; 0 for backends that were not tried
+  std::string variant;   ///< the variant that was checked; empty if none applied
+  std::size_t rank = 0;  ///< 1-based order of trial; 0 for backends that were not tried
   verdict outcome = verdict::skipped;
-  bool forced = false;     ///< named by the override
+  bool forced = false;  ///< named by the override
   std::vector<reason> reasons;
 };
 
@@ -40,12 +40,12 @@ struct candidate_report {
 /// that registry is alive and unchanged (a `shared_registry` snapshot keeps it alive).
 struct selection {
   const backend_descriptor* backend = nullptr;
-  const capabilities* variant = nullptr;   ///< the capabilities that were checked
-  std::size_t rank = 0;                     ///< 1-based trial position of the winner
-  bool overridden = false;                  ///< chosen because the override named it
+  const capabilities* variant = nullptr;           ///< the capabilities that were checked
+  std::size_t rank = 0;                            ///< 1-based trial position of the winner
+  bool overridden = false;                         ///< chosen because the override named it
   override_source source = override_source::none;  ///< where the override came from (none if no override)
-  bool fell_back = false;                   ///< prefer mode: forced backends failed, automatic choice used
-  std::vector<candidate_report> fallback;   ///< prefer mode: why each forced backend was rejected
+  bool fell_back = false;                          ///< prefer mode: forced backends failed, automatic choice used
+  std::vector<candidate_report> fallback;          ///< prefer mode: why each forced backend was rejected
 
   [[nodiscard]] std::string_view name() const noexcept { return backend ? std::string_view(backend->name) : ""; }
   [[nodiscard]] std::string_view variant_name() const noexcept {
@@ -59,9 +59,9 @@ struct selection {
 /// A failed selection, with everything needed to act on it.
 struct selection_error {
   error_code code = error_code::no_backend;
-  std::string message;                      ///< one paragraph; the first line is a summary
-  std::vector<candidate_report> candidates; ///< every candidate tried, with all reasons
-  std::vector<std::string> suggestions;     ///< backends that would work for this query (validated)
+  std::string message;                       ///< one paragraph; the first line is a summary
+  std::vector<candidate_report> candidates;  ///< every candidate tried, with all reasons
+  std::vector<std::string> suggestions;      ///< backends that would work for this query (validated)
 };
 
 /// Exception thrown by `select_or_throw`.
@@ -77,8 +77,8 @@ class selection_exception : public std::runtime_error {
 /// Either a selection or an error. Cheap to move; test with `ok()` or `operator bool`.
 class selection_result {
  public:
-  selection_result(selection s) : value_(std::move(s)) {}          // NOLINT(google-explicit-constructor)
-  selection_result(selection_error e) : value_(std::move(e)) {}    // NOLINT(google-explicit-constructor)
+  selection_result(selection s) : value_(std::move(s)) {}        // NOLINT(google-explicit-constructor)
+  selection_result(selection_error e) : value_(std::move(e)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const noexcept { return value_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
@@ -102,8 +102,8 @@ struct explanation {
   /// Every backend serving the domain: tried ones in trial order (forced first, then the policy
   /// order), then those skipped (excluded, condition not met, not in the platform's order).
   std::vector<candidate_report> candidates;
-  std::string rule;   ///< the policy rule that gave the order (`describe()`), empty if none matched
-  std::string note;   ///< that rule's note
+  std::string rule;  ///< the policy rule that gave the order (`describe()`), empty if none matched
+  std::string note;  ///< that rule's note
   /// Components the catalog's implications added to the platform before selection, with the
   /// component that implied each; empty when the platform was already closed (`close_platform`).
   std::vector<implied_component> implied;

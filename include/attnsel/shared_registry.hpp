@@ -25,8 +25,7 @@ ATTNSEL_BEGIN_NAMESPACE
 /// its snapshot is held.
 class shared_registry {
  public:
-  explicit shared_registry(registry initial = {})
-      : current_(std::make_shared<const registry>(std::move(initial))) {}
+  explicit shared_registry(registry initial = {}) : current_(std::make_shared<const registry>(std::move(initial))) {}
 
   shared_registry(const shared_registry&) = delete;
   shared_registry& operator=(const shared_registry&) = delete;
@@ -69,8 +68,9 @@ class shared_registry {
   // The write mutex, refused to the thread already inside update() (re-locking would deadlock).
   std::mutex& lock_writer() {
     if (writer_.load() == std::this_thread::get_id())
-      throw std::logic_error("shared_registry: update() or publish() called from inside an update() callback; "
-                             "change the registry passed to the callback instead");
+      throw std::logic_error(
+          "shared_registry: update() or publish() called from inside an update() callback; "
+          "change the registry passed to the callback instead");
     return write_mutex_;
   }
 
@@ -124,8 +124,7 @@ struct snapshot_selection {
 /// Takes a snapshot and selects on it. Simple, but every call takes the snapshot through a shared
 /// lock; threads that select often should each hold a `snapshot_reader`.
 [[nodiscard]] inline snapshot_selection select(const shared_registry& shared, const query& q, const platform& p,
-                                               const override_request& ovr = {},
-                                               const select_options& options = {}) {
+                                               const override_request& ovr = {}, const select_options& options = {}) {
   auto snap = shared.snapshot();
   auto result = select(*snap, q, p, ovr, options);
   return {std::move(snap), std::move(result)};

@@ -42,9 +42,7 @@ struct override_set_handle {
   std::string encoder;
   attnsel::override_source source = attnsel::override_source::api;
 
-  [[nodiscard]] attnsel::override_set view() const {
-    return {{decoder, source}, {encoder, source}};
-  }
+  [[nodiscard]] attnsel::override_set view() const { return {{decoder, source}, {encoder, source}}; }
 };
 
 /// An explanation plus what `to_json` needs to print the CLI's report.
@@ -91,14 +89,15 @@ py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel:
 
 // ---- one binder per topic (each in its own .cpp) ----------------------------------------------------
 
-void bind_names(py::module_& m);       // names.cpp: the enum vocabularies as tuples
-void bind_errors(py::module_& m);      // errors.cpp: SelectionError, CatalogError
-void bind_platform(py::module_& m);    // platform.cpp: Platform
-void bind_query(py::module_& m);       // query.cpp: Query
-void bind_registry(py::module_& m);    // registry.cpp: Registry and the catalog loaders
-void bind_overrides(py::module_& m);   // overrides.cpp: OverrideSet
-void bind_selection(py::module_& m);   // selection.cpp: Candidate, Reason, Explanation, select, explain
-void bind_selection_type(py::module_& m);  // selection_type.cpp: Selection (a hand-written type: select() makes one per call)
-void bind_report(py::module_& m);      // report.cpp: to_json
+void bind_names(py::module_& m);      // names.cpp: the enum vocabularies as tuples
+void bind_errors(py::module_& m);     // errors.cpp: SelectionError, CatalogError
+void bind_platform(py::module_& m);   // platform.cpp: Platform
+void bind_query(py::module_& m);      // query.cpp: Query
+void bind_registry(py::module_& m);   // registry.cpp: Registry and the catalog loaders
+void bind_overrides(py::module_& m);  // overrides.cpp: OverrideSet
+void bind_selection(py::module_& m);  // selection.cpp: Candidate, Reason, Explanation, select, explain
+void bind_selection_type(
+    py::module_& m);               // selection_type.cpp: Selection (a hand-written type: select() makes one per call)
+void bind_report(py::module_& m);  // report.cpp: to_json
 
 }  // namespace attnsel_py

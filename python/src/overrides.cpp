@@ -29,7 +29,8 @@ void bind_overrides(py::module_& m) {
            py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "", py::arg("source") = "api")
       .def_property_readonly("decoder", [](const override_set_handle& o) { return o.decoder; })
       .def_property_readonly("encoder", [](const override_set_handle& o) { return o.encoder; })
-      .def_property_readonly("source", [](const override_set_handle& o) { return std::string(attnsel::to_string(o.source)); })
+      .def_property_readonly("source",
+                             [](const override_set_handle& o) { return std::string(attnsel::to_string(o.source)); })
       .def(
           "for_domain",
           [](const override_set_handle& o, const std::string& domain) {
@@ -38,14 +39,16 @@ void bind_overrides(py::module_& m) {
           },
           py::arg("domain"), "The override string the given domain reads.")
       .def("__repr__", &repr)
-      .def("__eq__",
-           [](const override_set_handle& a, const override_set_handle& b) {
-             return a.decoder == b.decoder && a.encoder == b.encoder && a.source == b.source;
-           },
-           py::is_operator())
-      .def("__hash__", [](const override_set_handle& o) {
-        return py::hash(py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source))));
-      })
+      .def(
+          "__eq__",
+          [](const override_set_handle& a, const override_set_handle& b) {
+            return a.decoder == b.decoder && a.encoder == b.encoder && a.source == b.source;
+          },
+          py::is_operator())
+      .def("__hash__",
+           [](const override_set_handle& o) {
+             return py::hash(py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source))));
+           })
       .def(py::pickle(
           [](const override_set_handle& o) {
             return py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source)));

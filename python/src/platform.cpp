@@ -53,11 +53,14 @@ void add_components(platform& p, const py::handle& components) {
 void set_arch(platform& p, const std::string& arch) {
   if (p.vendor() == device_vendor::cuda) {
     const auto cc = attnsel::parse_cuda_capability(arch);
-    if (!cc) throw py::value_error("arch: " + quote_input(arch) + " is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
+    if (!cc)
+      throw py::value_error("arch: " + quote_input(arch) +
+                            " is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
     p.set_capability(*cc);
   } else if (p.vendor() == device_vendor::rocm) {
     const auto gfx = attnsel::parse_gfx_arch(arch);
-    if (!gfx) throw py::value_error("arch: " + quote_input(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
+    if (!gfx)
+      throw py::value_error("arch: " + quote_input(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
     p.set_gfx(*gfx);
   } else {
     throw py::value_error("arch: " + quote_input(arch) + " does not apply to platform " +
@@ -65,7 +68,8 @@ void set_arch(platform& p, const std::string& arch) {
   }
 }
 
-platform make_platform(const std::string& vendor, const std::optional<std::string>& arch, const py::handle& components) {
+platform make_platform(const std::string& vendor, const std::optional<std::string>& arch,
+                       const py::handle& components) {
   platform p(parse_arg<device_vendor>("vendor", vendor));
   if (arch) set_arch(p, *arch);
   add_components(p, components);
@@ -90,7 +94,8 @@ platform make_cuda(const py::handle& major, const py::handle& minor, const py::h
 }
 
 py::object arch_of(const platform& p) {
-  if (p.capability()) return py::str(std::to_string(p.capability()->major) + "." + std::to_string(p.capability()->minor));
+  if (p.capability())
+    return py::str(std::to_string(p.capability()->major) + "." + std::to_string(p.capability()->minor));
   if (p.gfx()) return py::str(p.gfx()->name());
   return py::none();
 }
@@ -128,20 +133,19 @@ void bind_platform(py::module_& m) {
   py::class_<platform>(m, "Platform",
                        "The machine a selection runs on: vendor, architecture and installed components. "
                        "Immutable; with_components() returns a new Platform.")
-      .def(py::init([](const std::string& vendor, std::optional<std::string> arch, py::object components) {
-             return make_platform(vendor, arch, components);
-           }),
-           py::arg("vendor"), py::arg("arch") = py::none(), py::arg("components") = py::tuple(),
-           "Platform('cuda', '9.0', ['cudnn=9.19.0']): vendor cuda, rocm, xpu, cpu or tpu; arch only for cuda and rocm.")
+      .def(
+          py::init([](const std::string& vendor, std::optional<std::string> arch, py::object components) {
+            return make_platform(vendor, arch, components);
+          }),
+          py::arg("vendor"), py::arg("arch") = py::none(), py::arg("components") = py::tuple(),
+          "Platform('cuda', '9.0', ['cudnn=9.19.0']): vendor cuda, rocm, xpu, cpu or tpu; arch only for cuda and rocm.")
       .def_static("cuda", &make_cuda, py::arg("major"), py::arg("minor") = py::none(), py::kw_only(),
-                  py::arg("components") = py::tuple(),
-                  "A CUDA device: Platform.cuda(9, 0) or Platform.cuda('sm_90').")
+                  py::arg("components") = py::tuple(), "A CUDA device: Platform.cuda(9, 0) or Platform.cuda('sm_90').")
       .def_static(
           "rocm",
-          [](const std::string& arch, py::object components) {
-            return make_platform("rocm", arch, components);
-          },
-          py::arg("arch"), py::kw_only(), py::arg("components") = py::tuple(), "A ROCm device: Platform.rocm('gfx942').")
+          [](const std::string& arch, py::object components) { return make_platform("rocm", arch, components); },
+          py::arg("arch"), py::kw_only(), py::arg("components") = py::tuple(),
+          "A ROCm device: Platform.rocm('gfx942').")
       .def_static(
           "cpu", [](py::object components) { return make_platform("cpu", std::nullopt, components); }, py::kw_only(),
           py::arg("components") = py::tuple(), "The host CPU.")
@@ -187,11 +191,13 @@ void bind_platform(py::module_& m) {
           "A copy with more components ('name' or 'name=version'); a name already present is replaced.")
       .def("__str__", &platform::describe)
       .def("__repr__", &repr)
-      .def("__eq__", [](const platform& a, const platform& b) { return a == b; }, py::is_operator())
-      .def("__hash__", [](const platform& p) {
-        const py::tuple state = state_of(p);
-        return py::hash(py::make_tuple(state[0], state[1], py::tuple(state[2])));
-      })
+      .def(
+          "__eq__", [](const platform& a, const platform& b) { return a == b; }, py::is_operator())
+      .def("__hash__",
+           [](const platform& p) {
+             const py::tuple state = state_of(p);
+             return py::hash(py::make_tuple(state[0], state[1], py::tuple(state[2])));
+           })
       .def(py::pickle([](const platform& p) { return state_of(p); },
                       [](const py::tuple& t) {
                         if (t.size() != 3) throw std::runtime_error("Platform: bad pickle state");

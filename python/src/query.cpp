@@ -34,7 +34,8 @@ void set_features(query& q, const py::handle& names) {
     if (!py::isinstance<py::str>(item)) throw py::type_error("features: every entry must be a str");
     const auto name = item.cast<std::string>();
     if (!attnsel::is_valid_feature_name(name))
-      throw py::value_error("features: " + quote_input(name) + " is not a lower_snake feature name (e.g. sinks, alibi)");
+      throw py::value_error("features: " + quote_input(name) +
+                            " is not a lower_snake feature name (e.g. sinks, alibi)");
     set.insert(name);
   }
   q.required = std::move(set);
@@ -42,17 +43,28 @@ void set_features(query& q, const py::handle& names) {
 
 // Sets one field by its keyword name (Query.replace); TypeError for an unknown name.
 void set_field(query& q, const std::string& name, const py::handle& value) {
-  if (name == "head_size") set_head_size(q, value.cast<long long>());
-  else if (name == "head_size_v") set_head_size_v(q, value.cast<std::optional<long long>>());
-  else if (name == "dtype") q.dtype = parse_arg<attnsel::data_type>("dtype", value.cast<std::string>());
-  else if (name == "kv_cache_dtype") q.kv_cache_dtype = parse_arg<attnsel::cache_dtype>("kv_cache_dtype", value.cast<std::string>());
-  else if (name == "block_size") set_block_size(q, value.cast<std::optional<long long>>());
-  else if (name == "attn_type") q.attn_type = parse_arg<attnsel::attention_type>("attn_type", value.cast<std::string>());
-  else if (name == "mode") q.mode = parse_arg<attnsel::attention_mode>("mode", value.cast<std::string>());
-  else if (name == "domain") q.domain = parse_arg<attnsel::attn_domain>("domain", value.cast<std::string>());
-  else if (name == "num_heads") set_num_heads(q, value.cast<std::optional<long long>>());
-  else if (name == "features") set_features(q, value);
-  else throw py::type_error("Query.replace() got an unexpected keyword argument '" + name + "'");
+  if (name == "head_size")
+    set_head_size(q, value.cast<long long>());
+  else if (name == "head_size_v")
+    set_head_size_v(q, value.cast<std::optional<long long>>());
+  else if (name == "dtype")
+    q.dtype = parse_arg<attnsel::data_type>("dtype", value.cast<std::string>());
+  else if (name == "kv_cache_dtype")
+    q.kv_cache_dtype = parse_arg<attnsel::cache_dtype>("kv_cache_dtype", value.cast<std::string>());
+  else if (name == "block_size")
+    set_block_size(q, value.cast<std::optional<long long>>());
+  else if (name == "attn_type")
+    q.attn_type = parse_arg<attnsel::attention_type>("attn_type", value.cast<std::string>());
+  else if (name == "mode")
+    q.mode = parse_arg<attnsel::attention_mode>("mode", value.cast<std::string>());
+  else if (name == "domain")
+    q.domain = parse_arg<attnsel::attn_domain>("domain", value.cast<std::string>());
+  else if (name == "num_heads")
+    set_num_heads(q, value.cast<std::optional<long long>>());
+  else if (name == "features")
+    set_features(q, value);
+  else
+    throw py::type_error("Query.replace() got an unexpected keyword argument '" + name + "'");
 }
 
 template <class E>
@@ -141,12 +153,13 @@ void bind_query(py::module_& m) {
           },
           py::arg("text"), "Reads the JSON object to_json(query) writes; every key optional.")
       .def_property_readonly("head_size", [](const query& q) { return q.head_size; })
-      .def_property_readonly("head_size_v", [](const query& q) { return optional_count(q.head_size_v); },
-                             "Value head size; None when it equals head_size.")
+      .def_property_readonly(
+          "head_size_v", [](const query& q) { return optional_count(q.head_size_v); },
+          "Value head size; None when it equals head_size.")
       .def_property_readonly("dtype", [](const query& q) { return name_of(q.dtype); })
       .def_property_readonly("kv_cache_dtype", [](const query& q) { return name_of(q.kv_cache_dtype); })
-      .def_property_readonly("block_size", [](const query& q) { return optional_count(q.block_size); },
-                             "None when not pinned.")
+      .def_property_readonly(
+          "block_size", [](const query& q) { return optional_count(q.block_size); }, "None when not pinned.")
       .def_property_readonly("attn_type", [](const query& q) { return name_of(q.attn_type); })
       .def_property_readonly("mode", [](const query& q) { return name_of(q.mode); })
       .def_property_readonly("domain", [](const query& q) { return name_of(q.domain); })
@@ -154,12 +167,14 @@ void bind_query(py::module_& m) {
       .def_property_readonly("features", [](const query& q) { return py::frozenset(feature_list(q)); })
       .def("__str__", &attnsel::summary)
       .def("__repr__", &repr)
-      .def("__eq__", [](const query& a, const query& b) { return a == b; }, py::is_operator())
-      .def("__hash__", [](const query& q) {
-        py::list fields(state_of(q));
-        fields[fields.size() - 1] = py::tuple(fields[fields.size() - 1]);  // the feature list
-        return py::hash(py::tuple(fields));
-      })
+      .def(
+          "__eq__", [](const query& a, const query& b) { return a == b; }, py::is_operator())
+      .def("__hash__",
+           [](const query& q) {
+             py::list fields(state_of(q));
+             fields[fields.size() - 1] = py::tuple(fields[fields.size() - 1]);  // the feature list
+             return py::hash(py::tuple(fields));
+           })
       .def(py::pickle([](const query& q) { return state_of(q); },
                       [](const py::tuple& t) {
                         if (t.size() != 10) throw std::runtime_error("Query: bad pickle state");

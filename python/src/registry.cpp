@@ -18,7 +18,9 @@ registry_handle from_catalog(attnsel::catalog c) {
   return {std::make_shared<const attnsel::registry>(std::move(c.registry)), std::move(c.info)};
 }
 
-std::string fspath(const py::handle& path) { return py::module_::import("os").attr("fspath")(path).cast<std::string>(); }
+std::string fspath(const py::handle& path) {
+  return py::module_::import("os").attr("fspath")(path).cast<std::string>();
+}
 
 registry_handle load_file(const py::handle& path) {
   try {
@@ -72,7 +74,8 @@ void merge(registry_handle& self, const py::handle& other) {
 }
 
 std::string catalog_text(const registry_handle& r) {
-  return attnsel::to_json(attnsel::catalog{r.info, *r.reg}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  return attnsel::to_json(attnsel::catalog{r.info, *r.reg})
+      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 py::list backend_names(const registry_handle& r) {
@@ -87,7 +90,8 @@ void bind_registry(py::module_& m) {
   py::class_<registry_handle>(m, "Registry",
                               "Backends and the priority policy that orders them. An ordinary value: build one "
                               "(reference_registry(), load_catalog()) and pass it to select().")
-      .def_property_readonly("name", [](const registry_handle& r) { return r.info.name; }, "The catalog's name.")
+      .def_property_readonly(
+          "name", [](const registry_handle& r) { return r.info.name; }, "The catalog's name.")
       .def_property_readonly("description", [](const registry_handle& r) { return r.info.description; })
       .def_property_readonly("source", [](const registry_handle& r) { return r.info.source; })
       .def_property_readonly("backends", &backend_names, "Canonical backend names in registration order.")
@@ -104,13 +108,18 @@ void bind_registry(py::module_& m) {
       .def("merge", &merge, py::arg("other"),
            "Layers a catalog file (str or os.PathLike) or another Registry onto this one: its backends add or "
            "replace ours by name and its rules go in front. On error (CatalogError) nothing changes.")
-      .def("copy", [](const registry_handle& r) { return r; }, "An independent copy (merges into it leave this one alone).")
-      .def("__eq__", [](const registry_handle& a, const registry_handle& b) { return *a.reg == *b.reg && a.info == b.info; },
-           py::is_operator())
+      .def(
+          "copy", [](const registry_handle& r) { return r; },
+          "An independent copy (merges into it leave this one alone).")
+      .def(
+          "__eq__",
+          [](const registry_handle& a, const registry_handle& b) { return *a.reg == *b.reg && a.info == b.info; },
+          py::is_operator())
       .def("__repr__",
            [](const registry_handle& r) {
-             return "<attnsel.Registry '" + attnsel::printable(r.info.name, 60) + "': " + std::to_string(r.reg->size()) +
-                    " backends, " + std::to_string(r.reg->policy().rules.size()) + " rules>";
+             return "<attnsel.Registry '" + attnsel::printable(r.info.name, 60) +
+                    "': " + std::to_string(r.reg->size()) + " backends, " +
+                    std::to_string(r.reg->policy().rules.size()) + " rules>";
            })
       // Pickled as its catalog document: to_json/parse_catalog round-trip (C++ custom checks cannot
       // come from Python, so nothing is lost).
@@ -120,10 +129,12 @@ void bind_registry(py::module_& m) {
                         return parse_text(t[0].cast<std::string>(), "<pickle>");
                       }));
 
-  m.def("reference_registry", [] { return builtin("vllm"); },
-        "vLLM's backends and priority policies for CUDA, ROCm, CPU and XPU, both domains.");
-  m.def("torch_sdpa_registry", [] { return builtin("torch_sdpa"); },
-        "PyTorch scaled_dot_product_attention's backends (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION, MATH).");
+  m.def(
+      "reference_registry", [] { return builtin("vllm"); },
+      "vLLM's backends and priority policies for CUDA, ROCm, CPU and XPU, both domains.");
+  m.def(
+      "torch_sdpa_registry", [] { return builtin("torch_sdpa"); },
+      "PyTorch scaled_dot_product_attention's backends (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION, MATH).");
   m.def("builtin_catalog", &builtin, py::arg("name"), "A built-in catalog by name (see BUILTIN_CATALOGS).");
   m.def("load_catalog", &load_file, py::arg("path"),
         "Reads a catalog file; CatalogError (message 'FILE: POINTER: problem') on any bad input.");

@@ -24,17 +24,21 @@ void bind_report(py::module_& m) {
       "JSON text: for an Explanation the report `attnsel select --json` prints; also Platform, Query, Candidate "
       "and Registry (its catalog document). indent=-1 gives one line.";
   m.def("to_json", &explanation_json, py::arg("obj"), py::kw_only(), py::arg("indent") = 2, doc);
-  m.def("to_json", [](const attnsel::platform& p, int indent) { return dump(attnsel::to_json(p), indent); },
-        py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
-  m.def("to_json", [](const attnsel::query& q, int indent) { return dump(attnsel::to_json(q), indent); },
-        py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
-  m.def("to_json", [](const attnsel::candidate_report& c, int indent) { return dump(attnsel::to_json(c), indent); },
-        py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
-  m.def("to_json",
-        [](const registry_handle& r, int indent) {
-          return dump(attnsel::to_json(attnsel::catalog{r.info, *r.reg}), indent);
-        },
-        py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
+  m.def(
+      "to_json", [](const attnsel::platform& p, int indent) { return dump(attnsel::to_json(p), indent); },
+      py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
+  m.def(
+      "to_json", [](const attnsel::query& q, int indent) { return dump(attnsel::to_json(q), indent); }, py::arg("obj"),
+      py::kw_only(), py::arg("indent") = 2);
+  m.def(
+      "to_json", [](const attnsel::candidate_report& c, int indent) { return dump(attnsel::to_json(c), indent); },
+      py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
+  m.def(
+      "to_json",
+      [](const registry_handle& r, int indent) {
+        return dump(attnsel::to_json(attnsel::catalog{r.info, *r.reg}), indent);
+      },
+      py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
 }
 
 }  // namespace attnsel_py

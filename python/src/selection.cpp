@@ -34,7 +34,8 @@ template <class T>
 const T& unwrap(PyObject* obj, PyTypeObject* type, const char* arg, const char* type_name) {
   if (Py_TYPE(obj) == type) {
     auto* inst = reinterpret_cast<py::detail::instance*>(obj);
-    if (inst->simple_layout && inst->simple_value_holder[0]) return *static_cast<const T*>(inst->simple_value_holder[0]);
+    if (inst->simple_layout && inst->simple_value_holder[0])
+      return *static_cast<const T*>(inst->simple_value_holder[0]);
   }
   if (!PyObject_TypeCheck(obj, type))
     throw py::type_error(std::string("select(): ") + arg + " must be an attnsel." + type_name + ", not " +
@@ -61,14 +62,16 @@ PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   try {
     static const char* const names[] = {"registry", "query", "platform", "override", "prefer", "raise_on_error"};
     PyObject* a[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
-    if (nargs > 4) throw py::type_error("select() takes at most 4 positional arguments (" + std::to_string(nargs) + " given)");
+    if (nargs > 4)
+      throw py::type_error("select() takes at most 4 positional arguments (" + std::to_string(nargs) + " given)");
     for (Py_ssize_t i = 0; i < nargs; ++i) a[i] = args[i];
     const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t j = 0; j < nkw; ++j) {
       PyObject* key = PyTuple_GET_ITEM(kwnames, j);
       std::size_t i = 0;
       while (i < 6 && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) ++i;
-      if (i == 6) throw py::type_error("select() got an unexpected keyword argument '" + py::str(key).cast<std::string>() + "'");
+      if (i == 6)
+        throw py::type_error("select() got an unexpected keyword argument '" + py::str(key).cast<std::string>() + "'");
       if (a[i]) throw py::type_error(std::string("select() got multiple values for argument '") + names[i] + "'");
       a[i] = args[nargs + j];
     }
@@ -123,9 +126,11 @@ explanation_handle explain_py(const registry_handle& r, const attnsel::query& q,
     py::gil_scoped_release nogil;
     ex.emplace(attnsel::explain(*keep, q, p, request, options));
   }
-  py::object result = ex->result.ok() ? make_selection(ex->result.value(), keep) : make_selection_error(ex->result.error());
+  py::object result =
+      ex->result.ok() ? make_selection(ex->result.value(), keep) : make_selection_error(ex->result.error());
   const auto source = request.spec.empty() ? attnsel::override_source::none : request.source;
-  return explanation_handle{std::move(*ex), std::move(keep), q, p, std::string(request.spec), source, std::move(result)};
+  return explanation_handle{std::move(*ex), std::move(keep),  q, p, std::string(request.spec),
+                            source,         std::move(result)};
 }
 
 py::list candidate_list(const std::vector<candidate_report>& cs) {
@@ -138,7 +143,6 @@ py::list candidate_list(const std::vector<candidate_report>& cs) {
 
 py::object make_candidate(const candidate_report& c) { return py::cast(c); }
 
-
 void bind_selection(py::module_& m) {
   py::class_<attnsel::reason>(m, "Reason", "One failed check: a stable code (REASON_CODES) and a readable message.")
       .def_property_readonly("code", [](const attnsel::reason& r) { return std::string(attnsel::to_string(r.code)); })
@@ -148,15 +152,16 @@ void bind_selection(py::module_& m) {
              return "Reason(code='" + std::string(attnsel::to_string(r.code)) +
                     "', message=" + std::string(py::repr(py::str(r.message))) + ")";
            })
-      .def("__eq__", [](const attnsel::reason& a, const attnsel::reason& b) { return a == b; }, py::is_operator());
+      .def(
+          "__eq__", [](const attnsel::reason& a, const attnsel::reason& b) { return a == b; }, py::is_operator());
 
   py::class_<candidate_report>(m, "Candidate", "One backend in a trace: its trial rank, verdict and every reason.")
       .def_readonly("name", &candidate_report::name)
       .def_readonly("variant", &candidate_report::variant, "The variant that was checked; '' if none applied.")
       .def_readonly("rank", &candidate_report::rank, "1-based trial order; 0 when not tried.")
-      .def_property_readonly("verdict",
-                             [](const candidate_report& c) { return std::string(attnsel::to_string(c.outcome)); },
-                             "selected, supported, rejected or skipped.")
+      .def_property_readonly(
+          "verdict", [](const candidate_report& c) { return std::string(attnsel::to_string(c.outcome)); },
+          "selected, supported, rejected or skipped.")
       .def_readonly("forced", &candidate_report::forced, "Named by the override.")
       .def_property_readonly("reasons",
                              [](const candidate_report& c) {
@@ -172,17 +177,21 @@ void bind_selection(py::module_& m) {
 
   bind_selection_type(m);
 
-  py::class_<explanation_handle>(m, "Explanation", "What explain() found: the result and every candidate in trial order.")
+  py::class_<explanation_handle>(m, "Explanation",
+                                 "What explain() found: the result and every candidate in trial order.")
       .def_readonly("result", &explanation_handle::result, "A Selection, or the SelectionError (not raised).")
       .def_property_readonly("ok", [](const explanation_handle& e) { return e.ex.result.ok(); })
-      .def_property_readonly("candidates", [](const explanation_handle& e) { return candidate_list(e.ex.candidates); },
-                             "Tried backends in trial order, then the skipped ones.")
-      .def_property_readonly("rule", [](const explanation_handle& e) { return e.ex.rule; },
-                             "The policy rule that gave the order ('' if none matched).")
+      .def_property_readonly(
+          "candidates", [](const explanation_handle& e) { return candidate_list(e.ex.candidates); },
+          "Tried backends in trial order, then the skipped ones.")
+      .def_property_readonly(
+          "rule", [](const explanation_handle& e) { return e.ex.rule; },
+          "The policy rule that gave the order ('' if none matched).")
       .def_property_readonly("note", [](const explanation_handle& e) { return e.ex.note; })
       .def("__repr__", [](const explanation_handle& e) {
-        const std::string head = e.ex.result.ok() ? std::string(e.ex.result->name())
-                                                  : "error " + std::string(attnsel::to_string(e.ex.result.error().code));
+        const std::string head = e.ex.result.ok()
+                                     ? std::string(e.ex.result->name())
+                                     : "error " + std::string(attnsel::to_string(e.ex.result.error().code));
         return "<attnsel.Explanation " + head + ", " + std::to_string(e.ex.candidates.size()) + " candidates>";
       });
 
@@ -190,7 +199,8 @@ void bind_selection(py::module_& m) {
   query_type = reinterpret_cast<PyTypeObject*>(py::type::of<attnsel::query>().ptr());
   platform_type = reinterpret_cast<PyTypeObject*>(py::type::of<attnsel::platform>().ptr());
   static PyMethodDef select_def = {
-      "select", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&select_fast)), METH_FASTCALL | METH_KEYWORDS,
+      "select", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&select_fast)),
+      METH_FASTCALL | METH_KEYWORDS,
       "select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True)\n--\n\n"
       "Selects a backend. override: None, an override string or an OverrideSet. Raises SelectionError on "
       "failure, or returns it when raise_on_error=False. Runs without the GIL."};

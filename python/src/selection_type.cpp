@@ -13,8 +13,7 @@ namespace {
 // pybind11 classes cost a global instance-registry insert per object; a Selection is made on every
 // select() call, so it is a plain extension type instead (no GC: it holds no Python references).
 struct selection_object {
-  PyObject_HEAD
-  selection_handle value;
+  PyObject_HEAD selection_handle value;
 };
 
 PyTypeObject* selection_type = nullptr;

@@ -151,7 +151,8 @@ int run_app(int argc, char** argv) {
   validate_cmd->footer(validate_footer);
 
   doctor_flags doctor_args;
-  auto* doctor_cmd = app.add_subcommand("doctor", "Show what attnsel detects on this machine and which backends can run");
+  auto* doctor_cmd =
+      app.add_subcommand("doctor", "Show what attnsel detects on this machine and which backends can run");
   add_doctor_flags(*doctor_cmd, doctor_args);
   doctor_cmd->footer(doctor_footer);
   diff_flags diff_args;
@@ -166,8 +167,9 @@ int run_app(int argc, char** argv) {
   lint_flags lint_args;
   auto* lint_cmd = app.add_subcommand("lint", "Find what a catalog allows but almost certainly does not mean");
   lint_cmd->add_option("FILE", lint_args.catalog, "Catalog file (or built-in catalog name) to lint")->required();
-  lint_cmd->add_option("--component", lint_args.components,
-                       "A component your platform detection defines (repeatable; comma-separated lists too)")
+  lint_cmd
+      ->add_option("--component", lint_args.components,
+                   "A component your platform detection defines (repeatable; comma-separated lists too)")
       ->type_name("NAME")
       ->allow_extra_args(false)
       ->delimiter(',');
@@ -189,7 +191,8 @@ int run_app(int argc, char** argv) {
       // "A subcommand is required" hides the cause: say which word is not a command, and list them.
       std::string names;
       for (const auto* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
-      print_usage_error("'" + attnsel::printable(argv[1], 40) + "' is not an attnsel command; commands are: " + names, "");
+      print_usage_error("'" + attnsel::printable(argv[1], 40) + "' is not an attnsel command; commands are: " + names,
+                        "");
       return exit_usage;
     }
     print_usage_error(e.what(), parsed.empty() ? "" : parsed.front()->get_name());

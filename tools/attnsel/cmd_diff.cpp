@@ -44,8 +44,7 @@ int run_diff(const diff_flags& flags) {
     throw usage_error(e.what());
   }
   if (flags.json) {
-    std::printf("%s\n",
-                attnsel::to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", attnsel::to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::fputs(attnsel::diff_text(d).c_str(), stdout);
   }

@@ -24,8 +24,8 @@ namespace {
 // One backend's verdict on this machine: the domains it can serve, or why it cannot run at all.
 struct backend_fit {
   std::string name;
-  std::vector<std::string> domains;       // domains whose variant runs here
-  std::vector<attnsel::reason> reasons;   // platform, capability and component reasons (none when it runs)
+  std::vector<std::string> domains;      // domains whose variant runs here
+  std::vector<attnsel::reason> reasons;  // platform, capability and component reasons (none when it runs)
 };
 
 // Only what the machine decides: the vendor / architecture and the installed components. Query
@@ -105,8 +105,10 @@ int run_doctor(const doctor_flags& flags) {
   for (const auto name : attnsel::builtin_catalog_names) {
     const auto c = attnsel::builtin_catalog(name);
     const auto closed = attnsel::close_platform(c.registry, d.platform);
-    nlohmann::json cj{{"name", std::string(name)}, {"implied", nlohmann::json::array()},
-                      {"runs", nlohmann::json::array()}, {"cannot_run", nlohmann::json::array()}};
+    nlohmann::json cj{{"name", std::string(name)},
+                      {"implied", nlohmann::json::array()},
+                      {"runs", nlohmann::json::array()},
+                      {"cannot_run", nlohmann::json::array()}};
     for (const auto& i : closed.implied) cj["implied"].push_back({{"component", i.name}, {"because", i.because}});
     std::vector<std::string> runs;
     std::vector<backend_fit> cannot;

@@ -9,8 +9,8 @@
 #include <attnsel/override.hpp>
 #include <attnsel/reference.hpp>
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -89,8 +89,7 @@ int run_list(const list_flags& flags) {
                      "\n";
   for (const auto* b : shown) {
     text += fit(attnsel::printable(b->name, 200), name_width) + "  " + fit(join(b->aliases, "-"), alias_width) + "  " +
-            fit(join(domains_of(*b), "-"), domain_width) + "  " +
-            fit(join(vendors_of(*b), "any"), platform_width);
+            fit(join(domains_of(*b), "-"), domain_width) + "  " + fit(join(vendors_of(*b), "any"), platform_width);
     while (!text.empty() && text.back() == ' ') text.pop_back();
     text += "\n";
   }

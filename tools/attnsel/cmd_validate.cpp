@@ -5,8 +5,8 @@
 #include "terminal.hpp"
 
 // catalog.hpp uses printable() without including override.hpp; include it first until fixed.
-#include <attnsel/override.hpp>
 #include <attnsel/catalog.hpp>
+#include <attnsel/override.hpp>
 
 #include <cstdio>
 #include <exception>

@@ -22,8 +22,10 @@ attnsel::detection detect_machine(const std::vector<std::string>& library_dirs, 
 nlohmann::json facts_json(const attnsel::detection_report& report) {
   auto out = nlohmann::json::array();
   for (const auto& f : report.facts)
-    out.push_back({{"fact", f.name}, {"value", f.found ? nlohmann::json(f.value) : nlohmann::json(nullptr)},
-                   {"found", f.found}, {"source", f.source}});
+    out.push_back({{"fact", f.name},
+                   {"value", f.found ? nlohmann::json(f.value) : nlohmann::json(nullptr)},
+                   {"found", f.found},
+                   {"source", f.source}});
   return out;
 }
 

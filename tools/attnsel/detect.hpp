@@ -13,8 +13,7 @@ namespace attnsel_cli {
 
 /// attnsel::detect_platform() with `library_dirs` searched for cuDNN first (torch's lib directory),
 /// GPU `device_index`, and the caller's `extra` components (seen by the engine switches). Never throws.
-[[nodiscard]] attnsel::detection detect_machine(const std::vector<std::string>& library_dirs,
-                                                unsigned device_index = 0,
+[[nodiscard]] attnsel::detection detect_machine(const std::vector<std::string>& library_dirs, unsigned device_index = 0,
                                                 std::vector<attnsel::component> extra = {});
 
 /// The report as a JSON array of {"fact", "value", "found", "source"}.

@@ -20,10 +20,14 @@ std::string safe(std::string_view text) { return attnsel::printable(text, 100000
 
 colour verdict_colour(attnsel::verdict v) {
   switch (v) {
-    case attnsel::verdict::selected: return colour::green;
-    case attnsel::verdict::supported: return colour::cyan;
-    case attnsel::verdict::rejected: return colour::red;
-    case attnsel::verdict::skipped: return colour::dim;
+    case attnsel::verdict::selected:
+      return colour::green;
+    case attnsel::verdict::supported:
+      return colour::cyan;
+    case attnsel::verdict::rejected:
+      return colour::red;
+    case attnsel::verdict::skipped:
+      return colour::dim;
   }
   return colour::none;
 }
@@ -95,18 +99,19 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
   const std::size_t reason_width = terminal_width - reason_column;
   const std::string spaces(gap, ' ');
 
-  out += out_style.paint(fit("  RANK", 2 + rank_width) + spaces + fit("BACKEND", name_width) + spaces +
-                             fit("VARIANT", variant_width) + spaces + fit("VERDICT", verdict_width) + spaces +
-                             "REASONS",
-                         colour::bold) +
-         "\n";
+  out +=
+      out_style.paint(fit("  RANK", 2 + rank_width) + spaces + fit("BACKEND", name_width) + spaces +
+                          fit("VARIANT", variant_width) + spaces + fit("VERDICT", verdict_width) + spaces + "REASONS",
+                      colour::bold) +
+      "\n";
   if (ex.candidates.empty()) out += "  (no candidate was traced: the override could not be used)\n";
   for (const auto* row_ptr : rows) {
     const auto& c = *row_ptr;
     const bool winner = c.outcome == attnsel::verdict::selected;
     const std::string rank = c.rank ? std::to_string(c.rank) : "-";
-    std::string row = std::string(winner ? "*" : " ") + " " + std::string(rank_width - std::min(rank_width, rank.size()), ' ') +
-                      rank + spaces + fit(safe(c.name), name_width) + spaces +
+    std::string row = std::string(winner ? "*" : " ") + " " +
+                      std::string(rank_width - std::min(rank_width, rank.size()), ' ') + rank + spaces +
+                      fit(safe(c.name), name_width) + spaces +
                       fit(c.variant.empty() ? "-" : safe(c.variant), variant_width) + spaces;
     if (winner) row = out_style.paint(row, colour::bold);
     std::string verdict_text(attnsel::to_string(c.outcome));
@@ -116,36 +121,44 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
     std::vector<std::string> reason_lines;
     for (const auto& r : c.reasons) {
       bool first = true;
-      for (const auto& line : wrap(std::string(attnsel::to_string(r.code)) + ": " + safe(r.message), reason_width - 2)) {
+      for (const auto& line :
+           wrap(std::string(attnsel::to_string(r.code)) + ": " + safe(r.message), reason_width - 2)) {
         reason_lines.push_back((first ? "" : "  ") + line);
         first = false;
       }
     }
-    if (c.forced && c.reasons.empty()) reason_lines.push_back("(forced by the override)");
-    else if (c.forced) reason_lines.insert(reason_lines.begin(), "(forced by the override)");
+    if (c.forced && c.reasons.empty())
+      reason_lines.push_back("(forced by the override)");
+    else if (c.forced)
+      reason_lines.insert(reason_lines.begin(), "(forced by the override)");
     if (reason_lines.empty()) {
       out += row + "\n";
       continue;
     }
     out += row + spaces + reason_lines.front() + "\n";
-    for (std::size_t i = 1; i < reason_lines.size(); ++i) out += std::string(reason_column, ' ') + reason_lines[i] + "\n";
+    for (std::size_t i = 1; i < reason_lines.size(); ++i)
+      out += std::string(reason_column, ' ') + reason_lines[i] + "\n";
   }
-  if (!unordered.empty()) labelled(out, "not tried", "not in this platform's automatic order (still forcible): " + unordered);
+  if (!unordered.empty())
+    labelled(out, "not tried", "not in this platform's automatic order (still forcible): " + unordered);
   out += "\n";
 
   if (!ex.rule.empty()) {
     labelled(out, "rule", ex.rule);
     if (!ex.note.empty()) labelled(out, "note", ex.note);
   } else if (ovr.source != attnsel::override_source::none && !ex.candidates.empty() &&
-             std::all_of(ex.candidates.begin(), ex.candidates.end(), [](const attnsel::candidate_report& c) { return c.forced; })) {
+             std::all_of(ex.candidates.begin(), ex.candidates.end(),
+                         [](const attnsel::candidate_report& c) { return c.forced; })) {
     labelled(out, "rule", "none: the override fixes the order");
   } else {
     labelled(out, "rule", "none matched: backends are tried in registration order");
   }
   if (ex.result.ok() && ex.result->fell_back)
     labelled(out, "prefer", "every forced backend was rejected; fell back to automatic selection");
-  if (ex.result.ok()) labelled(out, "selected", std::string(ex.result->name()) +
-                                                    (ex.result->variant_name().empty() ? "" : " (" + std::string(ex.result->variant_name()) + ")"));
+  if (ex.result.ok())
+    labelled(out, "selected",
+             std::string(ex.result->name()) +
+                 (ex.result->variant_name().empty() ? "" : " (" + std::string(ex.result->variant_name()) + ")"));
   return out;
 }
 

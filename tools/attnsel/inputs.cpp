@@ -55,8 +55,7 @@ std::uint32_t parse_count(std::string_view flag, const std::string& text, std::u
                       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits) throw usage_error(std::string(flag) + ": " + quoted(text) + " is not an integer in " + range);
   const auto value = std::stoull(text);
-  if (value < min || value > max)
-    throw usage_error(std::string(flag) + ": " + quoted(text) + " is outside " + range);
+  if (value < min || value > max) throw usage_error(std::string(flag) + ": " + quoted(text) + " is outside " + range);
   return static_cast<std::uint32_t>(value);
 }
 
@@ -102,11 +101,13 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
   for (const auto& spec : specs) {
     const auto name = spec.substr(0, spec.find('='));
     if (!attnsel::is_valid_feature_name(name))
-      throw usage_error("--component: " + quoted(spec) + " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
+      throw usage_error("--component: " + quoted(spec) +
+                        " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
     try {
       p.add_component_spec(spec);
     } catch (const std::invalid_argument&) {
-      throw usage_error("--component: " + quoted(spec) + " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
+      throw usage_error("--component: " + quoted(spec) +
+                        " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
     }
   }
 }
@@ -115,12 +116,15 @@ attnsel::query build_query(const query_flags& flags) {
   attnsel::query q;
   q.domain = parse_domain("--domain", flags.domain);
   q.head_size = parse_count("--head-size", flags.head_size, 1, attnsel::limits::head_size);
-  if (!flags.head_size_v.empty()) q.head_size_v = parse_count("--head-size-v", flags.head_size_v, 1, attnsel::limits::head_size);
+  if (!flags.head_size_v.empty())
+    q.head_size_v = parse_count("--head-size-v", flags.head_size_v, 1, attnsel::limits::head_size);
   q.dtype = parse_value<attnsel::data_type>("--dtype", flags.dtype);
   q.kv_cache_dtype = parse_value<attnsel::cache_dtype>("--kv-cache-dtype", flags.kv_cache_dtype);
-  if (!flags.block_size.empty()) q.block_size = parse_count("--block-size", flags.block_size, 1, attnsel::limits::block_size);
+  if (!flags.block_size.empty())
+    q.block_size = parse_count("--block-size", flags.block_size, 1, attnsel::limits::block_size);
   q.attn_type = parse_value<attnsel::attention_type>("--attn-type", flags.attn_type);
-  if (!flags.num_heads.empty()) q.num_heads = parse_count("--num-heads", flags.num_heads, 1, attnsel::limits::num_heads);
+  if (!flags.num_heads.empty())
+    q.num_heads = parse_count("--num-heads", flags.num_heads, 1, attnsel::limits::num_heads);
   if (flags.sparse)
     q.mode = attnsel::attention_mode::sparse_mla;
   else if (flags.mla)

@@ -7,15 +7,17 @@ namespace attnsel_cli {
 const CLI::Validator& non_empty_path() {
   // An empty path is almost always an unset shell variable: refuse it rather than fall back.
   static const CLI::Validator check(
-      [](std::string& value) { return value.empty() ? std::string("an empty path is not a catalog file") : std::string(); },
+      [](std::string& value) {
+        return value.empty() ? std::string("an empty path is not a catalog file") : std::string();
+      },
       "", "non-empty path");
   return check;
 }
 
 void add_catalog_flags(CLI::App& app, catalog_flags& flags) {
   app.add_option("--catalog", flags.layers,
-                                "Built-in catalog name (vllm, torch_sdpa) or a catalog FILE layered on it; "
-                                "repeatable, files merge in order (default: vllm)")
+                 "Built-in catalog name (vllm, torch_sdpa) or a catalog FILE layered on it; "
+                 "repeatable, files merge in order (default: vllm)")
       ->type_name("NAME|FILE")
       ->allow_extra_args(false)
       ->check(non_empty_path());

@@ -24,8 +24,8 @@ struct platform_flags {
   std::string vendor;  ///< empty: detect
   std::string arch;    ///< empty: unknown
   std::vector<std::string> components;
-  bool no_detect = false;                  ///< without --platform/--arch: cpu, nothing probed
-  std::vector<std::string> library_dirs;   ///< searched for cuDNN before the loader's path
+  bool no_detect = false;                 ///< without --platform/--arch: cpu, nothing probed
+  std::vector<std::string> library_dirs;  ///< searched for cuDNN before the loader's path
 };
 
 /// The query flags, still as typed; `build_query` validates them.
@@ -64,7 +64,7 @@ struct list_flags {
 
 /// What `diff` takes.
 struct diff_flags {
-  std::string a;       ///< built-in catalog name or FILE
+  std::string a;  ///< built-in catalog name or FILE
   std::string b;
   std::string domain;  ///< empty: both domains
   bool no_overrides = false;
@@ -73,7 +73,7 @@ struct diff_flags {
 
 /// What `lint` takes.
 struct lint_flags {
-  std::string catalog;  ///< built-in catalog name or FILE
+  std::string catalog;                  ///< built-in catalog name or FILE
   std::vector<std::string> components;  ///< components a detection layer defines
   bool json = false;
 };

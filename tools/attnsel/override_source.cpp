@@ -20,8 +20,8 @@ chosen_override choose_override(bool flag_given, const std::string& flag, attnse
     out.source = attnsel::override_source::flag;
     out.origin = "--backend";
     if (env_set)
-      out.note = std::string("--backend '") + attnsel::printable(flag) + "' takes precedence over " + variable +
-                 "='" + attnsel::printable(env) + "'";
+      out.note = std::string("--backend '") + attnsel::printable(flag) + "' takes precedence over " + variable + "='" +
+                 attnsel::printable(env) + "'";
   } else if (env_set) {
     out.spec = env;
     out.source = attnsel::override_source::env;

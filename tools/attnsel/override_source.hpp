@@ -14,7 +14,7 @@ struct chosen_override {
   std::string spec;
   attnsel::override_source source = attnsel::override_source::none;
   std::string origin;  ///< `--backend` or the variable's name; empty without an override
-  std::string note;  ///< non-empty when the flag shadowed a set environment variable
+  std::string note;    ///< non-empty when the flag shadowed a set environment variable
 
   /// The request for the selector; valid while this object lives.
   [[nodiscard]] attnsel::override_request request() const { return {spec, source}; }

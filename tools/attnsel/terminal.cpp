@@ -20,13 +20,26 @@ std::string style::paint(std::string_view text, colour c) const {
   if (!enabled_ || c == colour::none || text.empty()) return std::string(text);
   const char* code = "";
   switch (c) {
-    case colour::green: code = "\033[32m"; break;
-    case colour::red: code = "\033[31m"; break;
-    case colour::yellow: code = "\033[33m"; break;
-    case colour::cyan: code = "\033[36m"; break;
-    case colour::dim: code = "\033[2m"; break;
-    case colour::bold: code = "\033[1m"; break;
-    case colour::none: break;
+    case colour::green:
+      code = "\033[32m";
+      break;
+    case colour::red:
+      code = "\033[31m";
+      break;
+    case colour::yellow:
+      code = "\033[33m";
+      break;
+    case colour::cyan:
+      code = "\033[36m";
+      break;
+    case colour::dim:
+      code = "\033[2m";
+      break;
+    case colour::bold:
+      code = "\033[1m";
+      break;
+    case colour::none:
+      break;
   }
   return code + std::string(text) + "\033[0m";
 }

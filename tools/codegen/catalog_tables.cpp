@@ -70,7 +70,9 @@ class emitter {
     for (const auto& n : names) items.push_back(literal(n));
     return list("std::string_view", items);
   }
-  std::string strings(const feature_set& names) { return strings(std::vector<std::string>(names.begin(), names.end())); }
+  std::string strings(const feature_set& names) {
+    return strings(std::vector<std::string>(names.begin(), names.end()));
+  }
 
   std::string uints(const std::vector<std::uint32_t>& values) {
     std::vector<std::string> items;
@@ -87,9 +89,12 @@ class emitter {
                    const std::vector<gfx_arch>& archs, const std::vector<gfx_family>& families) {
     std::vector<std::string> a, f;
     for (const auto& g : archs)
-      a.push_back("{" + std::to_string(g.major) + ", " + std::to_string(g.minor) + ", " + std::to_string(g.stepping) + "}");
-    for (const auto fam : families) f.push_back("static_cast<gfx_family>(" + std::to_string(static_cast<unsigned>(fam)) + ")");
-    return "{" + capability(min) + ", " + capability(max) + ", " + list("gfx_arch", a) + ", " + list("gfx_family", f) + "}";
+      a.push_back("{" + std::to_string(g.major) + ", " + std::to_string(g.minor) + ", " + std::to_string(g.stepping) +
+                  "}");
+    for (const auto fam : families)
+      f.push_back("static_cast<gfx_family>(" + std::to_string(static_cast<unsigned>(fam)) + ")");
+    return "{" + capability(min) + ", " + capability(max) + ", " + list("gfx_arch", a) + ", " + list("gfx_family", f) +
+           "}";
   }
 
   std::string head_sizes(const head_size_spec& h) {

@@ -20,7 +20,9 @@ constexpr std::uint64_t pack_answer(std::size_t winner, std::size_t rank, bool f
   return 1U | (static_cast<std::uint64_t>(winner & 0x7fffffffU) << 1) |
          (static_cast<std::uint64_t>(rank & 0xffffU) << 32) | (static_cast<std::uint64_t>(forced) << 48);
 }
-constexpr std::size_t answer_winner(std::uint64_t a) noexcept { return static_cast<std::size_t>((a >> 1) & 0x7fffffffU); }
+constexpr std::size_t answer_winner(std::uint64_t a) noexcept {
+  return static_cast<std::size_t>((a >> 1) & 0x7fffffffU);
+}
 constexpr std::size_t answer_rank(std::uint64_t a) noexcept { return static_cast<std::size_t>((a >> 32) & 0xffffU); }
 constexpr bool answer_forced(std::uint64_t a) noexcept { return ((a >> 48) & 1U) != 0; }
 
@@ -113,8 +115,7 @@ inline void bind_domain(const registry& reg, const platform& p, attn_domain doma
 }  // namespace detail
 
 ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const override_set& overrides,
-                                  selector_options options)
-{
+                                  selector_options options) {
   auto& s = state_;
   s.reg = &reg;
   // Closed under the catalog's implications once, here, so select() never has to (and the free select
@@ -236,8 +237,8 @@ inline cache_key pack_query(const query& q, const feature_words& required) noexc
   return {required[0], required[1],
           static_cast<std::uint64_t>(q.head_size) | (static_cast<std::uint64_t>(q.value_head_size()) << 17) |
               (static_cast<std::uint64_t>(q.domain) << 34) | (static_cast<std::uint64_t>(q.dtype) << 36) |
-              (static_cast<std::uint64_t>(q.kv_cache_dtype) << 40) |
-              (static_cast<std::uint64_t>(q.attn_type) << 44) | (static_cast<std::uint64_t>(q.mode) << 48),
+              (static_cast<std::uint64_t>(q.kv_cache_dtype) << 40) | (static_cast<std::uint64_t>(q.attn_type) << 44) |
+              (static_cast<std::uint64_t>(q.mode) << 48),
           static_cast<std::uint64_t>(q.block_size) | (static_cast<std::uint64_t>(q.num_heads) << 32)};
 }
 
@@ -293,8 +294,7 @@ ATTNSEL_INLINE selection selector::select_or_throw(const query& q) const {
 
 ATTNSEL_INLINE explanation selector::explain(const query& q) const {
   const auto& d = state_.domains[static_cast<std::size_t>(q.domain)];
-  return attnsel::explain(*state_.reg, q, state_.plat, override_request{d.spec, d.source},
-                          state_.options.select);
+  return attnsel::explain(*state_.reg, q, state_.plat, override_request{d.spec, d.source}, state_.options.select);
 }
 
 ATTNSEL_END_NAMESPACE

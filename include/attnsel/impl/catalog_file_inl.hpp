@@ -24,21 +24,24 @@ namespace detail {
 // error says what the file is rather than what a later check tripped on.
 inline void check_json_text(std::string_view text, const std::string& origin) {
   std::size_t first = 0;
-  while (first < text.size() && (text[first] == ' ' || text[first] == '\t' || text[first] == '\n' || text[first] == '\r'))
+  while (first < text.size() &&
+         (text[first] == ' ' || text[first] == '\t' || text[first] == '\n' || text[first] == '\r'))
     ++first;
   if (first == text.size()) throw catalog_error(origin, "", "malformed JSON: not JSON text, the input is empty");
   const char c = text[first];
-  const bool starts_value = c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' ||
-                            c == 'f' || c == 'n';
+  const bool starts_value =
+      c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n';
   if (!starts_value)
-    throw catalog_error(origin, "", "malformed JSON: not JSON text, byte " + std::to_string(first) + " is " +
-                                        printable(text.substr(first, 1)) + ", which cannot start a JSON value");
+    throw catalog_error(origin, "",
+                        "malformed JSON: not JSON text, byte " + std::to_string(first) + " is " +
+                            printable(text.substr(first, 1)) + ", which cannot start a JSON value");
   for (std::size_t i = first; i < text.size(); ++i) {
     const auto b = static_cast<unsigned char>(text[i]);
     // Raw control characters are invalid everywhere in JSON, inside strings too.
     if (b < 0x20 && b != '\t' && b != '\n' && b != '\r')
-      throw catalog_error(origin, "", "malformed JSON: not JSON text, control byte " + printable(text.substr(i, 1)) + " at byte " +
-                                          std::to_string(i));
+      throw catalog_error(origin, "",
+                          "malformed JSON: not JSON text, control byte " + printable(text.substr(i, 1)) + " at byte " +
+                              std::to_string(i));
   }
 }
 
@@ -51,16 +54,20 @@ inline void check_depth(std::string_view text, std::size_t limit, const std::str
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
+    if (c == '"')
+      in_string = true;
     else if (c == '[' || c == '{') {
       if (++depth > limit)
-        throw catalog_error(origin, "", "nesting deeper than " + std::to_string(limit) + " levels at byte " +
-                                            std::to_string(i));
+        throw catalog_error(origin, "",
+                            "nesting deeper than " + std::to_string(limit) + " levels at byte " + std::to_string(i));
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
@@ -76,14 +83,18 @@ class duplicate_key_guard {
   bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using ev = nlohmann::json::parse_event_t;
     switch (event) {
-      case ev::object_start: stack_.push_back(frame{true, 0, {}, {}}); break;
-      case ev::array_start: stack_.push_back(frame{false, 0, {}, {}}); break;
+      case ev::object_start:
+        stack_.push_back(frame{true, 0, {}, {}});
+        break;
+      case ev::array_start:
+        stack_.push_back(frame{false, 0, {}, {}});
+        break;
       case ev::key: {
         auto& top = stack_.back();
         const auto& key = parsed.get_ref<const std::string&>();
         if (!top.keys.insert(key).second)
-          throw catalog_error(origin_, pointer_to(key), "repeated key \"" + printable(key, 40) +
-                                                            "\"; every key may appear once per object");
+          throw catalog_error(origin_, pointer_to(key),
+                              "repeated key \"" + printable(key, 40) + "\"; every key may appear once per object");
         top.key = key;
         break;
       }
@@ -92,7 +103,9 @@ class duplicate_key_guard {
         stack_.pop_back();
         next_element();
         break;
-      case ev::value: next_element(); break;
+      case ev::value:
+        next_element();
+        break;
     }
     return true;
   }
@@ -122,8 +135,9 @@ class duplicate_key_guard {
 
 inline nlohmann::json parse_json_text(std::string_view text, const std::string& where, const catalog_limits& limits) {
   if (text.size() > limits.max_bytes)
-    throw catalog_error(where, "", "file is " + std::to_string(text.size()) + " bytes; the limit is " +
-                                       std::to_string(limits.max_bytes));
+    throw catalog_error(
+        where, "",
+        "file is " + std::to_string(text.size()) + " bytes; the limit is " + std::to_string(limits.max_bytes));
   check_json_text(text, where);
   check_depth(text, limits.max_depth, where);
   try {
@@ -145,8 +159,8 @@ inline std::string read_file_text(const std::string& path, const catalog_limits&
   if (!std::filesystem::is_regular_file(status)) throw catalog_error(path, "", "is not a regular file");
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > limits.max_bytes)
-    throw catalog_error(path, "", "file is " + std::to_string(size) + " bytes; the limit is " +
-                                      std::to_string(limits.max_bytes));
+    throw catalog_error(path, "",
+                        "file is " + std::to_string(size) + " bytes; the limit is " + std::to_string(limits.max_bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw catalog_error(path, "", "cannot be opened for reading");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -161,7 +175,8 @@ ATTNSEL_INLINE nlohmann::json parse_json_document(std::string_view text, std::st
   return detail::parse_json_text(text, std::string(origin), limits);
 }
 
-ATTNSEL_INLINE catalog parse_catalog_text(std::string_view text, std::string_view origin, const catalog_limits& limits) {
+ATTNSEL_INLINE catalog parse_catalog_text(std::string_view text, std::string_view origin,
+                                          const catalog_limits& limits) {
   const std::string where(origin);
   return detail::catalog_reader(where, limits).document(detail::parse_json_text(text, where, limits));
 }

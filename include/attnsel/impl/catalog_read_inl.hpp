@@ -45,8 +45,9 @@ class catalog_reader : public json_reader {
       if (const json* m = member(j, "min")) s.min = uint32(*m, child(ptr, "min"), 1, limit);
       if (const json* m = member(j, "max")) s.max = uint32(*m, child(ptr, "max"), 1, limit);
       if (const json* m = member(j, "multiple_of")) s.multiple_of = uint32(*m, child(ptr, "multiple_of"), 1, limit);
-      if (s.min > s.max) fail(child(ptr, "min"), "head-size range is empty: min " + std::to_string(s.min) + " > max " +
-                                                     std::to_string(s.max));
+      if (s.min > s.max)
+        fail(child(ptr, "min"),
+             "head-size range is empty: min " + std::to_string(s.min) + " > max " + std::to_string(s.max));
       return s;
     }
     expected(ptr, "\"any\", an array of head sizes or a {min, max, multiple_of} range", j);
@@ -93,8 +94,8 @@ class catalog_reader : public json_reader {
   }
 
   static constexpr std::array<std::string_view, 11> capability_keys{
-      {"dtypes", "kv_cache_dtypes", "head_sizes", "value_head_sizes", "block_size_multiples",
-       "preferred_block_size", "attn_types", "mode", "features", "platforms", "requires"}};
+      {"dtypes", "kv_cache_dtypes", "head_sizes", "value_head_sizes", "block_size_multiples", "preferred_block_size",
+       "attn_types", "mode", "features", "platforms", "requires"}};
 
   // Applies the capability keys present in `j` onto `c` (variants start from the backend's values).
   void apply_capabilities(const json& j, const std::string& ptr, capabilities& c) const {
@@ -231,15 +232,18 @@ class catalog_reader : public json_reader {
     r.vendor = enumerator<device_vendor>(required(j, ptr, "vendor"), child(ptr, "vendor"));
     static_cast<arch_filter&>(r) = arch_filter_of(j, ptr, r.vendor);
     if (const json* m = member(j, "modes")) r.modes = enum_list<attention_mode>(*m, child(ptr, "modes"), false);
-    if (const json* m = member(j, "min_num_heads")) r.min_num_heads = uint32(*m, child(ptr, "min_num_heads"), 1, limits::num_heads);
-    if (const json* m = member(j, "max_num_heads")) r.max_num_heads = uint32(*m, child(ptr, "max_num_heads"), 1, limits::num_heads);
+    if (const json* m = member(j, "min_num_heads"))
+      r.min_num_heads = uint32(*m, child(ptr, "min_num_heads"), 1, limits::num_heads);
+    if (const json* m = member(j, "max_num_heads"))
+      r.max_num_heads = uint32(*m, child(ptr, "max_num_heads"), 1, limits::num_heads);
     if (r.max_num_heads && r.min_num_heads > r.max_num_heads)
       fail(child(ptr, "max_num_heads"), "num_heads range is inverted (max < min)");
     if (const json* m = member(j, "kv_cache_dtypes"))
       r.kv_cache_dtypes = enum_list<cache_dtype>(*m, child(ptr, "kv_cache_dtypes"), false);
     if (const json* m = member(j, "dtypes")) r.dtypes = enum_list<data_type>(*m, child(ptr, "dtypes"), false);
     if (const json* m = member(j, "features")) r.features = features(*m, child(ptr, "features"));
-    if (const json* m = member(j, "without_features")) r.without_features = features(*m, child(ptr, "without_features"));
+    if (const json* m = member(j, "without_features"))
+      r.without_features = features(*m, child(ptr, "without_features"));
     if (const json* m = member(j, "note")) r.note = string(*m, child(ptr, "note"));
     const auto op = child(ptr, "order");
     const json& order = list(required(j, ptr, "order"), op, "a non-empty array of backend names");
@@ -260,18 +264,19 @@ class catalog_reader : public json_reader {
       for (const auto& alias : list[i].aliases) {
         const auto [it, fresh] = owner.emplace(alias, i);
         if (!fresh && it->second != i)
-          fail(child("/backends", std::max(i, it->second)),
-               "name " + alias + " is used by both " + list[std::min(i, it->second)].name + " and " +
-                   list[std::max(i, it->second)].name);
-        if (!fresh && it->second == i) fail(child("/backends", i), "name " + alias + " is used twice by backend " + list[i].name);
+          fail(child("/backends", std::max(i, it->second)), "name " + alias + " is used by both " +
+                                                                list[std::min(i, it->second)].name + " and " +
+                                                                list[std::max(i, it->second)].name);
+        if (!fresh && it->second == i)
+          fail(child("/backends", i), "name " + alias + " is used twice by backend " + list[i].name);
       }
   }
 
   // Reads a whole document. With `base`, the document is an overlay: its backends add to or replace
   // base's, its rules go in front, and its policies may name base's backends.
   catalog document(const json& j, const registry* base = nullptr) const {
-    object(j, "", {"format", "version", "name", "description", "source", "commits", "backends", "policies",
-                   "implications"});
+    object(j, "",
+           {"format", "version", "name", "description", "source", "commits", "backends", "policies", "implications"});
     if (string(required(j, "", "format"), "/format") != "attnsel-catalog")
       expected("/format", "\"attnsel-catalog\"", j["format"]);
     const auto version = unsigned_int(required(j, "", "version"), "/version", 1, 1000);

@@ -31,8 +31,10 @@ inline nlohmann::json names_json(const feature_set& f) {
 
 inline nlohmann::json head_sizes_json(const head_size_spec& s) {
   switch (s.form) {
-    case head_size_spec::kind::any: return "any";
-    case head_size_spec::kind::set: return s.values;
+    case head_size_spec::kind::any:
+      return "any";
+    case head_size_spec::kind::set:
+      return s.values;
     case head_size_spec::kind::range: {
       nlohmann::json out = nlohmann::json::object();
       out["min"] = s.min;

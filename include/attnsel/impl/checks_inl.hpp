@@ -60,9 +60,12 @@ inline bool kv_cache_dtype_ok(const capabilities& c, const query& q) noexcept {
   if (q.kv_cache_dtype != cache_dtype::automatic) return false;
   // "auto" stores the cache in the compute dtype, so a backend listing that dtype accepts it.
   switch (q.dtype) {
-    case data_type::float16: return c.kv_cache_dtypes.contains(cache_dtype::float16);
-    case data_type::bfloat16: return c.kv_cache_dtypes.contains(cache_dtype::bfloat16);
-    case data_type::float32: return c.kv_cache_dtypes.contains(cache_dtype::float32);
+    case data_type::float16:
+      return c.kv_cache_dtypes.contains(cache_dtype::float16);
+    case data_type::bfloat16:
+      return c.kv_cache_dtypes.contains(cache_dtype::bfloat16);
+    case data_type::float32:
+      return c.kv_cache_dtypes.contains(cache_dtype::float32);
   }
   return false;
 }
@@ -320,8 +323,8 @@ inline void evaluate(const backend_descriptor& b, const query& q, const platform
 ATTNSEL_INLINE const capabilities* resolve_variant(const backend_descriptor& backend, attn_domain domain,
                                                    const platform& p) noexcept {
   const auto platform_ok = [&](const capabilities& c) {
-    return c.platforms.empty() ||
-           std::any_of(c.platforms.begin(), c.platforms.end(), [&](const platform_constraint& pc) { return pc.accepts(p); });
+    return c.platforms.empty() || std::any_of(c.platforms.begin(), c.platforms.end(),
+                                              [&](const platform_constraint& pc) { return pc.accepts(p); });
   };
   if (backend.variants.empty()) return platform_ok(backend.caps) ? &backend.caps : nullptr;
   for (const auto& v : backend.variants)
@@ -329,8 +332,8 @@ ATTNSEL_INLINE const capabilities* resolve_variant(const backend_descriptor& bac
   return nullptr;
 }
 
-ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const backend_descriptor& backend, const query& q,
-                                                        const platform& p) noexcept {
+ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const backend_descriptor& backend,
+                                                                        const query& q, const platform& p) noexcept {
   detail::reason_sink sink(nullptr);
   // With a null sink no message builder runs, so nothing here can throw except a custom check,
   // which evaluate() catches.
@@ -338,10 +341,9 @@ ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const ba
   return sink.first();
 }
 
-ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_failure(const backend_descriptor& backend,
-                                                                     const capabilities& variant, const query& q,
-                                                                     const platform& p,
-                                                                     const feature_bits* features) noexcept {
+ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_failure(
+    const backend_descriptor& backend, const capabilities& variant, const query& q, const platform& p,
+    const feature_bits* features) noexcept {
   detail::reason_sink sink(nullptr);
   detail::run_gates<detail::first_query_gate(), check_gates.size()>(
       detail::gate_context{backend, &variant, q, p, features}, sink);
@@ -349,8 +351,8 @@ ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_fa
 }
 
 ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const backend_descriptor& backend,
-                                                                        attn_domain domain,
-                                                                        const platform& p) noexcept {
+                                                                         attn_domain domain,
+                                                                         const platform& p) noexcept {
   query q;
   q.domain = domain;
   detail::reason_sink sink(nullptr);
@@ -359,8 +361,7 @@ ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const b
   return sink.first();
 }
 
-ATTNSEL_INLINE std::vector<reason> check_backend(const backend_descriptor& backend, const query& q,
-                                                 const platform& p) {
+ATTNSEL_INLINE std::vector<reason> check_backend(const backend_descriptor& backend, const query& q, const platform& p) {
   std::vector<reason> out;
   detail::reason_sink sink(&out);
   detail::evaluate(backend, q, p, sink);

@@ -34,16 +34,20 @@ ATTNSEL_INLINE head_size_spec head_size_spec::range(std::uint32_t min, std::uint
 
 ATTNSEL_INLINE bool head_size_spec::accepts(std::uint32_t size) const noexcept {
   switch (form) {
-    case kind::any: return true;
-    case kind::set: return std::binary_search(values.begin(), values.end(), size);
-    case kind::range: return size >= min && size <= max && size % multiple_of == 0;
+    case kind::any:
+      return true;
+    case kind::set:
+      return std::binary_search(values.begin(), values.end(), size);
+    case kind::range:
+      return size >= min && size <= max && size % multiple_of == 0;
   }
   return false;
 }
 
 ATTNSEL_INLINE std::string head_size_spec::describe() const {
   switch (form) {
-    case kind::any: return "any";
+    case kind::any:
+      return "any";
     case kind::set: {
       std::string out = "{";
       for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);

@@ -112,14 +112,22 @@ inline void* open_library(const std::string& name, std::string& error) {
 
 inline const char* cuda_error_name(int code) noexcept {
   switch (code) {
-    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
-    case 34: return "CUDA_ERROR_STUB_LIBRARY";
-    case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
-    case 100: return "CUDA_ERROR_NO_DEVICE";
-    case 101: return "CUDA_ERROR_INVALID_DEVICE";
-    case 304: return "CUDA_ERROR_OPERATING_SYSTEM";
-    case 999: return "CUDA_ERROR_UNKNOWN";
-    default: return "CUDA error";
+    case 3:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34:
+      return "CUDA_ERROR_STUB_LIBRARY";
+    case 35:
+      return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 100:
+      return "CUDA_ERROR_NO_DEVICE";
+    case 101:
+      return "CUDA_ERROR_INVALID_DEVICE";
+    case 304:
+      return "CUDA_ERROR_OPERATING_SYSTEM";
+    case 999:
+      return "CUDA_ERROR_UNKNOWN";
+    default:
+      return "CUDA error";
   }
 }
 
@@ -136,7 +144,7 @@ struct cuda_api {
   get_fn device_get = nullptr;
   attribute_fn attribute = nullptr;
   version_fn driver_version = nullptr;
-  name_fn device_name = nullptr;  // optional
+  name_fn device_name = nullptr;            // optional
   static constexpr int attr_cc_major = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
   static constexpr int attr_cc_minor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 };
@@ -151,10 +159,12 @@ inline bool probe_cuda(const detect_options& o, const environment& env, platform
   if (const auto cvd = env.get("CUDA_VISIBLE_DEVICES")) {
     const auto list = visible_list(*cvd);
     if (list && list->empty()) {
-      add(r, "cuda.visible_devices", "", "environment CUDA_VISIBLE_DEVICES='" + printable(*cvd, 60) + "' hides every device", false);
+      add(r, "cuda.visible_devices", "",
+          "environment CUDA_VISIBLE_DEVICES='" + printable(*cvd, 60) + "' hides every device", false);
       return false;
     }
-    add(r, "cuda.visible_devices", printable(*cvd, 60), "environment CUDA_VISIBLE_DEVICES (applied by the driver)", true);
+    add(r, "cuda.visible_devices", printable(*cvd, 60), "environment CUDA_VISIBLE_DEVICES (applied by the driver)",
+        true);
   }
   void* lib = nullptr;
   std::string used;
@@ -190,8 +200,9 @@ inline bool probe_cuda(const detect_options& o, const environment& env, platform
     }
   }
   const auto call_failed = [&](const char* fn, int code) {
-    add(r, "cuda.driver", "", std::string(fn) + " via " + used + " returned " + std::to_string(code) + " (" +
-                                  cuda_error_name(code) + ")", false);
+    add(r, "cuda.driver", "",
+        std::string(fn) + " via " + used + " returned " + std::to_string(code) + " (" + cuda_error_name(code) + ")",
+        false);
   };
   if (const int rc = api.init(0); rc != 0) {
     call_failed("cuInit", rc);
@@ -212,8 +223,10 @@ inline bool probe_cuda(const detect_options& o, const environment& env, platform
   add(r, "cuda.device_count", std::to_string(count), "cuDeviceGetCount via " + used, count > 0);
   if (count <= 0) return false;
   if (o.device_index >= static_cast<unsigned>(count)) {
-    add(r, "cuda.device", "", "device index " + std::to_string(o.device_index) + " is out of range: " +
-                                  std::to_string(count) + " visible device(s)", false);
+    add(r, "cuda.device", "",
+        "device index " + std::to_string(o.device_index) + " is out of range: " + std::to_string(count) +
+            " visible device(s)",
+        false);
     return false;
   }
   int dev = 0;
@@ -252,7 +265,8 @@ inline bool probe_cuda(const detect_options& o, const environment& env, platform
 
 // cudnnGetVersion encodes 9.19.0 as 91900 (cuDNN 9) and 8.9.7 as 8907 (cuDNN 8).
 inline std::string cudnn_version_text(std::size_t v) {
-  if (v >= 90000) return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
+  if (v >= 90000)
+    return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100) + "." + std::to_string(v % 100);
 }
 
@@ -362,13 +376,14 @@ inline bool probe_rocm(const detect_options& o, const environment& env, platform
       if (major <= 99 && minor < 16 && stepping < 16)
         arch = parse_gfx_arch("gfx" + std::to_string(major) + hex[minor] + hex[stepping]);
       if (!arch) {
-        add(r, "rocm.gfx", "", "KFD topology node " + std::to_string(node) + " gfx_target_version " + digits +
-                                   " is no known gfx target", false);
+        add(r, "rocm.gfx", "",
+            "KFD topology node " + std::to_string(node) + " gfx_target_version " + digits + " is no known gfx target",
+            false);
         break;
       }
       gpus.push_back(gpu{node, *arch, value});
-      add(r, "rocm.gfx", arch->name(),
-          "KFD topology node " + std::to_string(node) + " gfx_target_version " + digits, true);
+      add(r, "rocm.gfx", arch->name(), "KFD topology node " + std::to_string(node) + " gfx_target_version " + digits,
+          true);
       break;
     }
   }
@@ -387,7 +402,8 @@ inline bool probe_rocm(const detect_options& o, const environment& env, platform
     if (!v) continue;
     const auto list = visible_list(*v);
     if (!list) {
-      add(r, "rocm.visible_devices", printable(*v, 60), std::string("environment ") + var + " (not indices; ignored)", false);
+      add(r, "rocm.visible_devices", printable(*v, 60), std::string("environment ") + var + " (not indices; ignored)",
+          false);
       continue;
     }
     std::vector<std::size_t> next;
@@ -397,8 +413,10 @@ inline bool probe_rocm(const detect_options& o, const environment& env, platform
     add(r, "rocm.visible_devices", printable(*v, 60), std::string("environment ") + var, !order.empty());
   }
   if (o.device_index >= order.size()) {
-    add(r, "rocm.device", "", "device index " + std::to_string(o.device_index) + " is out of range: " +
-                                  std::to_string(order.size()) + " visible GPU(s)", false);
+    add(r, "rocm.device", "",
+        "device index " + std::to_string(o.device_index) + " is out of range: " + std::to_string(order.size()) +
+            " visible GPU(s)",
+        false);
     return false;
   }
   const auto& chosen = gpus[order[o.device_index]];
@@ -407,7 +425,8 @@ inline bool probe_rocm(const detect_options& o, const environment& env, platform
   add(r, "rocm.device", chosen.arch.name(),
       "device " + std::to_string(o.device_index) + " = KFD topology node " + std::to_string(chosen.node), true);
   for (auto f : enum_values<gfx_family>())
-    if (chosen.arch.in_family(f)) add(r, "rocm.family", std::string(to_string(f)), chosen.arch.name() + " is in the family", true);
+    if (chosen.arch.in_family(f))
+      add(r, "rocm.family", std::string(to_string(f)), chosen.arch.name() + " is in the family", true);
   probe_rocm_version(o, env, p, r);
   return true;
 }
@@ -516,7 +535,8 @@ class switch_reader {
 
   static std::vector<engine_switch> table(const json& doc) {
     keys(doc, "", {"format", "version", "description", "switches"});
-    if (!doc.contains("format") || doc["format"] != "attnsel-switches") fail("/format", "expected \"attnsel-switches\"");
+    if (!doc.contains("format") || doc["format"] != "attnsel-switches")
+      fail("/format", "expected \"attnsel-switches\"");
     if (!doc.contains("version") || doc["version"] != 1) fail("/version", "expected 1");
     if (!doc.contains("switches")) fail("", "missing required key \"switches\"");
     const auto& rows = array(doc["switches"], "/switches", 256);
@@ -558,7 +578,8 @@ class switch_reader {
         if (!env[k].contains("true_values")) fail(p, "missing required key \"true_values\"");
         const auto& tv = array(env[k]["true_values"], p + "/true_values", 16);
         if (tv.empty()) fail(p + "/true_values", "expected at least one value");
-        for (std::size_t t = 0; t < tv.size(); ++t) c.true_values.push_back(text(tv[t], p + "/true_values/" + std::to_string(t)));
+        for (std::size_t t = 0; t < tv.size(); ++t)
+          c.true_values.push_back(text(tv[t], p + "/true_values/" + std::to_string(t)));
         s.env.push_back(std::move(c));
       }
     }
@@ -615,9 +636,11 @@ ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>
     if (s.vendor && *s.vendor != p.vendor())
       why_not = "for " + std::string(to_string(*s.vendor)) + ", this platform is " + std::string(to_string(p.vendor()));
     if (why_not.empty() && !s.capabilities.empty() &&
-        (!p.capability() || std::find(s.capabilities.begin(), s.capabilities.end(), *p.capability()) == s.capabilities.end())) {
+        (!p.capability() ||
+         std::find(s.capabilities.begin(), s.capabilities.end(), *p.capability()) == s.capabilities.end())) {
       std::string list;
-      for (auto c : s.capabilities) list += (list.empty() ? "" : ", ") + std::to_string(c.major) + "." + std::to_string(c.minor);
+      for (auto c : s.capabilities)
+        list += (list.empty() ? "" : ", ") + std::to_string(c.major) + "." + std::to_string(c.minor);
       why_not = "needs capability " + list;
     }
     std::string because;
@@ -639,7 +662,8 @@ ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>
       const auto it = env.find(c.name);
       const auto value = it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
       const bool truth = detail::detect::truthy(value, c);
-      const auto shown = value ? c.name + "=" + printable(*value, 40) : c.name + " unset (default " + (c.default_value ? "true" : "false") + ")";
+      const auto shown = value ? c.name + "=" + printable(*value, 40)
+                               : c.name + " unset (default " + (c.default_value ? "true" : "false") + ")";
       if (truth != c.want)
         why_not = "environment " + shown;
       else
@@ -668,13 +692,15 @@ ATTNSEL_INLINE detection detect_platform(const detect_options& options) noexcept
       out.platform = platform::cpu();
       std::string checked = options.probe_cuda ? "the CUDA driver" : "";
       if (options.probe_rocm) checked += (checked.empty() ? "" : " and ") + std::string("the KFD topology");
-      detail::detect::add(out.report, "gpu", "", checked.empty() ? "not probed" : "none found: checked " + checked, false);
+      detail::detect::add(out.report, "gpu", "", checked.empty() ? "not probed" : "none found: checked " + checked,
+                          false);
     }
     if (options.probe_cudnn) detail::detect::probe_cudnn(options, out.platform, out.report);
     if (options.probe_cpu) detail::detect::probe_cpu(options, out.platform, out.report);
     for (const auto& c : options.extra_components) {
       if (!is_valid_feature_name(c.name)) {
-        detail::detect::add(out.report, "component." + printable(c.name, 40), "", "caller: not a lower_snake name; ignored", false);
+        detail::detect::add(out.report, "component." + printable(c.name, 40), "",
+                            "caller: not a lower_snake name; ignored", false);
         continue;
       }
       out.platform.add_component(c.name, c.version);
@@ -682,7 +708,8 @@ ATTNSEL_INLINE detection detect_platform(const detect_options& options) noexcept
     }
     std::vector<engine_switch> table;
     try {
-      table = parse_switch_table(options.switch_table.empty() ? builtin_switch_table() : std::string_view(options.switch_table));
+      table = parse_switch_table(options.switch_table.empty() ? builtin_switch_table()
+                                                              : std::string_view(options.switch_table));
     } catch (const std::exception& e) {
       detail::detect::add(out.report, "switches", "", e.what(), false);
     }

@@ -63,8 +63,7 @@ struct diff_scope {
   std::vector<const policy_rule*> rules;
 };
 
-inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vendor v, attn_domain d,
-                           attention_mode m) {
+inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vendor v, attn_domain d, attention_mode m) {
   diff_scope s;
   for (const auto* reg : regs) {
     for_each_capabilities(*reg, [&](const backend_descriptor& b, const capabilities& c) {
@@ -116,13 +115,28 @@ inline std::vector<platform> arch_points(const std::vector<const registry*>& reg
       candidates.insert(candidates.end(), f.archs.begin(), f.archs.end());
       for (auto fam : f.families) {
         switch (fam) {
-          case gfx_family::gfx9: add("gfx90a"); break;
-          case gfx_family::gfx10: add("gfx1030"); break;
-          case gfx_family::gfx11: add("gfx1100"); break;
-          case gfx_family::gfx12: add("gfx1201"); break;
-          case gfx_family::mi300: add("gfx942"); add("gfx950"); break;
-          case gfx_family::cdna: add("gfx908"); break;
-          case gfx_family::rdna: add("gfx1100"); break;
+          case gfx_family::gfx9:
+            add("gfx90a");
+            break;
+          case gfx_family::gfx10:
+            add("gfx1030");
+            break;
+          case gfx_family::gfx11:
+            add("gfx1100");
+            break;
+          case gfx_family::gfx12:
+            add("gfx1201");
+            break;
+          case gfx_family::mi300:
+            add("gfx942");
+            add("gfx950");
+            break;
+          case gfx_family::cdna:
+            add("gfx908");
+            break;
+          case gfx_family::rdna:
+            add("gfx1100");
+            break;
         }
       }
     }
@@ -194,7 +208,8 @@ inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
     for (const auto* r : s.rules)
       for (const auto& e : r->order) {
         const bool when = std::all_of(e.when.begin(), e.when.end(), [&](const std::string& x) { return has(set, x); });
-        const bool unless = std::none_of(e.unless.begin(), e.unless.end(), [&](const std::string& x) { return has(set, x); });
+        const bool unless =
+            std::none_of(e.unless.begin(), e.unless.end(), [&](const std::string& x) { return has(set, x); });
         sig.push_back(when && unless);
       }
     return sig;
@@ -213,8 +228,8 @@ inline bool same_behaviour(const registry& a, const registry& b, device_vendor v
   };
   const auto ra = rules_of(a);
   const auto rb = rules_of(b);
-  return ra.size() == rb.size() &&
-         std::equal(ra.begin(), ra.end(), rb.begin(), [](const policy_rule* x, const policy_rule* y) { return *x == *y; });
+  return ra.size() == rb.size() && std::equal(ra.begin(), ra.end(), rb.begin(),
+                                              [](const policy_rule* x, const policy_rule* y) { return *x == *y; });
 }
 
 // The query axes of a scope, each reduced to the values some check or rule tells apart.
@@ -309,8 +324,9 @@ inline diff_axes axes_of(const diff_scope& s) {
   }
   {
     std::set<std::string> seen;
-    feats.erase(std::remove_if(feats.begin(), feats.end(), [&](const std::string& f) { return !seen.insert(f).second; }),
-                feats.end());
+    feats.erase(
+        std::remove_if(feats.begin(), feats.end(), [&](const std::string& f) { return !seen.insert(f).second; }),
+        feats.end());
   }
   ax.features = distinct_by(feats, [&](const std::string& f) {
     std::vector<bool> sig{f.empty()};
@@ -472,8 +488,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
         const auto ax = axes_of(s);
         auto sets = component_sets(s);
         auto qs = queries_of(ax, d, m);
-        append_unique(out.space.dtypes, ax.dtypes,
-                      [](data_type x) { return std::string(to_string(x)); });
+        append_unique(out.space.dtypes, ax.dtypes, [](data_type x) { return std::string(to_string(x)); });
         for (auto h : ax.head_sizes)
           if (std::find(out.space.head_sizes.begin(), out.space.head_sizes.end(), h) == out.space.head_sizes.end())
             out.space.head_sizes.push_back(h);
@@ -553,9 +568,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   for (auto& g : out.groups)
     std::stable_sort(g.transitions.begin(), g.transitions.end(),
                      [](const diff_transition& x, const diff_transition& y) { return x.count > y.count; });
-  vendors.for_each([&](device_vendor v) {
-    out.vendors.push_back({v, per_vendor_total[v], per_vendor_changed[v]});
-  });
+  vendors.for_each([&](device_vendor v) { out.vendors.push_back({v, per_vendor_total[v], per_vendor_changed[v]}); });
   return out;
 }
 
@@ -681,13 +694,8 @@ ATTNSEL_INLINE nlohmann::json to_json(const catalog_diff& d) {
                       {"count", g.count},
                       {"transitions", transitions}});
   }
-  return {{"a", d.a},
-          {"b", d.b},
-          {"changed", d.changed},
-          {"configurations", s.configurations},
-          {"space", space},
-          {"vendors", vendors},
-          {"groups", groups}};
+  return {{"a", d.a},       {"b", d.b},           {"changed", d.changed}, {"configurations", s.configurations},
+          {"space", space}, {"vendors", vendors}, {"groups", groups}};
 }
 
 ATTNSEL_END_NAMESPACE

@@ -33,9 +33,12 @@ using json = nlohmann::json;
 inline std::string pointer_token(std::string_view key) {
   std::string out;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -45,15 +48,24 @@ inline std::string child(const std::string& ptr, std::size_t index) { return ptr
 
 inline std::string kind_of(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "the string \"" + printable(j.get_ref<const std::string&>(), 40) + "\"";
-    case json::value_t::boolean: return j.get<bool>() ? "true" : "false";
-    case json::value_t::number_integer: return std::to_string(j.get<std::int64_t>());
-    case json::value_t::number_unsigned: return std::to_string(j.get<std::uint64_t>());
-    case json::value_t::number_float: return "the number " + j.dump();
-    default: return "an unsupported value";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "the string \"" + printable(j.get_ref<const std::string&>(), 40) + "\"";
+    case json::value_t::boolean:
+      return j.get<bool>() ? "true" : "false";
+    case json::value_t::number_integer:
+      return std::to_string(j.get<std::int64_t>());
+    case json::value_t::number_unsigned:
+      return std::to_string(j.get<std::uint64_t>());
+    case json::value_t::number_float:
+      return "the number " + j.dump();
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -94,8 +106,8 @@ class json_reader {
     if (!j.is_object()) expected(ptr, "an object", j);
     for (const auto& item : j.items()) {
       if (std::find(allowed, allowed + count, item.key()) != allowed + count) continue;
-      fail(child(ptr, item.key()), "unknown key \"" + printable(item.key(), 40) +
-                                       "\"; expected one of: " + join(std::vector<std::string_view>(allowed, allowed + count), ", "));
+      fail(child(ptr, item.key()), "unknown key \"" + printable(item.key(), 40) + "\"; expected one of: " +
+                                       join(std::vector<std::string_view>(allowed, allowed + count), ", "));
     }
   }
   void object(const json& j, const std::string& ptr, std::initializer_list<std::string_view> allowed) const {
@@ -136,7 +148,8 @@ class json_reader {
     }
     if (j.is_number_integer()) {
       const auto v = j.get<std::int64_t>();
-      if (v < 0 || static_cast<std::uint64_t>(v) < min || static_cast<std::uint64_t>(v) > max) expected(ptr, range(), j);
+      if (v < 0 || static_cast<std::uint64_t>(v) < min || static_cast<std::uint64_t>(v) > max)
+        expected(ptr, range(), j);
       return static_cast<std::uint64_t>(v);
     }
     expected(ptr, range(), j);
@@ -211,8 +224,9 @@ class json_reader {
     for (std::size_t i = 0; i < j.size(); ++i) {
       auto s = string(j[i], child(ptr, i));
       if (s.empty() || s.size() > limits::name_length || !is_printable_name(s))
-        expected(child(ptr, i), std::string("a non-empty ") + what + " of at most " +
-                                    std::to_string(limits::name_length) + " characters, without control characters",
+        expected(child(ptr, i),
+                 std::string("a non-empty ") + what + " of at most " + std::to_string(limits::name_length) +
+                     " characters, without control characters",
                  j[i]);
       out.push_back(std::move(s));
     }

@@ -49,8 +49,8 @@ inline bool filter_covers(const arch_filter& outer, const arch_filter& inner) {
   if (inner.archs->empty() && inner.families->empty()) return false;
   for (const auto& g : *inner.archs) {
     const bool named = std::find(outer.archs->begin(), outer.archs->end(), g) != outer.archs->end();
-    const bool in_family = std::any_of(outer.families->begin(), outer.families->end(),
-                                       [&](gfx_family f) { return g.in_family(f); });
+    const bool in_family =
+        std::any_of(outer.families->begin(), outer.families->end(), [&](gfx_family f) { return g.in_family(f); });
     if (!named && !in_family) return false;
   }
   for (auto f : *inner.families)
@@ -165,10 +165,9 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
       b.domains.for_each([&](attn_domain d) {
         if (!c.domains.empty() && !c.domains.contains(d)) return;
         for (auto vendor : enum_values<device_vendor>()) {
-          const bool runs = c.platforms.empty() || std::any_of(c.platforms.begin(), c.platforms.end(),
-                                                               [&](const platform_constraint& pc) {
-                                                                 return pc.vendor == vendor;
-                                                               });
+          const bool runs =
+              c.platforms.empty() || std::any_of(c.platforms.begin(), c.platforms.end(),
+                                                 [&](const platform_constraint& pc) { return pc.vendor == vendor; });
           if (!runs) continue;
           const bool caught = std::any_of(rules.begin(), rules.end(), [&](const policy_rule& r) {
             return r.domain == d && r.vendor == vendor && catches_all(r, c.mode);
@@ -193,7 +192,8 @@ inline void check_rules(const registry& reg, const std::set<std::string>& compon
     auto why = filter_impossible(filter_of(r));
     if (why.empty() && r.features.intersects(r.without_features))
       why = "a feature is both required (features) and excluded (without_features)";
-    if (why.empty() && r.max_num_heads && r.min_num_heads > r.max_num_heads) why = "min_num_heads is above max_num_heads";
+    if (why.empty() && r.max_num_heads && r.min_num_heads > r.max_num_heads)
+      why = "min_num_heads is above max_num_heads";
     if (!why.empty()) out.push_back({lint_code::impossible_rule, rp, "rule '" + r.describe() + "': " + why});
     for (std::size_t i = 0; i < j; ++i) {
       if (rule_covers(rules[i], r)) {

@@ -41,8 +41,8 @@ ATTNSEL_INLINE override_plan override_plan::parse(std::string_view spec, const r
     if (!index) return fail(override_problem::kind::unknown_name, name, position);
     if (forced.contains(*index) || plan.excluded_.contains(*index)) {
       const bool contradiction = exclude ? forced.contains(*index) : plan.excluded_.contains(*index);
-      return fail(contradiction ? override_problem::kind::forced_and_excluded : override_problem::kind::duplicate,
-                  name, position);
+      return fail(contradiction ? override_problem::kind::forced_and_excluded : override_problem::kind::duplicate, name,
+                  position);
     }
     if (exclude) {
       plan.excluded_.insert(*index);
@@ -99,12 +99,18 @@ ATTNSEL_INLINE std::string override_problem::message(const registry& reg, const 
   const std::string where = position ? " (entry " + std::to_string(position) + ")" : "";
   const std::string tok = "'" + printable(token) + "'";
   switch (type) {
-    case kind::empty_entry: return "override has an empty entry" + where + "; entries are separated by single commas";
-    case kind::lone_dash: return "override entry '-'" + where + " needs a backend name, e.g. -FLASHINFER";
-    case kind::auto_twice: return "override names 'auto' more than once" + where;
-    case kind::excluded_auto: return "override entry '-auto'" + where + " is meaningless; leave 'auto' out instead";
-    case kind::duplicate: return "override names backend " + tok + " twice" + where;
-    case kind::forced_and_excluded: return "override both forces and excludes backend " + tok + where;
+    case kind::empty_entry:
+      return "override has an empty entry" + where + "; entries are separated by single commas";
+    case kind::lone_dash:
+      return "override entry '-'" + where + " needs a backend name, e.g. -FLASHINFER";
+    case kind::auto_twice:
+      return "override names 'auto' more than once" + where;
+    case kind::excluded_auto:
+      return "override entry '-auto'" + where + " is meaningless; leave 'auto' out instead";
+    case kind::duplicate:
+      return "override names backend " + tok + " twice" + where;
+    case kind::forced_and_excluded:
+      return "override both forces and excludes backend " + tok + where;
     case kind::exclusion_without_auto:
       return "override " + tok +
              " excludes backends but has no 'auto': exclusions only affect automatic selection; add ',auto'";

@@ -52,8 +52,7 @@ ATTNSEL_INLINE std::optional<cuda_capability> parse_cuda_capability(std::string_
         text.remove_suffix(1);
       std::string_view digits = text;
       std::uint64_t all = 0;
-      if (!read_decimal(digits, 999, all) || !digits.empty() || text.size() < 2 || text.size() > 3)
-        return std::nullopt;
+      if (!read_decimal(digits, 999, all) || !digits.empty() || text.size() < 2 || text.size() > 3) return std::nullopt;
       const auto major = all / 10;
       if (major < 1) return std::nullopt;
       return cuda_capability{static_cast<std::uint8_t>(major), static_cast<std::uint8_t>(all % 10)};
@@ -88,14 +87,20 @@ ATTNSEL_INLINE bool gfx_arch::in_family(gfx_family family) const noexcept {
   const bool is_942 = major == 9 && minor == 4 && stepping == 2;
   const bool is_950 = major == 9 && minor == 5 && stepping == 0;
   switch (family) {
-    case gfx_family::gfx9: return major == 9;
-    case gfx_family::gfx10: return major == 10;
-    case gfx_family::gfx11: return major == 11;
-    case gfx_family::gfx12: return major == 12;
-    case gfx_family::mi300: return is_942 || is_950;
+    case gfx_family::gfx9:
+      return major == 9;
+    case gfx_family::gfx10:
+      return major == 10;
+    case gfx_family::gfx11:
+      return major == 11;
+    case gfx_family::gfx12:
+      return major == 12;
+    case gfx_family::mi300:
+      return is_942 || is_950;
     case gfx_family::cdna:
       return is_942 || is_950 || (major == 9 && minor == 0 && (stepping == 8 || stepping == 0xa));
-    case gfx_family::rdna: return major >= 10 && major <= 12;
+    case gfx_family::rdna:
+      return major >= 10 && major <= 12;
   }
   return false;
 }

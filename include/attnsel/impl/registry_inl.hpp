@@ -20,7 +20,8 @@ ATTNSEL_BEGIN_NAMESPACE
 namespace detail {
 
 // Upper-cases `name` into `buf` (names are at most 64 characters); false when it cannot be a name.
-inline bool upper_into(std::string_view name, std::array<char, limits::name_length>& buf, std::string_view& out) noexcept {
+inline bool upper_into(std::string_view name, std::array<char, limits::name_length>& buf,
+                       std::string_view& out) noexcept {
   if (name.empty() || name.size() > buf.size()) return false;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
@@ -57,19 +58,20 @@ inline void validate_capabilities(const std::string& where, const capabilities& 
       throw registry_error(where + ": block size multiple " + std::to_string(m) + " is outside [1, " +
                            std::to_string(limits::block_size) + "]");
   if (c.preferred_block_size > limits::block_size)
-    throw registry_error(where + ": preferred block size " + std::to_string(c.preferred_block_size) +
-                         " is above " + std::to_string(limits::block_size));
+    throw registry_error(where + ": preferred block size " + std::to_string(c.preferred_block_size) + " is above " +
+                         std::to_string(limits::block_size));
   if (!inherited_features)
     for (const auto& f : c.features)
       if (!is_valid_feature_name(f))
-        throw registry_error(where + ": feature '" + detail::escape_text(f, limits::echoed_text) + "' is not lower_snake");
+        throw registry_error(where + ": feature '" + detail::escape_text(f, limits::echoed_text) +
+                             "' is not lower_snake");
   for (const auto& pc : c.platforms) {
     if (pc.min_capability && pc.max_capability && *pc.max_capability < *pc.min_capability)
       throw registry_error(where + ": platform capability range is inverted");
     const auto bad = pc.unmatchable_field(pc.vendor);
     if (!bad.empty())
-      throw registry_error(where + ": platform " + pc.describe() + " can never match (" + std::string(bad) +
-                           " on " + std::string(to_string(pc.vendor)) + ")");
+      throw registry_error(where + ": platform " + pc.describe() + " can never match (" + std::string(bad) + " on " +
+                           std::string(to_string(pc.vendor)) + ")");
   }
   for (const auto& r : c.requires_components)
     if (r.name.empty()) throw registry_error(where + ": required component with an empty name");
@@ -83,15 +85,17 @@ ATTNSEL_INLINE void validate_descriptor(const backend_descriptor& b) {
                          "' is not UPPER_SNAKE ([A-Z][A-Z0-9_]*, at most 64 chars)");
   for (const auto& a : b.aliases)
     if (!is_valid_backend_name(a))
-      throw registry_error("backend " + b.name + ": alias '" + detail::escape_text(a, limits::echoed_text) + "' is not UPPER_SNAKE");
+      throw registry_error("backend " + b.name + ": alias '" + detail::escape_text(a, limits::echoed_text) +
+                           "' is not UPPER_SNAKE");
   if (b.domains.empty()) throw registry_error("backend " + b.name + " serves no domain");
   detail::validate_capabilities("backend " + b.name, b.caps);
   for (const auto& v : b.variants) {
     if (v.variant.empty() || v.variant.size() > limits::name_length)
       throw registry_error("backend " + b.name + ": a variant name is empty or longer than " +
                            std::to_string(limits::name_length) + " characters");
-    detail::validate_capabilities("backend " + b.name + " variant " + detail::escape_text(v.variant, limits::echoed_text), v,
-                                  v.features.shares_storage_with(b.caps.features));
+    detail::validate_capabilities(
+        "backend " + b.name + " variant " + detail::escape_text(v.variant, limits::echoed_text), v,
+        v.features.shares_storage_with(b.caps.features));
   }
 }
 
@@ -105,12 +109,13 @@ ATTNSEL_INLINE void validate_rule(const policy_rule& r) {
     throw registry_error(where() + ": capability range is inverted");
   const auto bad = r.unmatchable_field(r.vendor);
   if (!bad.empty())
-    throw registry_error(where() + " can never match (" + std::string(bad) + " on " +
-                         std::string(to_string(r.vendor)) + ")");
+    throw registry_error(where() + " can never match (" + std::string(bad) + " on " + std::string(to_string(r.vendor)) +
+                         ")");
   for (const auto* fs : {&r.features, &r.without_features})
     for (const auto& f : *fs)
       if (!is_valid_feature_name(f))
-        throw registry_error(where() + ": feature '" + detail::escape_text(f, limits::echoed_text) + "' is not lower_snake");
+        throw registry_error(where() + ": feature '" + detail::escape_text(f, limits::echoed_text) +
+                             "' is not lower_snake");
 }
 
 namespace detail {

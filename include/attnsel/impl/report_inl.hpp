@@ -111,7 +111,8 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
       } else {
         in.object(c, ptr, {"name", "version"});
         spec = in.string(in.required(c, ptr, "name"), child(ptr, "name"));
-        if (const nlohmann::json* v = in.nullable_member(c, "version")) spec += "=" + in.string(*v, child(ptr, "version"));
+        if (const nlohmann::json* v = in.nullable_member(c, "version"))
+          spec += "=" + in.string(*v, child(ptr, "version"));
       }
       try {
         p.add_component_spec(spec);
@@ -131,7 +132,8 @@ ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
   query q;
   // Bounds from limits.hpp; a value in range but still invalid (head_size 0) is select()'s bad_query.
   if (const auto* m = in.nullable_member(j, "domain")) q.domain = in.enumerator<attn_domain>(*m, "/domain");
-  if (const auto* m = in.nullable_member(j, "head_size")) q.head_size = in.uint32(*m, "/head_size", 0, limits::head_size);
+  if (const auto* m = in.nullable_member(j, "head_size"))
+    q.head_size = in.uint32(*m, "/head_size", 0, limits::head_size);
   if (const auto* m = in.nullable_member(j, "head_size_v"))
     q.head_size_v = in.uint32(*m, "/head_size_v", 0, limits::head_size);
   if (const auto* m = in.nullable_member(j, "dtype")) q.dtype = in.enumerator<data_type>(*m, "/dtype");
@@ -141,7 +143,8 @@ ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
     q.block_size = in.uint32(*m, "/block_size", 0, limits::block_size);
   if (const auto* m = in.nullable_member(j, "attn_type")) q.attn_type = in.enumerator<attention_type>(*m, "/attn_type");
   if (const auto* m = in.nullable_member(j, "mode")) q.mode = in.enumerator<attention_mode>(*m, "/mode");
-  if (const auto* m = in.nullable_member(j, "num_heads")) q.num_heads = in.uint32(*m, "/num_heads", 0, limits::num_heads);
+  if (const auto* m = in.nullable_member(j, "num_heads"))
+    q.num_heads = in.uint32(*m, "/num_heads", 0, limits::num_heads);
   if (const auto* m = in.nullable_member(j, "features")) q.required = in.features(*m, "/features");
   return q;
 }

@@ -134,8 +134,8 @@ struct trace_visitor {
     candidate_report r;
     r.name = reg.backends()[index].name;
     r.outcome = verdict::skipped;
-    r.reasons.push_back(reason{code, code == reason_code::excluded ? std::string("removed by the override")
-                                                                   : condition_message(*entry)});
+    r.reasons.push_back(reason{
+        code, code == reason_code::excluded ? std::string("removed by the override") : condition_message(*entry)});
     out.push_back(std::move(r));
   }
 };
@@ -230,9 +230,9 @@ inline void append_unvisited(const registry& reg, const query& q, const platform
     r.name = b.name;
     r.variant = variant->variant;
     r.outcome = verdict::skipped;
-    r.reasons.push_back(reason{reason_code::not_in_policy,
-                               "not in the automatic order for " + (rule ? rule->describe() : p.describe()) +
-                                   "; it can still be forced"});
+    r.reasons.push_back(reason{
+        reason_code::not_in_policy,
+        "not in the automatic order for " + (rule ? rule->describe() : p.describe()) + "; it can still be forced"});
     for (auto& extra : check_backend(b, q, p)) r.reasons.push_back(std::move(extra));
     out.push_back(std::move(r));
   }
@@ -244,8 +244,8 @@ ATTNSEL_INLINE std::uint32_t selection::block_size_for(std::uint32_t current) co
   if (variant == nullptr) return current;
   const auto& multiples = variant->block_size_multiples;
   const auto accepts = [&](std::uint32_t b) {
-    return multiples.empty() || std::any_of(multiples.begin(), multiples.end(),
-                                            [&](std::uint32_t m) { return m != 0 && b % m == 0; });
+    return multiples.empty() ||
+           std::any_of(multiples.begin(), multiples.end(), [&](std::uint32_t m) { return m != 0 && b % m == 0; });
   };
   if (current != 0 && accepts(current)) return current;
   if (variant->preferred_block_size != 0) return variant->preferred_block_size;
@@ -307,8 +307,8 @@ ATTNSEL_INLINE selection select_or_throw(const registry& reg, const query& q, co
   return result.value();
 }
 
-ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const platform& p,
-                                   const override_request& ovr, const select_options& options) {
+ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const platform& p, const override_request& ovr,
+                                   const select_options& options) {
   if (!is_closed(reg, p)) {
     auto closed = close_platform(reg, p);
     auto ex = explain(reg, q, closed.value, ovr, options);

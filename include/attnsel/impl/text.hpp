@@ -52,7 +52,8 @@ std::string join(const Range& range, std::string_view sep, Text text) {
 /// `join` for ranges of strings (or anything a std::string can be appended with).
 template <class Range>
 std::string join(const Range& range, std::string_view sep) {
-  return join(range, sep, [](const auto& item) -> const auto& { return item; });
+  return join(
+      range, sep, [](const auto& item) -> const auto& { return item; });
 }
 
 /// Like `join`, but lists at most `limit` items and then says how many more there are
@@ -75,7 +76,8 @@ std::string join_limited(const Range& range, std::string_view sep, Text text,
 
 template <class Range>
 std::string join_limited(const Range& range, std::string_view sep, std::size_t limit = limits::listed_alternatives) {
-  return join_limited(range, sep, [](const auto& item) -> const auto& { return item; }, limit);
+  return join_limited(
+      range, sep, [](const auto& item) -> const auto& { return item; }, limit);
 }
 
 }  // namespace detail
