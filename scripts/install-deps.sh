@@ -5,9 +5,13 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev
           libbenchmark-dev git
+          # guardrails: tools/check_format.sh (clang-format 14) and the tidy checks
+          clang-format clang-tidy
           # the Python module (python/): Debian's interpreter headers, pybind11, pytest; pip/setuptools/wheel/venv
           # for `pip install --no-build-isolation .`
-          python3-dev pybind11-dev python3-pytest python3-pip python3-setuptools python3-wheel python3-venv)
+          python3-dev pybind11-dev python3-pytest python3-pip python3-setuptools python3-wheel python3-venv
+          # tests/python/test_schema.py: docs/catalog.schema.json and the loader judge one corpus
+          python3-jsonschema)
 if [[ "${1:-}" == "--with-tools" ]]; then
   packages+=(valgrind)
 fi

@@ -16,6 +16,9 @@ step() { printf '\n=== %s ===\n' "$*"; }
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 
+step "format: every C++ source matches .clang-format"
+tools/check_format.sh
+
 step "dev workflow: configure, build, ctest"
 cmake --workflow --preset dev | tee -a "$log"
 
