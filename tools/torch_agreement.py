@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Agreement sweep: attnsel.torch's SDPA choice against torch._fused_sdp_choice over many CUDA configurations.
 """Usage: PYTHONPATH=<build>/python python3 tools/torch_agreement.py [--json FILE] [--device cuda]
+                                                                   [--platform-from detect|torch]
 
 Sweeps dtypes x head dims x {plain, causal, mask, dropout} x {MHA, GQA} x sequence shapes on CUDA
-tensors. For each configuration it compares attnsel.torch.select_sdpa (torch_sdpa catalog, platform
-from attnsel.torch.platform()) with torch._fused_sdp_choice, then runs F.scaled_dot_product_attention
+tensors. For each configuration it compares attnsel.torch.select_sdpa (torch_sdpa catalog; the platform
+from attnsel.detect_platform(), no component typed by hand, or with --platform-from torch from
+attnsel.torch.platform()) with torch._fused_sdp_choice, then runs F.scaled_dot_product_attention
 inside attnsel.torch.use_backend(choice) to check that the chosen kernel really runs. Prints a summary
 and every disagreement; --json writes every row.
 """
@@ -38,16 +40,26 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--platform-from", choices=["detect", "torch"], default="detect")
     args = ap.parse_args()
     dev = torch.device(args.device)
-    platform = at.platform(dev)
+    from_torch = at.platform(dev)
+    detection = None
+    if args.platform_from == "detect":
+        detection = attnsel.detect_platform(device_index=dev.index or 0)
+        platform = detection.platform
+        print(detection)
+    else:
+        platform = from_torch
     reg = at.registry()
     # The first SDPA call is where PyTorch applies its cuDNN preference: make it before comparing.
     warm = torch.randn(1, 1, 8, 64, device=dev, dtype=torch.float16)
     torch._fused_sdp_choice(warm, warm, warm, None, 0.0, False)
     print(f"torch {torch.__version__}, cuda {torch.version.cuda}, cudnn {at.cudnn_version()}, "
           f"device {torch.cuda.get_device_name(dev)} capability {torch.cuda.get_device_capability(dev)}")
-    print(f"attnsel {attnsel.__version__}, platform {platform!r}")
+    print(f"attnsel {attnsel.__version__}, platform {platform!r} (from {args.platform_from})")
+    same = platform == from_torch
+    print(f"detected platform equals attnsel.torch.platform(): {same}" if detection else "")
     print(f"sdp priority order after first call: {torch._C._get_sdp_priority_order()}")
 
     rows = []
@@ -87,6 +99,8 @@ def main() -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"torch": torch.__version__, "cudnn": at.cudnn_version(), "platform": repr(platform),
+                       "platform_from": args.platform_from, "equals_torch_platform": platform == from_torch,
+                       "facts": [vars(f) for f in detection.facts] if detection else [],
                        "configurations": len(rows), "agree": agree, "ran": ran, "rows": rows}, f, indent=1)
     return 0
 

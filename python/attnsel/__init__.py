@@ -8,7 +8,8 @@
     s = attnsel.select(reg, q, attnsel.Platform.cuda(9, 0))
     s.backend  # 'FLASH_ATTN'
 
-attnsel.torch (only where torch is installed) maps SDPA calls onto the torch_sdpa catalog.
+attnsel.detect_platform() detects the machine (GPU, cuDNN, packages, engine switches) with a source
+for every fact. attnsel.torch (only where torch is installed) maps SDPA calls onto the torch_sdpa catalog.
 """
 
 from ._attnsel import (
@@ -44,6 +45,7 @@ from ._attnsel import (
     to_json,
     torch_sdpa_registry,
 )
+from .detect import Detection, DetectedFact, detect_platform
 
 __all__ = [
     "ATTN_TYPES",
@@ -60,6 +62,8 @@ __all__ = [
     "VERDICTS",
     "Candidate",
     "CatalogError",
+    "DetectedFact",
+    "Detection",
     "Explanation",
     "OverrideSet",
     "Platform",
@@ -69,6 +73,7 @@ __all__ = [
     "Selection",
     "SelectionError",
     "builtin_catalog",
+    "detect_platform",
     "explain",
     "load_catalog",
     "parse_catalog",

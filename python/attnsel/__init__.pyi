@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Type stubs of the attnsel package (the compiled core re-exported by __init__.py); see docs/python.md.
 import os
-from typing import Dict, FrozenSet, Iterable, List, Literal, Mapping, Optional, Tuple, Union, overload
+from typing import Dict, FrozenSet, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
 
 __version__: str
 
@@ -195,3 +195,24 @@ def torch_sdpa_registry() -> Registry: ...
 def builtin_catalog(name: str) -> Registry: ...
 def load_catalog(path: _PathLike) -> Registry: ...
 def parse_catalog(text: str, origin: str = "<string>") -> Registry: ...
+
+class DetectedFact:
+    name: str
+    value: str
+    source: str
+    found: bool
+    def __init__(self, name: str, value: str, source: str, found: bool) -> None: ...
+
+class Detection:
+    platform: Platform
+    facts: Tuple[DetectedFact, ...]
+    def __init__(self, platform: Platform, facts: Tuple[DetectedFact, ...]) -> None: ...
+    def find(self, name: str) -> Optional[DetectedFact]: ...
+
+def detect_platform(*, device_index: int = 0, library_dirs: Optional[Iterable[str]] = None,
+                    packages: Optional[Mapping[str, Sequence[str]]] = None, extra_components: Iterable[str] = (),
+                    environment: Optional[Mapping[str, str]] = None, sysfs_root: Optional[str] = None,
+                    proc_root: Optional[str] = None, rocm_roots: Optional[Iterable[str]] = None,
+                    cuda_driver_libraries: Optional[Iterable[str]] = None,
+                    cudnn_libraries: Optional[Iterable[str]] = None, cudnn_loader_search: bool = True,
+                    switch_table: Optional[str] = None) -> Detection: ...

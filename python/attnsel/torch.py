@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.metadata
-import importlib.util
 import os
-import re
 from typing import Any, Dict, Iterator, Optional, Union
 
 import torch
@@ -29,6 +26,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from . import DTYPES, OverrideSet, Platform, Query, Registry, Selection, select, torch_sdpa_registry
+from .detect import PYTHON_PACKAGES, python_components
 
 __all__ = [
     "PYTHON_PACKAGES",
@@ -52,65 +50,6 @@ _BACKENDS = {
     "CUDNN_ATTENTION": SDPBackend.CUDNN_ATTENTION,
     "MATH": SDPBackend.MATH,
 }
-
-#: Python packages reported as platform components: component name -> distribution names to ask
-#: importlib.metadata for the version (the first one installed wins).
-PYTHON_PACKAGES: Dict[str, tuple] = {
-    "flashinfer": ("flashinfer-python", "flashinfer"),
-    "flash_attn": ("flash-attn", "flash_attn", "vllm-flash-attn"),
-    "aiter": ("amd-aiter", "aiter"),
-}
-
-
-def query_from_sdpa(
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    attn_mask: Optional[torch.Tensor] = None,
-    dropout_p: float = 0.0,
-    is_causal: bool = False,
-    enable_gqa: bool = False,
-    *,
-    domain: str = "decoder",
-) -> Query:
-    """The torch_sdpa catalog's Query for one SDPA call (same arguments as F.scaled_dot_product_attention).
-
-    Reads the tensors' dtype and head dims, the flags, grad mode (requires_grad counts only while
-    grad is enabled, as in PyTorch) and torch.use_deterministic_algorithms (without warn_only).
-    ValueError for a dtype outside float16/bfloat16/float32 or q/k/v of different dtypes.
-    """
-    dtype = _DTYPES.get(query.dtype)
-    if dtype is None:
-        raise ValueError(f"dtype: '{query.dtype}' is not one of {', '.join(DTYPES)}")
-    if key.dtype != query.dtype or value.dtype != query.dtype:
-        raise ValueError(f"dtype: query, key and value must share one dtype, got {query.dtype}, {key.dtype}, {value.dtype}")
-    nested = query.is_nested or key.is_nested or value.is_nested
-    features = set()
-    if dropout_p > 0.0:
-        features.add("dropout")
-    if attn_mask is not None:
-        features.add("attn_mask")
-    if enable_gqa and query.dim() >= 3 and key.dim() >= 3 and query.size(-3) != key.size(-3):
-        features.add("gqa")
-    if nested:
-        features.add("nested")
-    if torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad):
-        features.add("requires_grad")
-    if torch.are_deterministic_algorithms_enabled() and not torch.is_deterministic_algorithms_warn_only_enabled():
-        features.add("deterministic")
-    head_size = query.size(-1)
-    head_size_v = value.size(-1)
-    num_heads = query.size(-3) if query.dim() >= 3 and not nested else None
-    return Query(
-        head_size=head_size,
-        head_size_v=head_size_v if head_size_v != head_size else None,
-        dtype=dtype,
-        attn_type="decoder" if is_causal else "encoder_only",
-        domain=domain,
-        num_heads=num_heads,
-        features=features,
-    )
-
 
 def cudnn_version() -> Optional[str]:
     """The runtime cuDNN version as 'major.minor.patch' (91900 -> '9.19.0'), or None without cuDNN."""
@@ -140,39 +79,13 @@ def _cudnn_preferred(cudnn: Optional[str], major: int, minor: int) -> bool:
     return True
 
 
-def _numeric_version(text: str) -> Optional[str]:
-    match = re.match(r"\d+(\.\d+){0,3}", text)
-    return match.group(0) if match else None
-
-
-def python_components() -> Dict[str, Optional[str]]:
-    """The PYTHON_PACKAGES that are importable, with their dotted numeric version when known."""
-    out: Dict[str, Optional[str]] = {}
-    for component, distributions in PYTHON_PACKAGES.items():
-        try:
-            found = importlib.util.find_spec(component) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            continue
-        version = None
-        for dist in distributions:
-            try:
-                version = _numeric_version(importlib.metadata.version(dist))
-                break
-            except importlib.metadata.PackageNotFoundError:
-                continue
-        out[component] = version
-    return out
-
-
 def platform(device: Union[None, str, int, torch.device] = None) -> Platform:
     """The Platform of a torch device (default: the current CUDA device, else the CPU).
 
     CUDA: capability from torch.cuda.get_device_capability(), components cudnn=<runtime version>,
     cudnn_preferred when PyTorch would put cuDNN first, plus python_components(). ROCm builds give
-    Platform.rocm(gcnArchName). Until the C++ platform detection is exposed here, this is built from
-    what torch reports.
+    Platform.rocm(gcnArchName). Built from what torch reports about `device`; attnsel.detect_platform()
+    detects the machine itself (driver, cuDNN, switches) with a source for every fact.
     """
     if device is None:
         device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")

@@ -99,5 +99,6 @@ void bind_selection(py::module_& m);  // selection.cpp: Candidate, Reason, Expla
 void bind_selection_type(
     py::module_& m);               // selection_type.cpp: Selection (a hand-written type: select() makes one per call)
 void bind_report(py::module_& m);  // report.cpp: to_json
+void bind_detect(py::module_& m);  // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
 
 }  // namespace attnsel_py

@@ -15,4 +15,5 @@ PYBIND11_MODULE(_attnsel, m) {
   attnsel_py::bind_overrides(m);
   attnsel_py::bind_selection(m);
   attnsel_py::bind_report(m);
+  attnsel_py::bind_detect(m);
 }

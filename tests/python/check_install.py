@@ -16,7 +16,7 @@ def main() -> int:
                        stdout=subprocess.DEVNULL)
         site = pathlib.Path(prefix) / rel
         installed = sorted(p.name for p in (site / "attnsel").iterdir())
-        for name in ("__init__.py", "__init__.pyi", "torch.py", "torch.pyi", "py.typed"):
+        for name in ("__init__.py", "__init__.pyi", "detect.py", "torch.py", "torch.pyi", "py.typed"):
             assert name in installed, f"{name} not installed: {installed}"
         assert any(n.startswith("_attnsel") and n.endswith((".so", ".pyd")) for n in installed), installed
         # A clean interpreter (no build tree on the path, run from elsewhere) imports the installed copy.

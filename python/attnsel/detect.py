@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: Apache-2.0
+# attnsel.detect_platform(): the C++ detection plus what only Python can see (packages, torch's cuDNN).
+"""Platform detection from Python: the machine as attnsel sees it, each fact with its source.
+
+The C++ probes (<attnsel/detect.hpp>: CUDA driver, cuDNN, KFD topology, CPU ISA, engine switches) run
+inside the extension; this module adds the importable Python packages (PYTHON_PACKAGES) as components
+before the engine switches are evaluated, and points the cuDNN probe at the lib directory of the
+installed torch, so the cuDNN version is the one torch loads. Nothing here imports torch.
+"""
+
+import dataclasses
+import importlib.metadata
+import importlib.util
+import os
+import re
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ._attnsel import Platform, _detect, _DetectOptions
+
+__all__ = ["PYTHON_PACKAGES", "Detection", "DetectedFact", "detect_platform", "python_components"]
+
+#: Python packages reported as platform components: component name -> distribution names to ask
+#: importlib.metadata for the version (the first one installed wins). The components are those the
+#: built-in catalogs name (catalog/vllm.json: flashinfer, flash_attn, aiter).
+PYTHON_PACKAGES: Dict[str, Tuple[str, ...]] = {
+    "flashinfer": ("flashinfer-python", "flashinfer"),
+    "flash_attn": ("flash-attn", "flash_attn", "vllm-flash-attn"),
+    "aiter": ("amd-aiter", "aiter"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class DetectedFact:
+    """One thing detection learned, or failed to learn, and how (detected_fact in C++)."""
+
+    name: str  #: 'cuda.capability', 'cudnn.version', 'package.flashinfer', ...
+    value: str  #: '9.0', '9.19.0'; empty when not found
+    source: str  #: 'cuDeviceGetAttribute via libcuda.so.1', 'not found: importlib.util.find_spec(...)'
+    found: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Detection:
+    """A detected Platform and every fact, in the order the probes ran."""
+
+    platform: Platform
+    facts: Tuple[DetectedFact, ...]
+
+    def find(self, name: str) -> Optional[DetectedFact]:
+        """The first fact named `name` that was found, else the first of that name, else None."""
+        named = [f for f in self.facts if f.name == name]
+        return next((f for f in named if f.found), named[0] if named else None)
+
+    def __str__(self) -> str:
+        width = max((len(f.name) for f in self.facts), default=0)
+        lines = [f"platform: {self.platform!r}"]
+        for f in self.facts:
+            value = f.value if f.found else "-"
+            lines.append(f"  {f.name:<{width}}  {value}  ({f.source})")
+        return "\n".join(lines)
+
+
+def _numeric_version(text: str) -> Optional[str]:
+    match = re.match(r"\d+(\.\d+){0,3}", text)
+    return match.group(0) if match else None
+
+
+def _find_spec(module: str):
+    try:
+        return importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+
+
+def _package_facts(packages: Mapping[str, Sequence[str]]) -> List[DetectedFact]:
+    facts = []
+    for component, distributions in packages.items():
+        probe = f"importlib.util.find_spec('{component}')"
+        if _find_spec(component) is None:
+            facts.append(DetectedFact(f"package.{component}", "", f"not found: {probe}", False))
+            continue
+        version, source = None, f"{probe}; no version: none of {', '.join(distributions)} is an installed distribution"
+        for dist in distributions:
+            try:
+                text = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            version = _numeric_version(text)
+            source = f"{probe}; importlib.metadata.version('{dist}') = '{text}'"
+            if version is None:
+                source += " (not numeric: reported without a version)"
+            break
+        facts.append(DetectedFact(f"package.{component}", version or "", source, True))
+    return facts
+
+
+def python_components(packages: Optional[Mapping[str, Sequence[str]]] = None) -> Dict[str, Optional[str]]:
+    """The PYTHON_PACKAGES (or `packages`) that are importable, with their dotted numeric version when known."""
+    facts = _package_facts(PYTHON_PACKAGES if packages is None else packages)
+    return {f.name[len("package.") :]: (f.value or None) for f in facts if f.found}
+
+
+def _torch_lib_dir() -> Tuple[Optional[str], DetectedFact]:
+    spec = _find_spec("torch")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        return None, DetectedFact("torch.lib_dir", "", "not found: importlib.util.find_spec('torch')", False)
+    lib = os.path.join(locations[0], "lib")
+    return lib, DetectedFact("torch.lib_dir", lib, "importlib.util.find_spec('torch') (cuDNN hint; torch not imported)", True)
+
+
+def detect_platform(
+    *,
+    device_index: int = 0,
+    library_dirs: Optional[Iterable[str]] = None,
+    packages: Optional[Mapping[str, Sequence[str]]] = None,
+    extra_components: Iterable[str] = (),
+    environment: Optional[Mapping[str, str]] = None,
+    sysfs_root: Optional[str] = None,
+    proc_root: Optional[str] = None,
+    rocm_roots: Optional[Iterable[str]] = None,
+    cuda_driver_libraries: Optional[Iterable[str]] = None,
+    cudnn_libraries: Optional[Iterable[str]] = None,
+    cudnn_loader_search: bool = True,
+    switch_table: Optional[str] = None,
+) -> Detection:
+    """Detects this machine: the GPU (CUDA driver, else KFD topology), cuDNN, ROCm, CPU ISA, Python
+    packages and engine switches, as a Detection (platform + facts with their sources). Never raises for
+    what it finds: a missing or broken library is a fact. ValueError only for a malformed argument.
+
+    library_dirs: where to look for cuDNN first; None: the installed torch's lib directory (found
+    without importing torch), so the version is the one torch loads. packages: component -> distribution
+    names (default PYTHON_PACKAGES); {} skips the package probe. extra_components: 'name' or
+    'name=version' added as the caller's facts. environment: the variables engine switches and
+    CUDA_VISIBLE_DEVICES are read from (None: this process's). The roots and library lists replace
+    the C++ defaults (docs/detection.md) and exist for tests and unusual installs.
+    """
+    if isinstance(extra_components, str) or isinstance(library_dirs, str):
+        raise TypeError("extra_components and library_dirs take a collection of str, not a str")
+    if device_index < 0:
+        raise ValueError(f"device_index: {device_index} is negative")
+    facts: List[DetectedFact] = []
+    options = _DetectOptions()
+    options.device_index = device_index
+    if library_dirs is None:
+        lib, fact = _torch_lib_dir()
+        facts.append(fact)
+        options.library_dirs = [lib] if lib else []
+    else:
+        options.library_dirs = list(library_dirs)
+    package_facts = _package_facts(PYTHON_PACKAGES if packages is None else packages)
+    facts.extend(package_facts)
+    specs = [f.name[len("package.") :] + (f"={f.value}" if f.value else "") for f in package_facts if f.found]
+    options.extra_components = specs + list(extra_components)
+    options.environment = None if environment is None else dict(environment)
+    options.sysfs_root = sysfs_root
+    options.proc_root = proc_root
+    options.rocm_roots = None if rocm_roots is None else list(rocm_roots)
+    options.cuda_driver_libraries = None if cuda_driver_libraries is None else list(cuda_driver_libraries)
+    options.cudnn_libraries = None if cudnn_libraries is None else list(cudnn_libraries)
+    options.cudnn_loader_search = cudnn_loader_search
+    options.switch_table = switch_table
+    platform, native = _detect(options)
+    facts.extend(DetectedFact(*f) for f in native)
+    return Detection(platform, tuple(facts))
