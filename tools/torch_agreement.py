@@ -58,8 +58,11 @@ def main() -> int:
     print(f"torch {torch.__version__}, cuda {torch.version.cuda}, cudnn {at.cudnn_version()}, "
           f"device {torch.cuda.get_device_name(dev)} capability {torch.cuda.get_device_capability(dev)}")
     print(f"attnsel {attnsel.__version__}, platform {platform!r} (from {args.platform_from})")
-    same = platform == from_torch
-    print(f"detected platform equals attnsel.torch.platform(): {same}" if detection else "")
+    # What the detected platform says beyond (or short of) what torch reports for the device.
+    differ = sorted(set(platform.components.items()) ^ set(from_torch.components.items()))
+    if detection:
+        print(f"detected vs attnsel.torch.platform(): same arch {platform.arch == from_torch.arch}; "
+              f"components in only one of them: {differ}")
     print(f"sdp priority order after first call: {torch._C._get_sdp_priority_order()}")
 
     rows = []
@@ -99,7 +102,7 @@ def main() -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"torch": torch.__version__, "cudnn": at.cudnn_version(), "platform": repr(platform),
-                       "platform_from": args.platform_from, "equals_torch_platform": platform == from_torch,
+                       "platform_from": args.platform_from, "components_not_in_torch_platform": differ,
                        "facts": [vars(f) for f in detection.facts] if detection else [],
                        "configurations": len(rows), "agree": agree, "ran": ran, "rows": rows}, f, indent=1)
     return 0

@@ -51,6 +51,56 @@ _BACKENDS = {
     "MATH": SDPBackend.MATH,
 }
 
+def query_from_sdpa(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: Optional[torch.Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    enable_gqa: bool = False,
+    *,
+    domain: str = "decoder",
+) -> Query:
+    """The torch_sdpa catalog's Query for one SDPA call (same arguments as F.scaled_dot_product_attention).
+
+    Reads the tensors' dtype and head dims, the flags, grad mode (requires_grad counts only while
+    grad is enabled, as in PyTorch) and torch.use_deterministic_algorithms (without warn_only).
+    ValueError for a dtype outside float16/bfloat16/float32 or q/k/v of different dtypes.
+    """
+    dtype = _DTYPES.get(query.dtype)
+    if dtype is None:
+        raise ValueError(f"dtype: '{query.dtype}' is not one of {', '.join(DTYPES)}")
+    if key.dtype != query.dtype or value.dtype != query.dtype:
+        raise ValueError(f"dtype: query, key and value must share one dtype, got {query.dtype}, {key.dtype}, {value.dtype}")
+    nested = query.is_nested or key.is_nested or value.is_nested
+    features = set()
+    if dropout_p > 0.0:
+        features.add("dropout")
+    if attn_mask is not None:
+        features.add("attn_mask")
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3 and query.size(-3) != key.size(-3):
+        features.add("gqa")
+    if nested:
+        features.add("nested")
+    if torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad):
+        features.add("requires_grad")
+    if torch.are_deterministic_algorithms_enabled() and not torch.is_deterministic_algorithms_warn_only_enabled():
+        features.add("deterministic")
+    head_size = query.size(-1)
+    head_size_v = value.size(-1)
+    num_heads = query.size(-3) if query.dim() >= 3 and not nested else None
+    return Query(
+        head_size=head_size,
+        head_size_v=head_size_v if head_size_v != head_size else None,
+        dtype=dtype,
+        attn_type="decoder" if is_causal else "encoder_only",
+        domain=domain,
+        num_heads=num_heads,
+        features=features,
+    )
+
+
 def cudnn_version() -> Optional[str]:
     """The runtime cuDNN version as 'major.minor.patch' (91900 -> '9.19.0'), or None without cuDNN."""
     if not torch.backends.cudnn.is_available():
