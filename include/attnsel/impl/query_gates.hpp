@@ -117,13 +117,13 @@ ATTNSEL_GATE query_facts facts_of(const query& q, const std::array<std::uint64_t
 struct query_gates {
   const backend_descriptor* backend = nullptr;
   const capabilities* variant = nullptr;
-  std::uint64_t accepts = 0;            // query words the mode, attention type, dtype and kv gates pass
-  std::uint64_t head_sizes = 0;         // bit k: head size 8(k+1) accepted
-  std::uint64_t value_head_sizes = 0;   // the same for a value head size that differs from the head size
+  std::uint64_t accepts = 0;                // query words the mode, attention type, dtype and kv gates pass
+  std::uint64_t head_sizes = 0;             // bit k: head size 8(k+1) accepted
+  std::uint64_t value_head_sizes = 0;       // the same for a value head size that differs from the head size
   std::array<std::uint64_t, 2> declared{};  // the variant's features as dictionary bits
-  std::uint32_t block_sizes = 0;        // bit k: block size 2^k accepted; bit 31: unpinned
-  bool value_heads_listed = false;      // the variant accepts a different value head size at all
-  bool custom = false;                  // the backend has an extra_check
+  std::uint32_t block_sizes = 0;            // bit k: block size 2^k accepted; bit 31: unpinned
+  bool value_heads_listed = false;          // the variant accepts a different value head size at all
+  bool custom = false;                      // the backend has an extra_check
 };
 
 inline query_gates compile_query_gates(const backend_descriptor& b, const capabilities& v,
