@@ -186,6 +186,26 @@ void bm_shared_snapshot(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// The hot path of an engine that needs only the winner: selector::decide through the cache (warmed
+// by the outcome check), returning a trivially copyable decision. Successful cases only.
+void bm_cached_decide(benchmark::State& state, std::size_t index) {
+  const auto& c = cases()[index];
+  const attnsel::selector bound(reference(), c.p, attnsel::override_request{c.spec});
+  if (!check_outcome(state, c, bound.select(c.q))) return;
+  const auto before = allocation_count();
+  const auto d = bound.decide(c.q);
+  const auto after = allocation_count();
+  if (!d || d.name() != c.expected) {
+    state.SkipWithError("decide() disagrees with select()");
+    return;
+  }
+  if (after != before) {
+    state.SkipWithError(("successful cached decide allocated " + std::to_string(after - before) + " times").c_str());
+    return;
+  }
+  measure_counted(state, [&] { return bound.decide(c.q); });
+}
+
 const bool registered = [] {
   for (std::size_t i = 0; i < cases().size(); ++i) {
     const std::string name(cases()[i].name);
@@ -198,6 +218,10 @@ const bool registered = [] {
   for (std::size_t i = 0; i < cases().size(); ++i) {
     const std::string name(cases()[i].name);
     benchmark::RegisterBenchmark(("cached_select/" + name).c_str(), bm_bound_select, i, true);
+  }
+  for (std::size_t i = 0; i < cases().size(); ++i) {
+    const std::string name(cases()[i].name);
+    if (cases()[i].success) benchmark::RegisterBenchmark(("cached_decide/" + name).c_str(), bm_cached_decide, i);
   }
   for (std::size_t i = 0; i < cases().size(); ++i) {
     const std::string name(cases()[i].name);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs select() a fixed number of times, for repeatable instruction counts under callgrind or perf stat.
 //
-// Usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --startup]
+// Usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --decide | --startup]
 // --bound and --cached select through a platform-bound selector (without / with its decision cache);
+// --decide asks the cached selector for a `decision` (selector::decide) instead of a selection_result;
 // --startup builds reference_registry() ITERATIONS times instead of selecting.
 // Run it twice (e.g. 0 and 100000 iterations) and divide the difference in instructions by the
 // difference in iterations: start-up (catalog parsing, process set-up) cancels out.
@@ -26,7 +27,8 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --startup]\ncases:");
+               "usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --decide | "
+               "--startup]\ncases:");
   for (std::size_t i = 0; i < attnsel_bench::case_count(); ++i) {
     std::string_view name, spec, expected;
     attnsel::query q;
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
   bool explain = false;
   bool bound = false;
   bool cached = false;
+  bool decide = false;
   bool startup = false;
   for (int a = 2; a < argc; ++a) {
     if (std::strcmp(argv[a], "--explain") == 0)
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
       bound = true;
     else if (std::strcmp(argv[a], "--cached") == 0)
       bound = cached = true;
+    else if (std::strcmp(argv[a], "--decide") == 0)
+      bound = cached = decide = true;
     else if (std::strcmp(argv[a], "--startup") == 0)
       startup = true;
     else
@@ -87,6 +92,9 @@ int main(int argc, char** argv) {
     if (startup) {
       const auto r = attnsel::reference_registry();
       sink = r.size();
+    } else if (decide) {
+      const auto d = sel.decide(q);
+      sink = d.rank;
     } else if (bound) {
       const auto r = sel.select(q);
       sink = r.ok() ? r->rank : 0;
@@ -102,6 +110,7 @@ int main(int argc, char** argv) {
   const std::string got = r.ok() ? std::string(r->name()) : "error:" + std::string(attnsel::to_string(r.error().code));
   std::printf("%.*s: %llu x %s -> %s\n", static_cast<int>(name.size()), name.data(), iterations,
               startup   ? "reference_registry"
+              : decide  ? "cached decide"
               : cached  ? "cached select"
               : bound   ? "bound select"
               : explain ? "explain"

@@ -6,6 +6,7 @@
 
 #include <attnsel/bound_selector.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -69,6 +70,20 @@ void check_same(const registry& reg, const query& q, const platform& p, const ov
   CHECK(describe(with_cache.select(q)) == expected);
   CHECK(describe(with_cache.select(q)) == expected);
   CHECK(describe(plain.explain(q)) == describe(explain(reg, q, p, ovr, options)));
+  // decide() is select() without the error and the fallback trace: the same winner and fields.
+  const auto r = select(reg, q, p, ovr, options);
+  for (const auto* bound : {&plain, &with_cache, &with_cache}) {
+    const auto d = bound->decide(q);
+    REQUIRE(static_cast<bool>(d) == r.ok());
+    if (!d) continue;
+    CHECK(d.backend == r->backend);
+    CHECK(d.variant == r->variant);
+    CHECK(d.rank == r->rank);
+    CHECK(d.overridden == r->overridden);
+    CHECK(d.fell_back == r->fell_back);
+    CHECK(d.source == r->source);
+    CHECK(d.name() == r->name());
+  }
 }
 
 }  // namespace
@@ -99,13 +114,42 @@ TEST_CASE("bound selection covers errors, bad overrides and bad queries", "[boun
   auto p = platform::cuda(9, 0);
   p.add_component("flashinfer", parse_component_version("0.2.1"));
   query q;
-  for (const char* spec : {"", "auto", "FAST", "MEDIUM,SLOW", "SLOW,auto", "-FAST", "-FAST,auto", "FAST_ATN", ",,",
-                           "FAST,-FAST", "LATENT", "LATENT,auto"}) {
+  for (const char* spec :
+       {"", "auto", "FAST", "MEDIUM,SLOW", "SLOW,auto", "-FAST", "-FAST,auto", "FAST_ATN", ",,", "FAST,-FAST", "LATENT",
+        "LATENT,auto", "auto,SLOW", "auto,LATENT", "LATENT,auto,SLOW", "-MEDIUM,auto,LATENT"}) {
     INFO(spec);
     for (const bool prefer : {false, true}) check_same(reg, q, p, override_request{spec, override_source::env}, prefer);
   }
   q.head_size = 0;  // bad_query comes before everything
   check_same(reg, q, p, override_request{"FAST_ATN"}, false);
+  // Sizes at and past the bounds, and past what the cache key packs: same answers, cached or not.
+  for (const std::uint32_t size : {max_head_size, max_head_size + 1, 1U << 17, 1U << 20}) {
+    INFO(size);
+    q = query{};
+    q.head_size = size;
+    check_same(reg, q, p, override_request{"SLOW"}, false);
+    q.head_size = 128;
+    q.head_size_v = size;
+    check_same(reg, q, p, override_request{"LATENT"}, false);
+  }
+}
+
+TEST_CASE("a bound selector keeps its override with more feature names than its bit words hold", "[bound]") {
+  auto reg = fixtures::small_registry();
+  backend_descriptor many;
+  many.name = "MANY";
+  std::vector<std::string> names;
+  for (int i = 0; i < 130; ++i) names.push_back("feature_" + std::to_string(i));
+  many.caps.features = feature_set(names);
+  reg.add(many);
+  const auto p = platform::cuda(9, 0);
+  for (const char* spec : {"SLOW", "MANY,auto", "-SLOW"}) {
+    INFO(spec);
+    const selector bound(reg, p, override_request{spec});
+    CHECK(bound.bound_override(attn_domain::decoder).spec == spec);
+    for (const bool prefer : {false, true}) check_same(reg, query{}, p, override_request{spec}, prefer);
+    CHECK(describe(bound.select(query{})) == describe(select(reg, query{}, p, override_request{spec})));
+  }
 }
 
 TEST_CASE("a bound selector reads each domain's own override", "[bound][domain]") {
@@ -232,11 +276,16 @@ TEST_CASE("the decision cache is bounded and keyed on the whole key", "[cache]")
   decision_cache cache(5);
   CHECK(cache.size() == 8);
   std::uint64_t value = 0;
-  CHECK_FALSE(cache.find({1, 2, 3, 4}, value));
-  cache.store({1, 2, 3, 4}, 77);
-  REQUIRE(cache.find({1, 2, 3, 4}, value));
+  CHECK_FALSE(cache.find({1, 2, 3, 4, 5}, value));
+  cache.store({1, 2, 3, 4, 5}, 77);
+  REQUIRE(cache.find({1, 2, 3, 4, 5}, value));
   CHECK(value == 77);
-  CHECK_FALSE(cache.find({1, 2, 3, 5}, value));
+  // A key that differs in any one word is another key.
+  for (std::size_t word = 0; word < 5; ++word) {
+    cache_key other{1, 2, 3, 4, 5};
+    other[word] ^= 1U << 7;
+    CHECK_FALSE(cache.find(other, value));
+  }
   for (std::uint64_t i = 0; i < 100; ++i) cache.store({i, 0, 0, 0}, i + 1);
   std::size_t kept = 0;
   for (std::uint64_t i = 0; i < 100; ++i) {
@@ -308,4 +357,71 @@ TEST_CASE("the gates a bound selector decides once read nothing of the query but
     CHECK((query_seen == (g.reads == gate_input::query)));
   }
   CHECK(query_seen);
+}
+
+namespace {
+
+// Bits of `set` in the sorted dictionary `names` (what a bound selector computes for a variant).
+std::array<std::uint64_t, 2> bits_of(const feature_set& set, const std::vector<std::string>& names) {
+  std::array<std::uint64_t, 2> out{};
+  for (const auto& f : set) {
+    const auto bit = static_cast<std::size_t>(std::lower_bound(names.begin(), names.end(), f) - names.begin());
+    out[bit / 64] |= std::uint64_t{1} << (bit % 64);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("compiled query gates pass exactly when the check gates do, for every catalog variant", "[bound][gates]") {
+  std::mt19937 rng(20261201);
+  const auto pick = [&](auto... values) {
+    const std::array<std::common_type_t<decltype(values)...>, sizeof...(values)> all{values...};
+    return all[std::uniform_int_distribution<std::size_t>(0, all.size() - 1)(rng)];
+  };
+  std::size_t passed = 0, failed = 0;
+  for (const auto name : builtin_catalog_names) {
+    const auto& reg = catalog_registry(std::string(name));
+    std::vector<std::string> names{"no_backend_has_this", "sinks", "alibi"};
+    for (const auto& b : reg.backends()) {
+      names.insert(names.end(), b.caps.features.begin(), b.caps.features.end());
+      for (const auto& v : b.variants) names.insert(names.end(), v.features.begin(), v.features.end());
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    REQUIRE(names.size() <= 128);
+    for (const auto& b : reg.backends()) {
+      std::vector<const capabilities*> variants{&b.caps};
+      for (const auto& v : b.variants) variants.push_back(&v);
+      for (const auto* v : variants) {
+        const auto gates = detail::compile_query_gates(b, *v, bits_of(v->features, names));
+        for (int i = 0; i < 300; ++i) {
+          // Sizes off the mask slots too (not a multiple of 8, above 512, a block size not a power of two).
+          query q;
+          q.head_size = pick(8U, 32U, 64U, 72U, 80U, 96U, 100U, 128U, 192U, 256U, 512U, 576U, 1024U, 65536U);
+          q.head_size_v = pick(0U, 0U, 0U, 64U, 128U, 512U, 100U, 2048U);
+          q.dtype = pick(data_type::float16, data_type::bfloat16, data_type::float32);
+          q.kv_cache_dtype = enum_values<cache_dtype>()[std::uniform_int_distribution<std::size_t>(
+              0, enum_values<cache_dtype>().size() - 1)(rng)];
+          q.block_size = pick(0U, 0U, 1U, 16U, 32U, 48U, 64U, 128U, 256U, 544U, 1024U, 1U << 20);
+          q.attn_type = enum_values<attention_type>()[std::uniform_int_distribution<std::size_t>(
+              0, enum_values<attention_type>().size() - 1)(rng)];
+          q.mode = pick(v->mode, v->mode, attention_mode::standard, attention_mode::mla, attention_mode::sparse_mla);
+          if (std::uniform_int_distribution<int>(0, 3)(rng) == 0 && !v->features.empty())
+            q.required.insert(*v->features.begin());
+          if (std::uniform_int_distribution<int>(0, 9)(rng) == 0)
+            q.required.insert(pick("sinks", "alibi", "no_backend_has_this"));
+          const auto p = pick(platform::cuda(9, 0), platform::rocm("gfx942"));
+          const auto facts = detail::facts_of(q, bits_of(q.required, names));
+          const bool expected = !detail::first_query_failure(b, *v, q, p).has_value();
+          INFO(name << " " << b.name << " variant '" << v->variant << "': " << summary(q));
+          REQUIRE(detail::passes(gates, facts, q, p) == expected);
+          (expected ? passed : failed) += 1;
+        }
+      }
+    }
+  }
+  // Both outcomes are exercised, or the comparison proves nothing.
+  CHECK(passed > 100);
+  CHECK(failed > 100);
 }

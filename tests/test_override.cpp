@@ -173,3 +173,16 @@ TEST_CASE("override_plan exposes the parsed structure", "[override]") {
   plan.for_each([&](const override_token& t) { seen.emplace_back(t.text); });
   CHECK(seen == std::vector<std::string>{"FAST", "SLOW", "auto"});
 }
+
+TEST_CASE("index_set holds positions past 256 inline, and spills only past 16 of them", "[override]") {
+  index_set set;
+  const std::vector<std::size_t> held{0, 255, 256, 300, 9999, 70000};
+  for (const auto i : held) set.insert(i);
+  set.insert(300);  // again: still one entry
+  for (const auto i : held) CHECK(set.contains(i));
+  for (const std::size_t i : {1U, 254U, 257U, 301U, 9998U}) CHECK_FALSE(set.contains(i));
+  // Many more than 16 far positions: the rest spill, and every one is still found.
+  index_set many;
+  for (std::size_t i = 1000; i < 1100; i += 3) many.insert(i);
+  for (std::size_t i = 1000; i < 1100; ++i) CHECK(many.contains(i) == ((i - 1000) % 3 == 0));
+}

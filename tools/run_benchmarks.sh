@@ -38,7 +38,8 @@ if [ "${NO_CALLGRIND:-0}" != 1 ] && command -v valgrind >/dev/null 2>&1; then
               fail_unknown_name:select cuda90_decoder:explain rocm942_sinks:explain cuda100_mla:explain \
               cuda90_decoder:bound rocm942_sinks:bound cuda90_forced_triton:bound cuda100_mla:bound \
               cuda90_encoder:bound cuda90_decoder:cached rocm942_sinks:cached cuda90_forced_triton:cached \
-              cuda100_mla:cached cuda90_encoder:cached cuda90_decoder:startup; do
+              cuda100_mla:cached cuda90_encoder:cached cuda90_decoder:decide rocm942_sinks:decide \
+              cuda90_decoder:startup; do
     name=${spec%%:*}
     op=${spec##*:}
     n=$iterations

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One process, one question: how long at::_fused_sdp_choice and attnsel (free, bound, cached) take to answer it.
+// One process, one question: how long at::_fused_sdp_choice and attnsel (free, bound, cached) take to answer.
 //
 // Usage: torch_side_by_side MAJOR MINOR CUDNN_VERSION [ITERATIONS]
 // MAJOR.MINOR is the GPU's compute capability and CUDNN_VERSION torch.backends.cudnn.version() (91900),
@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
     const auto r = cached.select(aq);
     sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
   });
+  const double decide_ns = ns_per_call(iterations * 10, [&] {
+    const auto d = cached.decide(aq);
+    sink = static_cast<std::int64_t>(d.rank);
+  });
 
   std::printf("platform: %s\n", p.describe().c_str());
   std::printf("torch choice: %s, attnsel choice: %s\n", torch_backend_name(torch_choice),
@@ -114,6 +118,7 @@ int main(int argc, char** argv) {
   std::printf("| attnsel::select (free) | %.1f | %.1fx |\n", free_ns, torch_ns / free_ns);
   std::printf("| attnsel::selector::select (bound, no cache) | %.1f | %.1fx |\n", bound_ns, torch_ns / bound_ns);
   std::printf("| attnsel::selector::select (cache hit) | %.1f | %.1fx |\n", cached_ns, torch_ns / cached_ns);
+  std::printf("| attnsel::selector::decide (cache hit) | %.1f | %.1fx |\n", decide_ns, torch_ns / decide_ns);
   const bool same = answer.ok() && answer->name() == torch_backend_name(torch_choice);
   std::printf("same answer: %s\n", same ? "yes" : "NO");
   return same ? 0 : 1;

@@ -48,25 +48,35 @@ struct override_token {
   std::size_t backend = 0;   ///< registry index (name / exclude)
 };
 
-/// A set of registry indices; inline for registries of up to 256 backends, so no allocation.
+/// A set of registry indices. The first 256 positions are bits and up to 16 later ones are held
+/// inline too, so a set that records what an override names (a few backends) never allocates, however
+/// large the registry; only a set of more than 16 indices past position 256 spills to the heap.
 class index_set {
  public:
   void insert(std::size_t i) {
     if (i < inline_bits) {
       bits_[i / 64] |= std::uint64_t{1} << (i % 64);
-    } else {
-      if (overflow_.size() <= i - inline_bits) overflow_.resize(i - inline_bits + 1, false);
-      overflow_[i - inline_bits] = true;
+    } else if (!contains(i)) {
+      if (far_count_ < far_.size() && i <= UINT32_MAX) {
+        far_[far_count_++] = static_cast<std::uint32_t>(i);
+      } else {
+        if (overflow_.size() <= i - inline_bits) overflow_.resize(i - inline_bits + 1, false);
+        overflow_[i - inline_bits] = true;
+      }
     }
   }
   [[nodiscard]] bool contains(std::size_t i) const noexcept {
     if (i < inline_bits) return (bits_[i / 64] >> (i % 64)) & 1U;
+    for (std::size_t k = 0; k < far_count_; ++k)
+      if (far_[k] == i) return true;
     return i - inline_bits < overflow_.size() && overflow_[i - inline_bits];
   }
 
  private:
   static constexpr std::size_t inline_bits = 256;
   std::array<std::uint64_t, inline_bits / 64> bits_{};
+  std::array<std::uint32_t, 16> far_{};  // indices past inline_bits, in insertion order
+  std::size_t far_count_ = 0;
   std::vector<bool> overflow_;
 };
 
@@ -99,7 +109,8 @@ struct override_problem {
 /// A validated override, ready for the selector. Holds views into the spec string.
 class override_plan {
  public:
-  /// Parses and validates `spec` against `reg`. Never allocates for registries of up to 256 backends.
+  /// Parses and validates `spec` against `reg`. Allocates nothing unless the spec names more than 16
+  /// backends past registry position 256 (see `index_set`).
   static override_plan parse(std::string_view spec, const registry& reg);
 
   [[nodiscard]] const std::optional<override_problem>& problem() const noexcept { return problem_; }

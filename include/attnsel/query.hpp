@@ -124,7 +124,7 @@ class feature_set {
     names_ = detail::shared_names(std::move(next));
   }
   [[nodiscard]] bool contains(std::string_view name) const noexcept {
-    return std::binary_search(list().begin(), list().end(), name, std::less<>{});
+    return std::binary_search(begin(), end(), name, std::less<>{});
   }
   /// True when every name of `required` is in this set.
   [[nodiscard]] bool includes(const feature_set& required) const noexcept {
@@ -143,11 +143,13 @@ class feature_set {
     }
     return false;
   }
-  [[nodiscard]] bool empty() const noexcept { return list().empty(); }
-  [[nodiscard]] std::size_t size() const noexcept { return list().size(); }
+  // The empty set holds no list: these read the pointer only (no function-local static to guard),
+  // so iterating a query's usually empty feature set costs a compare on the selection path.
+  [[nodiscard]] bool empty() const noexcept { return names_.get() == nullptr; }
+  [[nodiscard]] std::size_t size() const noexcept { return empty() ? 0 : names_.get()->size(); }
   using const_iterator = std::vector<std::string>::const_iterator;
-  [[nodiscard]] const_iterator begin() const noexcept { return list().begin(); }
-  [[nodiscard]] const_iterator end() const noexcept { return list().end(); }
+  [[nodiscard]] const_iterator begin() const noexcept { return empty() ? const_iterator() : names_.get()->begin(); }
+  [[nodiscard]] const_iterator end() const noexcept { return empty() ? const_iterator() : names_.get()->end(); }
   /// True when both sets share one stored list (a copy not modified since).
   [[nodiscard]] bool shares_storage_with(const feature_set& other) const noexcept {
     return names_.get() != nullptr && names_ == other.names_;

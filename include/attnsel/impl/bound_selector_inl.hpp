@@ -9,22 +9,25 @@
 #include <attnsel/impl/hot.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
 
-// The packed answer of a successful walk: bit 0 set, winner index, rank, forced flag.
+// The packed answer of a successful walk: bit 0 set, winner index, rank, forced and fell-back flags.
 constexpr std::uint64_t pack_answer(std::size_t winner, std::size_t rank, bool forced) noexcept {
   return 1U | (static_cast<std::uint64_t>(winner & 0x7fffffffU) << 1) |
          (static_cast<std::uint64_t>(rank & 0xffffU) << 32) | (static_cast<std::uint64_t>(forced) << 48);
 }
+constexpr std::uint64_t answer_fell_back_bit = std::uint64_t{1} << 49;
 constexpr std::size_t answer_winner(std::uint64_t a) noexcept {
   return static_cast<std::size_t>((a >> 1) & 0x7fffffffU);
 }
 constexpr std::size_t answer_rank(std::uint64_t a) noexcept { return static_cast<std::size_t>((a >> 32) & 0xffffU); }
 constexpr bool answer_forced(std::uint64_t a) noexcept { return ((a >> 48) & 1U) != 0; }
+constexpr bool answer_fell_back(std::uint64_t a) noexcept { return (a & answer_fell_back_bit) != 0; }
 
 inline void collect_feature_names(const registry& reg, std::vector<std::string>& out) {
   const auto add = [&](const feature_set& set) {
@@ -57,6 +60,11 @@ inline feature_words words_of(const feature_set& set, const std::vector<std::str
 // The first 8 bytes of a name as a word (zero-padded).
 inline std::uint64_t name_head(const std::string& name) noexcept {
   std::uint64_t head = 0;
+  // Bind and look-up compute a name's head the same way, so the byte order of the load does not matter.
+  if (name.size() >= 8) {
+    std::memcpy(&head, name.data(), 8);
+    return head;
+  }
   for (std::size_t i = 0; i < name.size() && i < 8; ++i)
     head |= static_cast<std::uint64_t>(static_cast<unsigned char>(name[i])) << (8 * i);
   return head;
@@ -70,46 +78,96 @@ inline bool overlaps(const feature_words& a, const feature_words& b) noexcept {
   return ((a[0] & b[0]) | (a[1] & b[1])) != 0;
 }
 
+// The query words (query_gates.hpp) whose mode, dtype and kv-cache dtype a rule's fields match; the
+// attention type is no field of a rule. Equal to policy_rule::matches_fields but for the head count.
+inline std::uint64_t rule_accepts(const policy_rule& r) {
+  std::uint64_t out = 0;
+  for (const auto m : enum_values<attention_mode>())
+    if (r.modes.empty() || r.modes.contains(m)) out |= mode_bit(m);
+  for (const auto t : enum_values<attention_type>()) out |= attn_type_bit(t);
+  for (const auto d : enum_values<data_type>())
+    for (const auto k : enum_values<cache_dtype>())
+      if ((r.dtypes.empty() || r.dtypes.contains(d)) && (r.kv_cache_dtypes.empty() || r.kv_cache_dtypes.contains(k)))
+        out |= dtype_kv_bit(d, k);
+  return out;
+}
+
+inline bool heads_match(const bound_rule& r, std::uint32_t num_heads) noexcept {
+  if (r.min_num_heads == 0 && r.max_num_heads == 0) return true;
+  if (num_heads == 0 || num_heads < r.min_num_heads) return false;
+  return r.max_num_heads == 0 || num_heads <= r.max_num_heads;
+}
+
 inline void bind_domain(const registry& reg, const platform& p, attn_domain domain, const override_request& ovr,
                         const std::vector<std::string>& names, bound_domain& d) {
-  d.backends.resize(reg.size());
-  for (std::size_t i = 0; i < reg.size(); ++i) {
-    const auto& b = reg.backends()[i];
-    auto& bb = d.backends[i];
-    bb.usable = !first_platform_failure(b, domain, p);
-    bb.variant = b.domains.contains(domain) ? resolve_variant(b, domain, p) : nullptr;
-    if (bb.variant != nullptr) bb.declared = words_of(bb.variant->features, names);
-    if (b.domains.contains(domain)) d.registration_order.push_back(static_cast<std::uint32_t>(i));
-  }
-  const auto& rules = reg.policy().rules;
-  for (std::size_t r = 0; r < rules.size(); ++r) {
-    if (rules[r].domain != domain || !rules[r].matches_platform(p)) continue;
-    bound_rule br;
-    br.rule = &rules[r];
-    br.features = words_of(rules[r].features, names);
-    br.without_features = words_of(rules[r].without_features, names);
-    for (std::size_t k = 0; k < rules[r].order.size(); ++k) {
-      const auto& e = rules[r].order[k];
-      bound_entry be;
-      be.backend = static_cast<std::uint32_t>(reg.resolved(r, k));
-      be.enabled_on_platform = e.enabled_on(p);
-      be.unless_features = words_of(e.unless_features, names);
-      br.order.push_back(be);
-    }
-    d.rules.push_back(std::move(br));
-  }
   d.spec = std::string(ovr.spec);
   d.source = ovr.source;
+  d.answer_source = detail::trim(d.spec).empty() ? override_source::none : d.source;  // as the free select
   const auto plan = override_plan::parse(d.spec, reg);
   d.plan_ok = plan.ok();
   if (!d.plan_ok) return;
   d.automatic = plan.automatic();
   d.explicit_auto = plan.explicit_auto();
   d.has_forced = plan.has_forced();
+  // What the automatic walk never tries: excluded backends, and forced names it comes after (all of
+  // them when there is no "auto": prefer mode walks the automatic order last).
+  std::vector<char> skip(reg.size(), 0);
+  bool after_auto = false;
   plan.for_each([&](const override_token& t) {
-    d.tokens.push_back(bound_token{t.type, static_cast<std::uint32_t>(t.backend)});
-    if (t.type == override_token::kind::exclude) d.excluded.insert(t.backend);
+    if (t.type == override_token::kind::automatic) after_auto = true;
+    if (t.type == override_token::kind::exclude || (t.type == override_token::kind::name && !after_auto))
+      skip[t.backend] = 1;
+    if (t.type != override_token::kind::exclude)
+      d.tokens.push_back(bound_token{t.type == override_token::kind::automatic, static_cast<std::uint32_t>(t.backend)});
   });
+
+  d.candidates.resize(reg.size());
+  for (std::size_t i = 0; i < reg.size(); ++i) {
+    const auto& b = reg.backends()[i];
+    auto& c = d.candidates[i];
+    c.serves = b.domains.contains(domain);
+    c.usable = !first_platform_failure(b, domain, p);
+    if (const auto* variant = c.serves ? resolve_variant(b, domain, p) : nullptr)
+      c.gates = compile_query_gates(b, *variant, words_of(variant->features, names));
+    if (c.serves && skip[i] == 0) d.registration_order.push_back(static_cast<std::uint32_t>(i));
+  }
+  const auto& rules = reg.policy().rules;
+  for (std::size_t r = 0; r < rules.size(); ++r) {
+    if (rules[r].domain != domain || !rules[r].matches_platform(p)) continue;
+    bound_rule br;
+    br.accepts = rule_accepts(rules[r]);
+    br.min_num_heads = rules[r].min_num_heads;
+    br.max_num_heads = rules[r].max_num_heads;
+    br.features = words_of(rules[r].features, names);
+    br.without_features = words_of(rules[r].without_features, names);
+    for (std::size_t k = 0; k < rules[r].order.size(); ++k) {
+      const auto& e = rules[r].order[k];
+      bound_entry be;
+      be.backend = static_cast<std::uint32_t>(reg.resolved(r, k));
+      be.skip = skip[be.backend] != 0 || !e.enabled_on(p);
+      be.unless_features = words_of(e.unless_features, names);
+      br.order.push_back(be);
+    }
+    d.rules.push_back(std::move(br));
+  }
+}
+
+// Open addressing over the dictionary, at most half full: a query's feature is found in a probe or two.
+inline std::size_t feature_hash(std::uint64_t head, std::size_t size) noexcept {
+  return static_cast<std::size_t>(((head ^ size) * 0x9e3779b97f4a7c15ULL) >> 40);
+}
+
+inline std::vector<feature_slot> feature_table_of(const std::vector<std::string>& names) {
+  std::size_t slots = 16;
+  while (slots < 2 * names.size()) slots <<= 1;
+  std::vector<feature_slot> table(slots);
+  for (std::size_t bit = 0; bit < names.size(); ++bit) {
+    const auto head = name_head(names[bit]);
+    auto i = feature_hash(head, names[bit].size()) & (slots - 1);
+    while (table[i].bit_plus_one != 0) i = (i + 1) & (slots - 1);
+    table[i] = feature_slot{head, static_cast<std::uint32_t>(names[bit].size()), static_cast<std::uint32_t>(bit + 1)};
+  }
+  return table;
 }
 
 }  // namespace detail
@@ -123,17 +181,22 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
   s.plat = is_closed(reg, p) ? std::move(p) : close_platform(reg, p).value;
   s.options = options;
   detail::collect_feature_names(reg, s.feature_names);
-  for (const auto& f : s.feature_names) {
-    s.feature_heads.emplace_back(detail::name_head(f), f.size());
-    s.feature_names_valid = s.feature_names_valid && is_valid_feature_name(f);
-  }
+  for (const auto& f : s.feature_names) s.feature_names_valid = s.feature_names_valid && is_valid_feature_name(f);
+  const override_request* ovr[2] = {&overrides.decoder, &overrides.encoder};
   if (s.feature_names.size() > 128) {
-    // More names than the bit words hold: every select goes to the free select (still correct).
-    for (auto& d : s.domains) d.plan_ok = false;
+    // More names than the bit words hold: every select goes to the free select (still correct). One
+    // empty dictionary slot: every feature look-up misses.
+    s.feature_table.resize(1);
+    for (std::size_t i = 0; i < 2; ++i) {
+      s.domains[i].spec = std::string(ovr[i]->spec);
+      s.domains[i].source = ovr[i]->source;
+      s.domains[i].plan_ok = false;
+    }
     return;
   }
-  detail::bind_domain(reg, s.plat, attn_domain::decoder, overrides.decoder, s.feature_names, s.domains[0]);
-  detail::bind_domain(reg, s.plat, attn_domain::encoder, overrides.encoder, s.feature_names, s.domains[1]);
+  s.feature_table = detail::feature_table_of(s.feature_names);
+  detail::bind_domain(reg, s.plat, attn_domain::decoder, *ovr[0], s.feature_names, s.domains[0]);
+  detail::bind_domain(reg, s.plat, attn_domain::encoder, *ovr[1], s.feature_names, s.domains[1]);
   if (options.cache && options.cache_slots > 0) s.cache.emplace(options.cache_slots);
 }
 
@@ -146,78 +209,75 @@ ATTNSEL_INLINE override_request selector::bound_override(attn_domain domain) con
   return override_request{d.spec, d.source};
 }
 
-// The same walk as detail::walk (forced entries, then the policy order), over precomputed data.
-ATTNSEL_INLINE std::uint64_t selector::decide(const detail::bound_domain& d, const query& q,
-                                              const detail::feature_words& required) const {
+// The same walk as detail::walk (forced entries, then the policy order), over precomputed data: the
+// platform half of every check, condition and exclusion is already folded into flags and masks.
+ATTNSEL_INLINE ATTNSEL_FLATTEN std::uint64_t selector::walk(const detail::bound_domain& d, const query& q,
+                                                            const detail::query_facts& f) const noexcept {
   const auto& s = state_;
-  const auto& backends = s.reg->backends();
-  index_set seen;
   std::size_t rank = 0;
   std::uint64_t answer = 0;
-  detail::feature_bits bits;
-  bits.required = required;
   const auto try_backend = [&](std::uint32_t index, bool forced) {
     ++rank;
-    const auto& bb = d.backends[index];
-    if (!bb.usable) return false;
-    bits.declared = bb.declared;
-    if (detail::first_query_failure(backends[index], *bb.variant, q, s.plat, &bits)) return false;
+    const auto& c = d.candidates[index];
+    if (!c.usable || !detail::passes(c.gates, f, q, s.plat)) return false;
     answer = detail::pack_answer(index, rank, forced);
     return true;
   };
+  const detail::bound_rule* rule = nullptr;  // the automatic walk's rule, once it ran
   const auto walk_automatic = [&] {
-    const detail::bound_rule* rule = nullptr;
     for (const auto& r : d.rules) {
-      if (detail::covers(required, r.features) && !detail::overlaps(required, r.without_features) &&
-          r.rule->matches_fields(q)) {
+      if ((r.accepts & f.bits) == f.bits && detail::heads_match(r, q.num_heads) &&
+          detail::covers(f.required, r.features) && !detail::overlaps(f.required, r.without_features)) {
         rule = &r;
         break;
       }
     }
     if (rule == nullptr) {
-      for (const auto index : d.registration_order) {
-        if (seen.contains(index)) continue;
-        seen.insert(index);
-        if (!d.excluded.contains(index) && try_backend(index, false)) return true;
-      }
+      for (const auto index : d.registration_order)
+        if (try_backend(index, false)) return true;
       return false;
     }
-    for (const auto& e : rule->order) {
-      if (seen.contains(e.backend)) continue;
-      seen.insert(e.backend);
-      if (d.excluded.contains(e.backend) || !e.enabled_on_platform || detail::overlaps(required, e.unless_features))
-        continue;
-      if (try_backend(e.backend, false)) return true;
-    }
+    for (const auto& e : rule->order)
+      if (!e.skip && !detail::overlaps(f.required, e.unless_features) && try_backend(e.backend, false)) return true;
+    return false;
+  };
+  // A forced name after "auto" is skipped when the automatic walk already visited it.
+  const auto in_automatic_order = [&](std::uint32_t index) {
+    if (rule == nullptr) return d.candidates[index].serves;
+    for (const auto& e : rule->order)
+      if (e.backend == index) return true;
     return false;
   };
   const bool fallback_auto = s.options.select.prefer && d.has_forced;
   bool automatic_done = false;
   for (const auto& t : d.tokens) {
-    if (t.type == override_token::kind::name) {
-      if (seen.contains(t.backend)) continue;
-      seen.insert(t.backend);
+    if (!t.automatic) {
+      if (automatic_done && in_automatic_order(t.backend)) continue;
       if (try_backend(t.backend, true)) break;
-    } else if (t.type == override_token::kind::automatic) {
+    } else {
       automatic_done = true;
       if (walk_automatic()) break;
     }
   }
   if (answer == 0 && !automatic_done && (d.automatic || fallback_auto)) walk_automatic();
-  // Prefer mode fell back to automatic: the result records why each forced backend failed, which
-  // only the tracing path builds.
-  if (answer != 0 && fallback_auto && !detail::answer_forced(answer) && !d.explicit_auto) return 0;
+  // Prefer mode fell back to automatic: select() records why each forced backend failed, which only
+  // the tracing path builds.
+  if (answer != 0 && fallback_auto && !detail::answer_forced(answer) && !d.explicit_auto)
+    answer |= detail::answer_fell_back_bit;
   return answer;
 }
 
 ATTNSEL_INLINE bool selector::feature_words_of(const query& q, detail::feature_words& out) const noexcept {
-  // A linear scan over (first 8 bytes, size) pairs finds the one candidate; one compare confirms it.
-  const auto& heads = state_.feature_heads;
+  const auto& table = state_.feature_table;
+  const std::size_t mask = table.size() - 1;
   for (const auto& f : q.required) {
     const auto head = detail::name_head(f);
-    std::size_t bit = 0;
-    while (bit < heads.size() && (heads[bit].first != head || heads[bit].second != f.size())) ++bit;
-    if (bit == heads.size() || (f.size() > 8 && state_.feature_names[bit] != f)) return false;
+    auto i = detail::feature_hash(head, f.size()) & mask;
+    while (table[i].bit_plus_one != 0 && (table[i].head != head || table[i].size != f.size())) i = (i + 1) & mask;
+    if (table[i].bit_plus_one == 0) return false;
+    const std::size_t bit = table[i].bit_plus_one - 1;
+    // Names of up to 8 bytes are their head; a longer one is confirmed in full.
+    if (f.size() > 8 && state_.feature_names[bit] != f) return false;
     out[bit / 64] |= std::uint64_t{1} << (bit % 64);
   }
   return true;
@@ -225,26 +285,27 @@ ATTNSEL_INLINE bool selector::feature_words_of(const query& q, detail::feature_w
 
 namespace detail {
 
-// Upper bounds only: with them the packed key below is one-to-one (a head size of 0 packs too, but is
-// never stored, because only valid queries are).
+// Every bound of a valid query but the head size's lower one: the walk relies on them.
 inline bool packable(const query& q) noexcept {
   return q.head_size <= max_head_size && q.head_size_v <= max_head_size && q.block_size <= max_block_size &&
-         q.num_heads <= max_num_heads;
+         q.num_heads <= max_num_heads && enums_in_range(q);
 }
 
-// The complete query in four words: feature bits, then every other field a gate or rule reads.
+// The complete query in five words, each field whole (so the key is one-to-one on the raw fields and a
+// look-up needs no validation: only valid queries are ever stored): the feature bits, the head sizes,
+// the block size and head count, the enums.
 inline cache_key pack_query(const query& q, const feature_words& required) noexcept {
   return {required[0], required[1],
-          static_cast<std::uint64_t>(q.head_size) | (static_cast<std::uint64_t>(q.value_head_size()) << 17) |
-              (static_cast<std::uint64_t>(q.domain) << 34) | (static_cast<std::uint64_t>(q.dtype) << 36) |
-              (static_cast<std::uint64_t>(q.kv_cache_dtype) << 40) | (static_cast<std::uint64_t>(q.attn_type) << 44) |
-              (static_cast<std::uint64_t>(q.mode) << 48),
-          static_cast<std::uint64_t>(q.block_size) | (static_cast<std::uint64_t>(q.num_heads) << 32)};
+          static_cast<std::uint64_t>(q.head_size) | (static_cast<std::uint64_t>(q.head_size_v) << 32),
+          static_cast<std::uint64_t>(q.block_size) | (static_cast<std::uint64_t>(q.num_heads) << 32),
+          static_cast<std::uint64_t>(q.domain) | (static_cast<std::uint64_t>(q.dtype) << 8) |
+              (static_cast<std::uint64_t>(q.kv_cache_dtype) << 16) | (static_cast<std::uint64_t>(q.attn_type) << 24) |
+              (static_cast<std::uint64_t>(q.mode) << 32)};
 }
 
 }  // namespace detail
 
-ATTNSEL_INLINE selection_result selector::delegate(const detail::bound_domain& d, const query& q) const {
+ATTNSEL_INLINE ATTNSEL_COLD selection_result selector::delegate(const detail::bound_domain& d, const query& q) const {
   return attnsel::select(*state_.reg, q, state_.plat, override_request{d.spec, d.source}, state_.options.select);
 }
 
@@ -254,36 +315,74 @@ ATTNSEL_GATE selection_result selector::answer(const detail::bound_domain& d, st
   selection_result out;  // built in place: no selection to move or destroy
   auto& chosen = std::get<selection>(out.value_);
   chosen.backend = &state_.reg->backends()[winner];
-  chosen.variant = d.backends[winner].variant;
+  chosen.variant = d.candidates[winner].gates.variant;
   chosen.rank = detail::answer_rank(packed);
   chosen.overridden = detail::answer_forced(packed);
-  chosen.source = d.spec.empty() ? override_source::none : d.source;
+  chosen.source = d.answer_source;
   return out;
 }
 
-ATTNSEL_INLINE selection_result selector::select(const query& q) const {
+// With the cache, a hit is the key, one slot and the answer; everything else is in miss().
+ATTNSEL_GATE std::uint64_t selector::fast_answer(const detail::bound_domain& d, const query& q) const noexcept {
   const auto& s = state_;
-  const auto& d = s.domains[static_cast<std::size_t>(q.domain) & 1U];
   detail::feature_words required{};
   // A feature outside the dictionary is declared by no variant, so every candidate fails: the free
   // select builds that error (or the bad_query one, for a malformed name).
-  if (!d.plan_ok || !detail::packable(q) || !feature_words_of(q, required)) return delegate(d, q);
-  // With the upper bounds checked and every feature a (valid) dictionary name, is_valid(q) is this:
-  const bool valid = q.head_size != 0 && s.feature_names_valid;
+  if (!feature_words_of(q, required)) return 0;
+  if (!s.cache) return valid_for_walk(d, q) ? walk(d, q, detail::facts_of(q, required)) : 0;
+  const auto key = detail::pack_query(q, required);
   std::uint64_t packed = 0;
-  if (s.cache) {
-    const auto key = detail::pack_query(q, required);
-    // Only valid queries are stored, and the key is one-to-one: a hit needs no validation.
-    if (s.cache->find(key, packed)) return answer(d, packed);
-    if (!valid) return delegate(d, q);
-    packed = decide(d, q, required);
-    if (packed == 0) return delegate(d, q);
-    s.cache->store(key, packed);
-    return answer(d, packed);
-  }
-  if (!valid) return delegate(d, q);
-  packed = decide(d, q, required);
-  return packed == 0 ? delegate(d, q) : answer(d, packed);
+  if (s.cache->find(key, packed)) return packed;
+  return miss(d, q, key);
+}
+
+ATTNSEL_INLINE bool selector::valid_for_walk(const detail::bound_domain& d, const query& q) const noexcept {
+  // With the upper bounds checked and every feature a (valid) dictionary name, is_valid(q) is this:
+  return d.plan_ok && detail::packable(q) && q.head_size != 0 && state_.feature_names_valid;
+}
+
+ATTNSEL_INLINE ATTNSEL_COLD std::uint64_t selector::miss(const detail::bound_domain& d, const query& q,
+                                                         const cache_key& key) const noexcept {
+  if (!valid_for_walk(d, q)) return 0;
+  const auto packed = walk(d, q, detail::facts_of(q, {key[0], key[1]}));
+  if (packed != 0) state_.cache->store(key, packed);
+  return packed;
+}
+
+ATTNSEL_INLINE selection_result selector::select(const query& q) const {
+  const auto& d = state_.domains[static_cast<std::size_t>(q.domain) & 1U];
+  const auto packed = fast_answer(d, q);
+  if (packed == 0 || detail::answer_fell_back(packed)) return delegate(d, q);
+  return answer(d, packed);
+}
+
+ATTNSEL_INLINE ATTNSEL_COLD decision selector::delegate_decision(const detail::bound_domain& d, const query& q) const {
+  decision out;
+  const auto r = delegate(d, q);
+  if (!r) return out;
+  out.backend = r->backend;
+  out.variant = r->variant;
+  out.rank = static_cast<std::uint32_t>(r->rank);
+  out.overridden = r->overridden;
+  out.fell_back = r->fell_back;
+  out.source = r->source;
+  return out;
+}
+
+ATTNSEL_INLINE decision selector::decide(const query& q) const {
+  const auto& d = state_.domains[static_cast<std::size_t>(q.domain) & 1U];
+  const auto packed = fast_answer(d, q);
+  // Only the free select answers: an error, or a query or override the fast path does not take.
+  if (packed == 0) return delegate_decision(d, q);
+  decision out;
+  const auto winner = detail::answer_winner(packed);
+  out.backend = &state_.reg->backends()[winner];
+  out.variant = d.candidates[winner].gates.variant;
+  out.rank = static_cast<std::uint32_t>(detail::answer_rank(packed));
+  out.overridden = detail::answer_forced(packed);
+  out.fell_back = detail::answer_fell_back(packed);
+  out.source = d.answer_source;
+  return out;
 }
 
 ATTNSEL_INLINE selection selector::select_or_throw(const query& q) const {
@@ -293,7 +392,7 @@ ATTNSEL_INLINE selection selector::select_or_throw(const query& q) const {
 }
 
 ATTNSEL_INLINE explanation selector::explain(const query& q) const {
-  const auto& d = state_.domains[static_cast<std::size_t>(q.domain)];
+  const auto& d = state_.domains[static_cast<std::size_t>(q.domain) & 1U];
   return attnsel::explain(*state_.reg, q, state_.plat, override_request{d.spec, d.source}, state_.options.select);
 }
 

@@ -9,6 +9,7 @@
 #include <attnsel/policy.hpp>
 #include <attnsel/registry.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -140,11 +141,23 @@ inline std::vector<std::string> to_strings(list<std::string_view> names) {
   return out;
 }
 
-inline feature_set to_features(list<std::string_view> names) {
-  feature_set out;
-  for (auto n : names) out.insert(n);
-  return out;
-}
+// Feature sets built so far, so that equal lists (the catalogs repeat a few across many variants and
+// entries) share one stored list, as the JSON loader shares an inherited one: fewer allocations.
+class feature_interner {
+ public:
+  feature_set get(list<std::string_view> names) {
+    if (names.size == 0) return {};
+    for (const auto& [seen, set] : built_) {
+      if (seen.size == names.size && std::equal(names.begin(), names.end(), seen.begin())) return set;
+    }
+    std::vector<std::string> out(names.begin(), names.end());  // generated lists are sorted and unique
+    built_.emplace_back(names, feature_set(std::move(out)));
+    return built_.back().second;
+  }
+
+ private:
+  std::vector<std::pair<list<std::string_view>, feature_set>> built_;
+};
 
 template <class T>
 std::vector<T> to_vector(list<T> values) {
@@ -165,7 +178,7 @@ inline head_size_spec to_head_sizes(const head_sizes& h) {
   return out;
 }
 
-inline capabilities to_capabilities(const caps& c) {
+inline capabilities to_capabilities(const caps& c, feature_interner& features) {
   capabilities out;
   out.variant = std::string(c.variant);
   out.domains = to_set<attn_domain>(c.domains);
@@ -177,7 +190,7 @@ inline capabilities to_capabilities(const caps& c) {
   out.preferred_block_size = c.preferred_block_size;
   out.attn_types = to_set<attention_type>(c.attn_types);
   out.mode = c.mode;
-  out.features = to_features(c.features);
+  out.features = features.get(c.features);
   out.platforms.reserve(c.platforms.size);
   for (const auto& pc : c.platforms) {
     platform_constraint p;
@@ -198,6 +211,7 @@ inline capabilities to_capabilities(const caps& c) {
 /// The registry a compiled-in catalog describes: the same value `parse_catalog` builds from its JSON.
 inline registry build_registry(const catalog& cat) {
   registry reg;
+  feature_interner features;
   std::vector<backend_descriptor> backends;
   backends.reserve(cat.backends.size);
   for (const auto& b : cat.backends) {
@@ -206,9 +220,9 @@ inline registry build_registry(const catalog& cat) {
     d.aliases = to_strings(b.aliases);
     d.description = std::string(b.description);
     d.domains = to_set<attn_domain>(b.domains);
-    d.caps = to_capabilities(b.base);
+    d.caps = to_capabilities(b.base, features);
     d.variants.reserve(b.variants.size);
-    for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v));
+    for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v, features));
     backends.push_back(std::move(d));
   }
   reg.add_or_replace_all(std::move(backends));  // indexed once
@@ -227,13 +241,13 @@ inline registry build_registry(const catalog& cat) {
     out.max_num_heads = r.max_num_heads;
     out.kv_cache_dtypes = to_set<cache_dtype>(r.kv_cache_dtypes);
     out.dtypes = to_set<data_type>(r.dtypes);
-    out.features = to_features(r.features);
-    out.without_features = to_features(r.without_features);
+    out.features = features.get(r.features);
+    out.without_features = features.get(r.without_features);
     out.note = std::string(r.note);
     out.order.reserve(r.order.size);
     for (const auto& e : r.order) {
       out.order.push_back(policy_entry{std::string(e.backend), to_strings(e.when), to_strings(e.unless),
-                                       to_features(e.unless_features)});
+                                       features.get(e.unless_features)});
     }
     policy.rules.push_back(std::move(out));
   }

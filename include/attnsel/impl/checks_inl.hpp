@@ -7,6 +7,7 @@
 #endif
 
 #include <attnsel/impl/hot.hpp>
+#include <attnsel/impl/query_gates.hpp>
 
 #include <algorithm>
 #include <attnsel/impl/value_text.hpp>
@@ -54,27 +55,6 @@ class reason_sink {
   reason_code first_ = reason_code::domain;
   bool failed_ = false;
 };
-
-inline bool kv_cache_dtype_ok(const capabilities& c, const query& q) noexcept {
-  if (c.kv_cache_dtypes.empty() || c.kv_cache_dtypes.contains(q.kv_cache_dtype)) return true;
-  if (q.kv_cache_dtype != cache_dtype::automatic) return false;
-  // "auto" stores the cache in the compute dtype, so a backend listing that dtype accepts it.
-  switch (q.dtype) {
-    case data_type::float16:
-      return c.kv_cache_dtypes.contains(cache_dtype::float16);
-    case data_type::bfloat16:
-      return c.kv_cache_dtypes.contains(cache_dtype::bfloat16);
-    case data_type::float32:
-      return c.kv_cache_dtypes.contains(cache_dtype::float32);
-  }
-  return false;
-}
-
-inline bool block_size_ok(const capabilities& c, const query& q) noexcept {
-  if (q.block_size == 0 || c.block_size_multiples.empty()) return true;
-  return std::any_of(c.block_size_multiples.begin(), c.block_size_multiples.end(),
-                     [&](std::uint32_t base) { return base != 0 && q.block_size % base == 0; });
-}
 
 // Calls visit(constraint) for every platform constraint of the variants serving `domain`.
 template <class Visit>

@@ -20,23 +20,21 @@ namespace detail {
 template <class Visitor>
 void walk(const registry& reg, const query& q, const platform& p, const override_plan& plan, bool fallback_auto,
           Visitor& visitor) {
-  // Only forced names can repeat a backend of the automatic order (that order lists each backend
-  // once), so without them nothing is recorded: index_set spills to the heap past 256 backends, and
-  // the success path must not allocate however large the registry.
-  index_set seen;
-  const bool track = plan.has_forced();
+  // The automatic order lists each backend once, so only forced names can repeat one: the walk records
+  // just those (an override names a few backends, so index_set stays inline and nothing is allocated
+  // however large the registry), and skips a forced name after "auto" that the automatic order holds.
+  index_set forced;
+  const bool has_forced = plan.has_forced();
+  const auto& rules = reg.policy().rules;
+  const policy_rule* rule = nullptr;  // the automatic walk's rule, once it ran
   bool stop = false;
   const auto walk_automatic = [&] {
-    const auto& rules = reg.policy().rules;
-    const policy_rule* rule = reg.policy().match(q, p);
+    rule = reg.policy().match(q, p);
     const std::size_t count = rule ? rule->order.size() : reg.size();
     for (std::size_t k = 0; k < count && !stop; ++k) {
       const std::size_t index = rule ? reg.resolved(static_cast<std::size_t>(rule - rules.data()), k) : k;
       if (!rule && !reg.backends()[index].domains.contains(q.domain)) continue;
-      if (track) {
-        if (seen.contains(index)) continue;
-        seen.insert(index);
-      }
+      if (has_forced && forced.contains(index)) continue;
       if (plan.excluded(index)) {
         visitor.skipped(index, reason_code::excluded, nullptr);
       } else if (rule && !rule->order[k].enabled(p, q)) {
@@ -46,12 +44,20 @@ void walk(const registry& reg, const query& q, const platform& p, const override
       }
     }
   };
+  const auto in_automatic_order = [&](std::size_t index) {
+    if (!rule) return reg.backends()[index].domains.contains(q.domain);
+    const auto r = static_cast<std::size_t>(rule - rules.data());
+    for (std::size_t k = 0; k < rule->order.size(); ++k)
+      if (reg.resolved(r, k) == index) return true;
+    return false;
+  };
   bool automatic_done = false;
   plan.for_each([&](const override_token& t) {
     if (stop) return;
     if (t.type == override_token::kind::name) {
-      if (seen.contains(t.backend)) return;
-      seen.insert(t.backend);
+      // Parsing refused duplicate names, so only the automatic walk can have visited this one.
+      if (automatic_done && in_automatic_order(t.backend)) return;
+      forced.insert(t.backend);
       stop = visitor.tried(t.backend, true);
     } else if (t.type == override_token::kind::automatic) {
       walk_automatic();
