@@ -12,7 +12,7 @@ py="$(command -v python3)"
 measure() {  # prints "<exit> <seconds>s <max RSS MB>MB" for the command
   /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/out" 2>"$work/err"
   local rc=$?
-  read -r secs kb <"$work/time" || true
+  read -r secs kb < <(tail -n 1 "$work/time") || true  # GNU time puts "Command exited ..." first on failure
   echo "exit $rc, ${secs}s, $((kb / 1024)) MB"
 }
 first_line() { head -c 160 "$1" | head -n 1; }
@@ -59,7 +59,7 @@ echo "defect 6  (--catalog-only \"\"): exit $? -- $(first_line "$work/out")"
 "$cli" explain --platform cuda --arch 9.0 --backend CPU_ATTN --prefer >"$work/out" 2>&1
 echo "defect 7  (prefer-mode explain): 'rule: none matched' printed: $(grep -c 'none matched' "$work/out") time(s)"
 "$cli" select --catalog-only "$work/d10_newline.json" --platform cuda --arch 9.0 --backend X >"$work/out" 2>&1
-echo "defect 10 (newline in a component name): forged diagnostic lines: $(grep -c 'attnsel: error: forged' "$work/out")"
+echo "defect 10 (newline in a component name): forged diagnostic lines: $(grep -c '^ *attnsel: error: forged' "$work/out")"
 "$cli" validate "$work/d12_rocm_cap.json" >"$work/out" 2>&1
 echo "defect 12 (capability range on rocm): exit $? -- $(first_line "$work/out")"
 "$cli" frobnicate >"$work/out" 2>&1
