@@ -71,6 +71,22 @@ E parse_arg(std::string_view name, std::string_view text) {
 /// `value` as a count in [min, max]; ValueError `name: -1 is outside 1..65536` otherwise.
 std::uint32_t check_count(std::string_view name, long long value, std::uint32_t min, std::uint32_t max);
 
+/// Runs `f` (which returns a new reference) for a hand-written CPython entry point: a C++ or pybind11
+/// exception becomes the pending Python error and nullptr, as CPython expects.
+template <class F>
+PyObject* guarded_call(F&& f) noexcept {
+  try {
+    return f();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
 // ---- the exception types -----------------------------------------------------------------------------
 
 /// An (unraised) attnsel.SelectionError carrying code, message, candidates and suggestions.

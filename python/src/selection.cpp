@@ -59,7 +59,7 @@ struct without_gil {
 // select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True): vectorcall
 // argument parsing by hand, because pybind11's generic dispatcher costs more than the selection itself.
 PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
-  try {
+  return guarded_call([&]() -> PyObject* {
     static const char* const names[] = {"registry", "query", "platform", "override", "prefer", "raise_on_error"};
     PyObject* a[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
     if (nargs > 4)
@@ -105,14 +105,7 @@ PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
     auto error = make_selection_error(result->error());
     if (raise_on_error) raise_instance(error);
     return error.release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
+  });
 }
 
 explanation_handle explain_py(const registry_handle& r, const attnsel::query& q, const attnsel::platform& p,

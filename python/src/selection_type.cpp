@@ -22,20 +22,6 @@ const attnsel::selection& sel(PyObject* self) { return reinterpret_cast<selectio
 
 PyObject* text(std::string_view s) { return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size())); }
 
-template <class F>
-PyObject* guarded(F&& f) noexcept {
-  try {
-    return f();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
-}
-
 void dealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   reinterpret_cast<selection_object*>(self)->value.~selection_handle();
@@ -55,7 +41,7 @@ PyObject* get_overridden(PyObject* self, void*) { return PyBool_FromLong(sel(sel
 PyObject* get_source(PyObject* self, void*) { return text(attnsel::to_string(sel(self).source)); }
 PyObject* get_fell_back(PyObject* self, void*) { return PyBool_FromLong(sel(self).fell_back); }
 PyObject* get_fallback(PyObject* self, void*) {
-  return guarded([&] {
+  return guarded_call([&] {
     py::list out;
     for (const auto& c : sel(self).fallback) out.append(make_candidate(c));
     return out.release().ptr();
@@ -73,7 +59,7 @@ PyObject* block_size_for(PyObject* self, PyObject* arg) {
 }
 
 PyObject* repr(PyObject* self) {
-  return guarded([&] {
+  return guarded_call([&] {
     const auto& s = sel(self);
     std::string out = "Selection(backend=" + std::string(py::repr(py::str(std::string(s.name())))) +
                       ", variant=" + std::string(py::repr(py::str(std::string(s.variant_name())))) +
