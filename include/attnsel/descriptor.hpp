@@ -197,6 +197,7 @@ struct backend_descriptor {
 /// True for an UPPER_SNAKE backend name: [A-Z][A-Z0-9_]*, at most 64 characters.
 [[nodiscard]] constexpr bool is_valid_backend_name(std::string_view name) noexcept {
   if (name.empty() || name.size() > limits::name_length || !(name[0] >= 'A' && name[0] <= 'Z')) return false;
+  // NOLINTNEXTLINE(readability-use-anyofallof): std::all_of is not constexpr before C++20; this function is
   for (char c : name)
     if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
   return true;

@@ -56,6 +56,7 @@ inline constexpr std::array<known_feature, 11> known{{
 /// True for a lower_snake name: [a-z][a-z0-9_]*, at most 64 characters.
 [[nodiscard]] constexpr bool is_valid_feature_name(std::string_view name) noexcept {
   if (name.empty() || name.size() > limits::name_length || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  // NOLINTNEXTLINE(readability-use-anyofallof): std::all_of is not constexpr before C++20; this function is
   for (char c : name)
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
   return true;

@@ -134,7 +134,7 @@ void bind_platform(py::module_& m) {
                        "The machine a selection runs on: vendor, architecture and installed components. "
                        "Immutable; with_components() returns a new Platform.")
       .def(
-          py::init([](const std::string& vendor, std::optional<std::string> arch, py::object components) {
+          py::init([](const std::string& vendor, const std::optional<std::string>& arch, const py::object& components) {
             return make_platform(vendor, arch, components);
           }),
           py::arg("vendor"), py::arg("arch") = py::none(), py::arg("components") = py::tuple(),
@@ -143,15 +143,15 @@ void bind_platform(py::module_& m) {
                   py::arg("components") = py::tuple(), "A CUDA device: Platform.cuda(9, 0) or Platform.cuda('sm_90').")
       .def_static(
           "rocm",
-          [](const std::string& arch, py::object components) { return make_platform("rocm", arch, components); },
+          [](const std::string& arch, const py::object& components) { return make_platform("rocm", arch, components); },
           py::arg("arch"), py::kw_only(), py::arg("components") = py::tuple(),
           "A ROCm device: Platform.rocm('gfx942').")
       .def_static(
-          "cpu", [](py::object components) { return make_platform("cpu", std::nullopt, components); }, py::kw_only(),
-          py::arg("components") = py::tuple(), "The host CPU.")
+          "cpu", [](const py::object& components) { return make_platform("cpu", std::nullopt, components); },
+          py::kw_only(), py::arg("components") = py::tuple(), "The host CPU.")
       .def_static(
-          "xpu", [](py::object components) { return make_platform("xpu", std::nullopt, components); }, py::kw_only(),
-          py::arg("components") = py::tuple(), "An Intel GPU.")
+          "xpu", [](const py::object& components) { return make_platform("xpu", std::nullopt, components); },
+          py::kw_only(), py::arg("components") = py::tuple(), "An Intel GPU.")
       .def_static(
           "from_json",
           [](const std::string& text) {
@@ -183,7 +183,7 @@ void bind_platform(py::module_& m) {
       .def("has_component", &platform::has_component, py::arg("name"))
       .def(
           "with_components",
-          [](const platform& p, py::args specs) {
+          [](const platform& p, const py::args& specs) {
             platform out = p;
             add_components(out, specs);
             return out;

@@ -114,7 +114,7 @@ void bind_query(py::module_& m) {
       .def(py::init([](long long head_size, std::optional<long long> head_size_v, const std::string& dtype,
                        const std::string& kv_cache_dtype, std::optional<long long> block_size,
                        const std::string& attn_type, const std::string& mode, const std::string& domain,
-                       std::optional<long long> num_heads, py::object features) {
+                       std::optional<long long> num_heads, const py::object& features) {
              query q;
              set_head_size(q, head_size);
              set_head_size_v(q, head_size_v);

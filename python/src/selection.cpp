@@ -58,6 +58,7 @@ struct without_gil {
 
 // select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True): vectorcall
 // argument parsing by hand, because pybind11's generic dispatcher costs more than the selection itself.
+// NOLINTNEXTLINE(bugprone-exception-escape): only error_already_set::restore() may throw, and only when called twice
 PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
   try {
     static const char* const names[] = {"registry", "query", "platform", "override", "prefer", "raise_on_error"};
@@ -111,6 +112,8 @@ PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
     e.set_error();
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {  // nothing may cross into the interpreter, whatever a callback throws
+    PyErr_SetString(PyExc_RuntimeError, "attnsel: unknown C++ exception");
   }
   return nullptr;
 }

@@ -23,6 +23,7 @@ const attnsel::selection& sel(PyObject* self) { return reinterpret_cast<selectio
 PyObject* text(std::string_view s) { return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size())); }
 
 template <class F>
+// NOLINTNEXTLINE(bugprone-exception-escape): only error_already_set::restore() may throw, and only when called twice
 PyObject* guarded(F&& f) noexcept {
   try {
     return f();
@@ -32,6 +33,8 @@ PyObject* guarded(F&& f) noexcept {
     e.set_error();
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {  // nothing may cross into the interpreter, whatever a callback throws
+    PyErr_SetString(PyExc_RuntimeError, "attnsel: unknown C++ exception");
   }
   return nullptr;
 }

@@ -19,8 +19,7 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-namespace detail {
-namespace tables {
+namespace detail::tables {
 
 // A constant array and its length; {nullptr, 0} when empty.
 template <class T>
@@ -248,7 +247,6 @@ inline registry build_registry(const catalog& cat) {
   return reg;
 }
 
-}  // namespace tables
-}  // namespace detail
+}  // namespace detail::tables
 
 ATTNSEL_END_NAMESPACE

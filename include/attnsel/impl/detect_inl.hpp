@@ -10,6 +10,8 @@
 #include <attnsel/override.hpp>
 #include <attnsel/query.hpp>
 
+#include <attnsel/impl/text.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
@@ -24,8 +26,7 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-namespace detail {
-namespace detect {
+namespace detail::detect {
 
 // Bounds that keep every probe's work fixed, whatever the machine or a fake tree holds.
 constexpr std::size_t max_sysfs_file = 64u << 10;
@@ -91,7 +92,7 @@ inline std::optional<std::vector<unsigned>> visible_list(const std::string& text
   while (start <= t.size() && out.size() < 1024) {
     const auto end = std::min(t.find(',', start), t.size());
     const auto item = trim(t.substr(start, end - start));
-    if (item == "-1" || item.rfind("-", 0) == 0) return out;  // the runtimes stop at the first invalid entry
+    if (item == "-1" || item.rfind('-', 0) == 0) return out;  // the runtimes stop at the first invalid entry
     if (item.empty() || item.size() > 6 || !std::all_of(item.begin(), item.end(), ::isdigit)) return std::nullopt;
     out.push_back(static_cast<unsigned>(std::stoul(item)));
     start = end + 1;
@@ -177,7 +178,7 @@ inline bool probe_cuda(const detect_options& o, const environment& env, platform
       used = name;
       break;
     }
-    add(r, "cuda.driver", "", "not found: " + name + " (" + error + ")", false);
+    add(r, "cuda.driver", "", concat({"not found: ", name, " (", error, ")"}), false);
   }
   if (!lib) return false;
   // The driver stays loaded: unloading it after cuInit is unsafe, and an engine will load it anyway.
@@ -602,8 +603,7 @@ class switch_reader {
   }
 };
 
-}  // namespace detect
-}  // namespace detail
+}  // namespace detail::detect
 
 ATTNSEL_INLINE const detected_fact* detection_report::find(std::string_view name) const noexcept {
   const detected_fact* first = nullptr;
@@ -671,9 +671,9 @@ ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>
     }
     const auto engine = s.engine.empty() ? std::string() : " [" + s.engine + "]";
     if (!why_not.empty()) {
-      detail::detect::add(report, fact, "", "not set: " + why_not + engine, false);
+      detail::detect::add(report, fact, "", detail::concat({"not set: ", why_not, engine}), false);
     } else if (p.has_component(s.component)) {
-      detail::detect::add(report, fact, "yes", "already present; " + because + engine, true);
+      detail::detect::add(report, fact, "yes", detail::concat({"already present; ", because, engine}), true);
     } else {
       p.add_component(s.component);
       detail::detect::add(report, fact, "yes", because.empty() ? "unconditional" + engine : because + engine, true);

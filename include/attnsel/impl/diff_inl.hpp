@@ -9,6 +9,8 @@
 #include <attnsel/report.hpp>
 #include <attnsel/selector.hpp>
 
+#include <attnsel/impl/text.hpp>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -175,6 +177,7 @@ inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
       for (const auto& n : e.unless) note(n, std::nullopt);
     }
   std::vector<component> all;
+  all.reserve(names.size());
   for (const auto& [name, version] : names) all.push_back({name, version});
   std::vector<std::vector<component>> sets;
   const std::size_t n = all.size();
@@ -546,7 +549,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
           ++per_vendor_changed[p.vendor()];
           auto rule_a = rule_of(a.registry, q, p, spec);
           auto rule_b = rule_of(b.registry, q, p, spec);
-          const std::string key = where + '\n' + std::string(to_string(blk.domain)) + '\n' + rule_a + '\n' + rule_b;
+          const std::string key = detail::concat({where, "\n", to_string(blk.domain), "\n", rule_a, "\n", rule_b});
           auto [it, added] = group_index.emplace(key, out.groups.size());
           if (added) out.groups.push_back({where, blk.domain, std::move(rule_a), std::move(rule_b), 0, {}});
           auto& g = out.groups[it->second];

@@ -9,6 +9,8 @@
 #include <attnsel/builtin_catalog.hpp>
 #include <attnsel/reference.hpp>
 
+#include <attnsel/impl/text.hpp>
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -216,7 +218,7 @@ inline void check_rules(const registry& reg, const std::set<std::string>& compon
       const auto check_components = [&](const std::vector<std::string>& names, const std::string& key) {
         for (std::size_t n = 0; n < names.size(); ++n)
           if (!components.count(names[n]))
-            out.push_back({lint_code::unknown_component, lint_ptr(ep + "/" + key, n),
+            out.push_back({lint_code::unknown_component, lint_ptr(detail::concat({ep, "/", key}), n),
                            "component '" + names[n] +
                                "' is required by no backend and named by no built-in catalog or detection mapping"});
       };

@@ -13,11 +13,8 @@
 ATTNSEL_BEGIN_NAMESPACE
 
 ATTNSEL_INLINE bool policy_entry::enabled_on(const platform& p) const noexcept {
-  for (const auto& c : when)
-    if (!p.has_component(c)) return false;
-  for (const auto& c : unless)
-    if (p.has_component(c)) return false;
-  return true;
+  const auto present = [&p](const std::string& c) { return p.has_component(c); };
+  return std::all_of(when.begin(), when.end(), present) && std::none_of(unless.begin(), unless.end(), present);
 }
 
 ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) const noexcept {

@@ -86,15 +86,15 @@ inline std::string condition_message(const policy_entry& e) {
   std::string out = "the policy tries it only";
   std::string sep = " when ";
   for (const auto& c : e.when) {
-    out += sep + "component " + c + " is present";
+    out.append(sep).append("component ").append(c).append(" is present");
     sep = " and ";
   }
   for (const auto& c : e.unless) {
-    out += sep + "component " + c + " is absent";
+    out.append(sep).append("component ").append(c).append(" is absent");
     sep = " and ";
   }
   for (const auto& f : e.unless_features) {
-    out += sep + "feature " + f + " is not required";
+    out.append(sep).append("feature ").append(f).append(" is not required");
     sep = " and ";
   }
   return out;
