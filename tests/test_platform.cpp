@@ -65,7 +65,7 @@ TEST_CASE("component versions compare numerically part by part", "[platform]") {
   CHECK(v("0.2.10") > v("0.2.9"));
   CHECK(v("1") < v("1.0.1"));
   CHECK(v("9.19.0") == v("9.19"));
-  CHECK(v("0.2.5").str() == "0.2.5");
+  CHECK(to_string(v("0.2.5")) == "0.2.5");
   for (const char* bad : {"", ".", "1.", ".1", "1..2", "1.2.3.4.5", "v1", "1.2-rc1", "1,2", "9999999999"}) {
     INFO(bad);
     CHECK_FALSE(parse_component_version(bad));

@@ -10,11 +10,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 ATTNSEL_BEGIN_NAMESPACE
 
 /// Which model part a selection is for. Each domain has its own policy rules and its own override.
-enum class attn_domain : std::uint8_t { decoder, encoder };
+enum class attention_domain : std::uint8_t { decoder, encoder };
+/// The 0.1 name of `attention_domain`; removed in the next minor release.
+using attn_domain [[deprecated("use attention_domain")]] = attention_domain;
 
 /// Accelerator vendor of a platform.
 enum class device_vendor : std::uint8_t { cuda, rocm, xpu, cpu, tpu };
@@ -295,7 +298,7 @@ constexpr bool in_word_list(std::string_view list, std::string_view word) noexce
 }  // namespace detail
 
 /// Canonical text of an enumerator (the table's `name` column); never empty.
-template <class E>
+template <class E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
 constexpr std::string_view to_string(E value) noexcept {
   for (const auto& row : detail::enum_table<E>::rows)
     if (row.value == value) return row.name;

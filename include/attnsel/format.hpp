@@ -64,7 +64,7 @@ template <>
 struct fmt::formatter<attnsel::component_version> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::component_version& v, Ctx& ctx) const {
-    return put(v.str(), ctx);
+    return put(attnsel::to_string(v), ctx);
   }
 };
 

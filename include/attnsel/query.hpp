@@ -197,7 +197,9 @@ struct query {
 [[nodiscard]] std::string validation_message(const query& q);
 
 /// One-line text of a query: `decoder attention (head_size=128, dtype=bfloat16, kv_cache_dtype=auto, ...)`.
-[[nodiscard]] std::string summary(const query& q);
+[[nodiscard]] std::string to_string(const query& q);
+/// Deprecated: `to_string(q)`.
+[[deprecated("use to_string(q)")]] [[nodiscard]] inline std::string summary(const query& q) { return to_string(q); }
 
 ATTNSEL_END_NAMESPACE
 

@@ -38,7 +38,7 @@ ATTNSEL_INLINE std::string validation_message(const query& q) {
   return {};
 }
 
-ATTNSEL_INLINE std::string summary(const query& q) {
+ATTNSEL_INLINE std::string to_string(const query& q) {
   std::string out = std::string(to_string(q.domain)) + " attention (head_size=" + std::to_string(q.head_size);
   if (q.value_head_size() != q.head_size) out += ", head_size_v=" + std::to_string(q.value_head_size());
   out += ", dtype=" + std::string(to_string(q.dtype)) + ", kv_cache_dtype=" + std::string(to_string(q.kv_cache_dtype));
