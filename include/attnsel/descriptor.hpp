@@ -189,7 +189,7 @@ struct backend_descriptor {
   std::string name;                  ///< canonical UPPER_SNAKE name
   std::vector<std::string> aliases;  ///< other accepted UPPER_SNAKE names
   std::string description;
-  domain_set domains{attn_domain::decoder};
+  domain_set domains{attention_domain::decoder};
   capabilities caps;                   ///< used when `variants` is empty
   std::vector<capabilities> variants;  ///< sub-kernels; the first that accepts domain and platform is checked
   custom_check extra_check;            ///< optional cross-field predicate (not serialised to JSON)

@@ -99,11 +99,11 @@ template <class E>
 struct enum_table;  // specialised below: static constexpr rows, type name
 
 template <>
-struct enum_table<attn_domain> {
+struct enum_table<attention_domain> {
   static constexpr std::string_view type_name = "domain";
-  static constexpr std::array<enum_row<attn_domain>, 2> rows{{
-      {attn_domain::decoder, "decoder", "lm language_model", "language-model decoder layers"},
-      {attn_domain::encoder, "encoder", "vit vision mm_encoder", "vision / multimodal encoder layers"},
+  static constexpr std::array<enum_row<attention_domain>, 2> rows{{
+      {attention_domain::decoder, "decoder", "lm language_model", "language-model decoder layers"},
+      {attention_domain::encoder, "encoder", "vit vision mm_encoder", "vision / multimodal encoder layers"},
   }};
 };
 
@@ -368,7 +368,7 @@ class enum_set {
   std::uint32_t bits_ = 0;
 };
 
-using domain_set = enum_set<attn_domain>;
+using domain_set = enum_set<attention_domain>;
 using data_type_set = enum_set<data_type>;
 using cache_dtype_set = enum_set<cache_dtype>;
 using attention_type_set = enum_set<attention_type>;

@@ -38,7 +38,7 @@ struct policy_entry {
 /// Every narrowing field left empty matches anything. The arch fields (min_capability,
 /// max_capability, archs, families) come from `arch_filter`, the same filter platform constraints use.
 struct policy_rule : arch_filter {
-  attn_domain domain = attn_domain::decoder;
+  attention_domain domain = attention_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
   attention_mode_set modes;         ///< empty = any mode
   std::uint32_t min_num_heads = 0;  ///< with max_num_heads: the query must set num_heads in range

@@ -169,7 +169,7 @@ class feature_set {
 
 /// What one attention layer needs. Every input a capability check reads is here or in `platform`.
 struct query {
-  attn_domain domain = attn_domain::decoder;
+  attention_domain domain = attention_domain::decoder;
   std::uint32_t head_size = 128;
   std::uint32_t head_size_v = 0;  ///< value head size; 0 = same as head_size
   data_type dtype = data_type::bfloat16;

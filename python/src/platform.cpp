@@ -100,7 +100,7 @@ py::object arch_of(const platform& p) {
   return py::none();
 }
 
-std::string spec_of(const attnsel::component& c) { return c.version ? c.name + "=" + c.version->str() : c.name; }
+std::string spec_of(const attnsel::component& c) { return c.version ? c.name + "=" + to_string(*c.version) : c.name; }
 
 std::vector<std::string> specs_of(const platform& p) {
   std::vector<std::string> out;
@@ -176,7 +176,7 @@ void bind_platform(py::module_& m) {
           [](const platform& p) {
             py::dict out;
             for (const auto& c : p.components())
-              out[py::str(c.name)] = c.version ? py::object(py::str(c.version->str())) : py::object(py::none());
+              out[py::str(c.name)] = c.version ? py::object(py::str(to_string(*c.version))) : py::object(py::none());
             return out;
           },
           "{name: version or None}, sorted by name.")
@@ -189,7 +189,7 @@ void bind_platform(py::module_& m) {
             return out;
           },
           "A copy with more components ('name' or 'name=version'); a name already present is replaced.")
-      .def("__str__", &platform::describe)
+      .def("__str__", [](const attnsel::platform& p) { return attnsel::to_string(p); })
       .def("__repr__", &repr)
       .def(
           "__eq__", [](const platform& a, const platform& b) { return a == b; }, py::is_operator())

@@ -144,7 +144,7 @@ class emitter {
       order.push_back("{" + literal(e.backend) + ", " + strings(e.when) + ", " + strings(e.unless) + ", " +
                       strings(e.unless_features) + "}");
     std::ostringstream out;
-    out << "{static_cast<attn_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
+    out << "{static_cast<attention_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
         << static_cast<unsigned>(r.vendor) << "), " << arch(r.min_capability, r.max_capability, r.archs, r.families)
         << ", " << r.modes.bits() << "U, " << r.min_num_heads << "U, " << r.max_num_heads << "U, "
         << r.kv_cache_dtypes.bits() << "U, " << r.dtypes.bits() << "U, " << strings(r.features) << ", "

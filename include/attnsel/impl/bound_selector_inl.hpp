@@ -70,7 +70,7 @@ inline bool overlaps(const feature_words& a, const feature_words& b) noexcept {
   return ((a[0] & b[0]) | (a[1] & b[1])) != 0;
 }
 
-inline void bind_domain(const registry& reg, const platform& p, attn_domain domain, const override_request& ovr,
+inline void bind_domain(const registry& reg, const platform& p, attention_domain domain, const override_request& ovr,
                         const std::vector<std::string>& names, bound_domain& d) {
   d.backends.resize(reg.size());
   for (std::size_t i = 0; i < reg.size(); ++i) {
@@ -132,8 +132,8 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
     for (auto& d : s.domains) d.plan_ok = false;
     return;
   }
-  detail::bind_domain(reg, s.plat, attn_domain::decoder, overrides.decoder, s.feature_names, s.domains[0]);
-  detail::bind_domain(reg, s.plat, attn_domain::encoder, overrides.encoder, s.feature_names, s.domains[1]);
+  detail::bind_domain(reg, s.plat, attention_domain::decoder, overrides.decoder, s.feature_names, s.domains[0]);
+  detail::bind_domain(reg, s.plat, attention_domain::encoder, overrides.encoder, s.feature_names, s.domains[1]);
   if (options.cache && options.cache_slots > 0) s.cache.emplace(options.cache_slots);
 }
 
@@ -141,7 +141,7 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
                                   selector_options options)
     : selector(reg, std::move(p), override_set{ovr, ovr}, options) {}
 
-ATTNSEL_INLINE override_request selector::bound_override(attn_domain domain) const noexcept {
+ATTNSEL_INLINE override_request selector::bound_override(attention_domain domain) const noexcept {
   const auto& d = state_.domains[static_cast<std::size_t>(domain)];
   return override_request{d.spec, d.source};
 }

@@ -98,7 +98,7 @@ struct entry {
 };
 
 struct rule {
-  attn_domain domain = attn_domain::decoder;
+  attention_domain domain = attention_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
   arch_filter arch;
   std::uint32_t modes = 0;
@@ -167,7 +167,7 @@ inline head_size_spec to_head_sizes(const head_sizes& h) {
 inline capabilities to_capabilities(const caps& c) {
   capabilities out;
   out.variant = std::string(c.variant);
-  out.domains = to_set<attn_domain>(c.domains);
+  out.domains = to_set<attention_domain>(c.domains);
   out.dtypes = to_set<data_type>(c.dtypes);
   out.kv_cache_dtypes = to_set<cache_dtype>(c.kv_cache_dtypes);
   out.head_sizes = to_head_sizes(c.heads);
@@ -204,7 +204,7 @@ inline registry build_registry(const catalog& cat) {
     d.name = std::string(b.name);
     d.aliases = to_strings(b.aliases);
     d.description = std::string(b.description);
-    d.domains = to_set<attn_domain>(b.domains);
+    d.domains = to_set<attention_domain>(b.domains);
     d.caps = to_capabilities(b.base);
     d.variants.reserve(b.variants.size);
     for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v));

@@ -334,7 +334,7 @@ inline void probe_rocm_version(const detect_options& o, const environment& env, 
       add(r, "rocm.version", "", "unreadable version '" + printable(t, 40) + "' in " + path, false);
       continue;
     }
-    add(r, "rocm.version", version->str(), path, true);
+    add(r, "rocm.version", to_string(*version), path, true);
     p.add_component("rocm", version);
     return;
   }
@@ -650,11 +650,12 @@ ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>
       if (!c) {
         why_not = "component " + req.component + " absent";
       } else if (req.above && (!c->version || !(*c->version > *req.above))) {
-        why_not = "component " + req.component + (c->version ? " " + c->version->str() : std::string(" (no version)")) +
-                  " is not above " + req.above->str();
+        why_not = "component " + req.component +
+                  (c->version ? " " + to_string(*c->version) : std::string(" (no version)")) + " is not above " +
+                  to_string(*req.above);
       } else {
         because += (because.empty() ? "" : ", ") + std::string("component ") + req.component +
-                   (c->version ? " " + c->version->str() : std::string());
+                   (c->version ? " " + to_string(*c->version) : std::string());
       }
     }
     for (const auto& c : s.env) {
@@ -704,7 +705,7 @@ ATTNSEL_INLINE detection detect_platform(const detect_options& options) noexcept
         continue;
       }
       out.platform.add_component(c.name, c.version);
-      detail::detect::add(out.report, "component." + c.name, c.version ? c.version->str() : "yes", "caller", true);
+      detail::detect::add(out.report, "component." + c.name, c.version ? to_string(*c.version) : "yes", "caller", true);
     }
     std::vector<engine_switch> table;
     try {

@@ -23,7 +23,8 @@ ATTNSEL_INLINE nlohmann::json to_json(const platform& p) {
     j["arch"] = nullptr;
   j["components"] = nlohmann::json::array();
   for (const auto& c : p.components())
-    j["components"].push_back({{"name", c.name}, {"version", c.version ? nlohmann::json(c.version->str()) : nullptr}});
+    j["components"].push_back(
+        {{"name", c.name}, {"version", c.version ? nlohmann::json(to_string(*c.version)) : nullptr}});
   return j;
 }
 
@@ -132,7 +133,7 @@ ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
   query q;
   // Bounds from limits.hpp; a value in range but still invalid (head_size 0) is select()'s bad_query.
   if (const auto* m = detail::json_reader::nullable_member(j, "domain"))
-    q.domain = in.enumerator<attn_domain>(*m, "/domain");
+    q.domain = in.enumerator<attention_domain>(*m, "/domain");
   if (const auto* m = detail::json_reader::nullable_member(j, "head_size"))
     q.head_size = in.uint32(*m, "/head_size", 0, limits::head_size);
   if (const auto* m = detail::json_reader::nullable_member(j, "head_size_v"))

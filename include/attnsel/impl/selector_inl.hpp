@@ -140,7 +140,7 @@ struct trace_visitor {
   }
 };
 
-inline std::string query_summary(const query& q, const platform& p) { return summary(q) + " on " + p.describe(); }
+inline std::string query_summary(const query& q, const platform& p) { return to_string(q) + " on " + to_string(p); }
 
 inline std::string reasons_text(const std::vector<reason>& reasons) {
   std::string out;
@@ -232,7 +232,7 @@ inline void append_unvisited(const registry& reg, const query& q, const platform
     r.outcome = verdict::skipped;
     r.reasons.push_back(reason{
         reason_code::not_in_policy,
-        "not in the automatic order for " + (rule ? rule->describe() : p.describe()) + "; it can still be forced"});
+        "not in the automatic order for " + (rule ? to_string(*rule) : to_string(p)) + "; it can still be forced"});
     for (auto& extra : check_backend(b, q, p)) r.reasons.push_back(std::move(extra));
     out.push_back(std::move(r));
   }
@@ -321,7 +321,7 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
   // The rule is reported whenever the automatic order was walked: plain auto, or --prefer falling back.
   const bool walked_automatic = plan.automatic() || (options.prefer && plan.has_forced());
   if (const auto* rule = reg.policy().match(q, p); rule && walked_automatic) {
-    ex.rule = rule->describe();
+    ex.rule = to_string(*rule);
     ex.note = rule->note;
   }
   if (!ex.result.ok()) {
