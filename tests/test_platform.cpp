@@ -81,7 +81,7 @@ TEST_CASE("platform components are found by exact name with their versions", "[p
   CHECK_FALSE(p.has_component("aiter_mla"));
   CHECK_FALSE(p.has_component("AITER"));
   REQUIRE(p.find_component("aiter"));
-  CHECK(p.find_component("aiter")->to_string(*version) == "0.1.6");
+  CHECK(to_string(*p.find_component("aiter")->version) == "0.1.6");
   CHECK(p.components().size() == 2);
   CHECK_THROWS_AS(p.add_component_spec("flashinfer=abc"), std::invalid_argument);
   CHECK_THROWS_AS(p.add_component_spec("=1.0"), std::invalid_argument);
