@@ -68,7 +68,7 @@ void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel
   } else if (name == "cuda90_encoder") {
     // A ViT encoder layer on Hopper.
     p = platform::cuda(9, 0);
-    q.domain = attn_domain::encoder;
+    q.domain = attention_domain::encoder;
     q.attn_type = attention_type::encoder_only;
     q.head_size = 72;
     q.dtype = data_type::float16;

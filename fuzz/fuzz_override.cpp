@@ -50,7 +50,7 @@ query make_query(unsigned which) {
     case 0:
       break;
     case 1:
-      q.domain = attn_domain::encoder;
+      q.domain = attention_domain::encoder;
       q.attn_type = attention_type::encoder_only;
       q.head_size = 80;
       q.dtype = data_type::float16;
@@ -83,7 +83,7 @@ query make_query(unsigned which) {
       q.required.insert("kv_connector");
       break;
     default:
-      q.domain = attn_domain::encoder;
+      q.domain = attention_domain::encoder;
       q.attn_type = attention_type::encoder;
       q.head_size = 64;
       break;

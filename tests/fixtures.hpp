@@ -54,7 +54,7 @@ inline registry small_registry() {
 
   backend_descriptor slow;
   slow.name = "SLOW";
-  slow.domains = {attn_domain::decoder, attn_domain::encoder};
+  slow.domains = {attention_domain::decoder, attention_domain::encoder};
   slow.caps.attn_types = {attention_type::decoder, attention_type::encoder, attention_type::encoder_only,
                           attention_type::encoder_decoder};
   reg.add(slow);
@@ -68,14 +68,14 @@ inline registry small_registry() {
 
   backend_descriptor vision;
   vision.name = "VISION";
-  vision.domains = {attn_domain::encoder};
+  vision.domains = {attention_domain::encoder};
   vision.caps.dtypes = {data_type::float16, data_type::bfloat16};
   vision.caps.attn_types = {attention_type::encoder_only};
   reg.add(vision);
 
   priority_policy policy;
   policy_rule cuda_decoder;
-  cuda_decoder.domain = attn_domain::decoder;
+  cuda_decoder.domain = attention_domain::decoder;
   cuda_decoder.vendor = device_vendor::cuda;
   cuda_decoder.modes = {attention_mode::standard};
   cuda_decoder.note = "fastest first";
@@ -85,11 +85,11 @@ inline registry small_registry() {
   cuda_mla.note = "latent";
   cuda_mla.order = {{"LATENT", {}, {}, {}}};
   policy_rule rocm_decoder;
-  rocm_decoder.domain = attn_domain::decoder;
+  rocm_decoder.domain = attention_domain::decoder;
   rocm_decoder.vendor = device_vendor::rocm;
   rocm_decoder.order = {{"MEDIUM", {"aiter"}, {}, {}}, {"SLOW", {}, {}, {}}};
   policy_rule encoder;
-  encoder.domain = attn_domain::encoder;
+  encoder.domain = attention_domain::encoder;
   encoder.vendor = device_vendor::cuda;
   encoder.order = {{"VISION", {}, {}, {}}, {"SLOW", {}, {}, {}}};
   policy.rules = {cuda_decoder, cuda_mla, rocm_decoder, encoder};

@@ -161,10 +161,10 @@ TEST_CASE("a bound selector reads each domain's own override", "[bound][domain]"
   const selector bound(reg, p, overrides);
   query q;
   CHECK(describe(bound.select(q)) == describe(select(reg, q, p, overrides)));
-  q.domain = attn_domain::encoder;
+  q.domain = attention_domain::encoder;
   q.attn_type = attention_type::encoder_only;
   CHECK(describe(bound.select(q)) == describe(select(reg, q, p, overrides)));
-  CHECK(bound.bound_override(attn_domain::encoder).spec == "VISION");
+  CHECK(bound.bound_override(attention_domain::encoder).spec == "VISION");
 }
 
 TEST_CASE("a moved selector keeps answering from its own copy of the override", "[bound]") {
@@ -188,14 +188,14 @@ query random_query(std::mt19937& rng) {
     return all[std::uniform_int_distribution<std::size_t>(0, all.size() - 1)(rng)];
   };
   query q;
-  q.domain = pick(attn_domain::decoder, attn_domain::decoder, attn_domain::encoder);
+  q.domain = pick(attention_domain::decoder, attention_domain::decoder, attention_domain::encoder);
   q.head_size = pick(64U, 72U, 80U, 96U, 128U, 192U, 256U, 576U);
   q.head_size_v = pick(0U, 0U, 0U, 128U, 512U);
   q.dtype = pick(data_type::float16, data_type::bfloat16, data_type::float32);
   q.kv_cache_dtype = pick(cache_dtype::automatic, cache_dtype::automatic, cache_dtype::fp8, cache_dtype::float16,
                           cache_dtype::fp8_e5m2);
   q.block_size = pick(0U, 0U, 16U, 32U, 64U, 1U, 128U);
-  q.attn_type = q.domain == attn_domain::encoder
+  q.attn_type = q.domain == attention_domain::encoder
                     ? pick(attention_type::encoder_only, attention_type::encoder)
                     : pick(attention_type::decoder, attention_type::decoder, attention_type::encoder_decoder);
   q.mode = pick(attention_mode::standard, attention_mode::standard, attention_mode::mla, attention_mode::sparse_mla);
@@ -240,7 +240,7 @@ TEST_CASE("a cache hit never answers differently from a miss (random queries)", 
               again ? seen[std::uniform_int_distribution<std::size_t>(0, seen.size() - 1)(rng)] : random_query(rng);
           if (!again) seen.push_back(q);
           const auto expected = describe(select(reg, q, p, ovr));
-          INFO(name << " on " << p.describe() << " override '" << ovr.spec << "': " << summary(q));
+          INFO(name << " on " << to_string(p) << " override '" << ovr.spec << "': " << to_string(q));
           REQUIRE(describe(plain.select(q)) == expected);
           REQUIRE(describe(with_cache.select(q)) == expected);
         }

@@ -44,7 +44,7 @@ TEST_CASE("each failed check yields its own stable code and a message with the v
        "mode mla not supported (backend is standard)"},
       {"feature", with([](query& q) { q.required.insert("alibi"); }), "feature",
        "feature alibi not supported (supports: sinks)"},
-      {"domain", with([](query& q) { q.domain = attn_domain::encoder; }), "domain", "not the encoder domain"},
+      {"domain", with([](query& q) { q.domain = attention_domain::encoder; }), "domain", "not the encoder domain"},
   };
   for (const auto& r : rows) {
     INFO(r.what);
@@ -148,7 +148,7 @@ TEST_CASE("MLA and standard modes must match in both directions", "[checks]") {
 TEST_CASE("variants are resolved by domain and platform, first match wins", "[checks]") {
   backend_descriptor fa;
   fa.name = "FA";
-  fa.domains = {attn_domain::decoder, attn_domain::encoder};
+  fa.domains = {attention_domain::decoder, attention_domain::encoder};
   capabilities fa3;
   fa3.variant = "FA3";
   fa3.platforms = {fixtures::cuda_from(9, 0)};
@@ -159,15 +159,15 @@ TEST_CASE("variants are resolved by domain and platform, first match wins", "[ch
   fa2.platforms = {fixtures::cuda_from(8, 0)};
   capabilities vit;
   vit.variant = "VIT";
-  vit.domains = {attn_domain::encoder};
+  vit.domains = {attention_domain::encoder};
   vit.attn_types = {attention_type::encoder_only};
   fa.variants = {vit, fa3, fa2};
   query q;
   q.required.insert("sinks");
-  REQUIRE(resolve_variant(fa, attn_domain::decoder, platform::cuda(9, 0)));
-  CHECK(resolve_variant(fa, attn_domain::decoder, platform::cuda(9, 0))->variant == "FA3");
-  CHECK(resolve_variant(fa, attn_domain::decoder, platform::cuda(8, 6))->variant == "FA2");
-  CHECK(resolve_variant(fa, attn_domain::encoder, platform::cuda(8, 6))->variant == "VIT");
+  REQUIRE(resolve_variant(fa, attention_domain::decoder, platform::cuda(9, 0)));
+  CHECK(resolve_variant(fa, attention_domain::decoder, platform::cuda(9, 0))->variant == "FA3");
+  CHECK(resolve_variant(fa, attention_domain::decoder, platform::cuda(8, 6))->variant == "FA2");
+  CHECK(resolve_variant(fa, attention_domain::encoder, platform::cuda(8, 6))->variant == "VIT");
   CHECK(supports(fa, q, platform::cuda(9, 0)));
   const auto on_ampere = check_backend(fa, q, platform::cuda(8, 6));
   REQUIRE(on_ampere.size() == 1);

@@ -18,7 +18,7 @@ TEST_CASE("every enumerator round-trips through its canonical name", "[enums]") 
       CHECK(fmt::format("{}", v) == text);
     }
   };
-  round_trip(enum_values<attn_domain>());
+  round_trip(enum_values<attention_domain>());
   round_trip(enum_values<device_vendor>());
   round_trip(enum_values<data_type>());
   round_trip(enum_values<cache_dtype>());
@@ -51,7 +51,7 @@ TEST_CASE("unknown text never falls back to the first enumerator", "[enums]") {
 
 TEST_CASE("enum_names lists every canonical name for error messages", "[enums]") {
   CHECK(enum_names<data_type>() == "float16, bfloat16, float32");
-  CHECK(enum_names<attn_domain>("|") == "decoder|encoder");
+  CHECK(enum_names<attention_domain>("|") == "decoder|encoder");
 }
 
 TEST_CASE("enum_set stores members and compares by content", "[enums]") {

@@ -250,7 +250,7 @@ TEST_CASE("prefer-mode explain names the rule its fallback used (defect 7)", "[h
   const auto ex = explain(reg, q, platform::cuda(9, 0), override_request{"FAST", override_source::flag}, prefer);
   REQUIRE(ex.result.ok());
   CHECK(ex.result->fell_back);
-  CHECK(ex.rule == reg.policy().match(q, platform::cuda(9, 0))->describe());
+  CHECK(ex.rule == to_string(*reg.policy().match(q, platform::cuda(9, 0))));
 }
 
 TEST_CASE("text that is not JSON is reported as such, not as deep nesting (defect 13)", "[hardening]") {

@@ -154,7 +154,7 @@ TEST_CASE("explain lists implied components; select gives the same answer closed
   auto p = platform::rocm("gfx942");
   p.add_component("aiter_mha");
   query q;
-  q.domain = attn_domain::encoder;
+  q.domain = attention_domain::encoder;
   q.head_size = 64;
   q.dtype = data_type::bfloat16;
   q.attn_type = attention_type::encoder_only;

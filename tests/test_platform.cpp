@@ -65,7 +65,7 @@ TEST_CASE("component versions compare numerically part by part", "[platform]") {
   CHECK(v("0.2.10") > v("0.2.9"));
   CHECK(v("1") < v("1.0.1"));
   CHECK(v("9.19.0") == v("9.19"));
-  CHECK(v("0.2.5").str() == "0.2.5");
+  CHECK(to_string(v("0.2.5")) == "0.2.5");
   for (const char* bad : {"", ".", "1.", ".1", "1..2", "1.2.3.4.5", "v1", "1.2-rc1", "1,2", "9999999999"}) {
     INFO(bad);
     CHECK_FALSE(parse_component_version(bad));
@@ -81,11 +81,11 @@ TEST_CASE("platform components are found by exact name with their versions", "[p
   CHECK_FALSE(p.has_component("aiter_mla"));
   CHECK_FALSE(p.has_component("AITER"));
   REQUIRE(p.find_component("aiter"));
-  CHECK(p.find_component("aiter")->version->str() == "0.1.6");
+  CHECK(to_string(*p.find_component("aiter")->version) == "0.1.6");
   CHECK(p.components().size() == 2);
   CHECK_THROWS_AS(p.add_component_spec("flashinfer=abc"), std::invalid_argument);
   CHECK_THROWS_AS(p.add_component_spec("=1.0"), std::invalid_argument);
   CHECK_THROWS_AS(platform::rocm("gfx"), std::invalid_argument);
-  CHECK(p.describe() == "rocm gfx942");
-  CHECK(platform::cuda(9, 0).describe() == "cuda 9.0");
+  CHECK(to_string(p) == "rocm gfx942");
+  CHECK(to_string(platform::cuda(9, 0)) == "cuda 9.0");
 }

@@ -88,7 +88,7 @@ TEST_CASE("an encoder override is honoured even when a faster backend is install
   auto p = platform::rocm("gfx942");
   for (const char* c : {"aiter", "aiter_enabled", "aiter_mha", "flash_attn"}) p.add_component_spec(c);
   query q;
-  q.domain = attn_domain::encoder;
+  q.domain = attention_domain::encoder;
   q.attn_type = attention_type::encoder_only;
   q.head_size = 80;
   const auto automatic = select(reg, q, p);

@@ -37,7 +37,7 @@ TEST_CASE("malformed descriptors are refused with the reason", "[registry]") {
   b.name = "NO_DOMAIN";
   b.domains = {};
   CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("serves no domain"));
-  b.domains = {attn_domain::decoder};
+  b.domains = {attention_domain::decoder};
   b.caps.block_size_multiples = {0};
   CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("block size multiple 0"));
   b.caps.block_size_multiples = {};
@@ -111,7 +111,7 @@ TEST_CASE("merge adds and replaces backends and puts overlay rules first", "[reg
   slow.description = "replaced";
   overlay.add(slow);
   policy_rule first;
-  first.domain = attn_domain::decoder;
+  first.domain = attention_domain::decoder;
   first.vendor = device_vendor::cuda;
   first.order = {{"MINE", {}, {}, {}}, {"SLOW", {}, {}, {}}};
   priority_policy pol;

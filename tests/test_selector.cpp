@@ -62,7 +62,7 @@ TEST_CASE("decoder and encoder selections are independent, each with its own ove
   overrides.decoder = {"SLOW", override_source::flag};
   query dec;
   query enc;
-  enc.domain = attn_domain::encoder;
+  enc.domain = attention_domain::encoder;
   enc.attn_type = attention_type::encoder_only;
   CHECK(select(reg, dec, p, overrides)->name() == "SLOW");
   CHECK(select(reg, enc, p, overrides)->name() == "VISION");  // decoder override ignored

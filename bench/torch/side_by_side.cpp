@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     sink = static_cast<std::int64_t>(d.rank);
   });
 
-  std::printf("platform: %s\n", p.describe().c_str());
+  std::printf("platform: %s\n", to_string(p).c_str());
   std::printf("torch choice: %s, attnsel choice: %s\n", torch_backend_name(torch_choice),
               answer.ok() ? std::string(answer->name()).c_str() : "error");
   std::printf("| call | ns/call | torch / this |\n|---|---:|---:|\n");

@@ -145,7 +145,7 @@ class selector {
   [[nodiscard]] const registry& bound_registry() const noexcept { return *state_.reg; }
   [[nodiscard]] const platform& bound_platform() const noexcept { return state_.plat; }
   /// The override bound for `domain` (a view into the selector).
-  [[nodiscard]] override_request bound_override(attn_domain domain) const noexcept;
+  [[nodiscard]] override_request bound_override(attention_domain domain) const noexcept;
   [[nodiscard]] bool cache_enabled() const noexcept { return state_.cache.has_value(); }
   /// Hits and misses of the decision cache (zero when it is off).
   [[nodiscard]] cache_stats stats() const noexcept { return state_.cache ? state_.cache->stats() : cache_stats{}; }

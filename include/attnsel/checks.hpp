@@ -19,7 +19,7 @@ ATTNSEL_BEGIN_NAMESPACE
 /// The variant of `backend` that would run for `domain` on `p`: the first of `backend.variants` whose
 /// domains and platforms accept them, or `&backend.caps` when it has no variants and its platforms
 /// accept `p`. nullptr when none does.
-[[nodiscard]] const capabilities* resolve_variant(const backend_descriptor& backend, attn_domain domain,
+[[nodiscard]] const capabilities* resolve_variant(const backend_descriptor& backend, attention_domain domain,
                                                   const platform& p) noexcept;
 
 /// Fast path: the code of the first failing check, or std::nullopt when `backend` supports the query.
@@ -81,8 +81,8 @@ struct feature_bits {
                                                              const platform& p,
                                                              const feature_bits* features = nullptr) noexcept;
 /// Fast path of the domain and platform gates for `domain`: the first failing code, or std::nullopt.
-[[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend, attn_domain domain,
-                                                                const platform& p) noexcept;
+[[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend,
+                                                                attention_domain domain, const platform& p) noexcept;
 }  // namespace detail
 
 /// Convenience: true when `backend` supports the query on `p`.

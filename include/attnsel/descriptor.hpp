@@ -34,14 +34,17 @@ struct head_size_spec {
   static head_size_spec range(std::uint32_t min, std::uint32_t max, std::uint32_t multiple_of = 1);
 
   [[nodiscard]] bool accepts(std::uint32_t size) const noexcept;
-  /// `any`, `{64, 128, 256}`, `[8, 256] multiple of 8`.
-  [[nodiscard]] std::string describe() const;
+  /// Deprecated: `to_string(spec)`.
+  [[deprecated("use to_string(spec)")]] [[nodiscard]] std::string describe() const;
 
   friend bool operator==(const head_size_spec& a, const head_size_spec& b) {
     return a.form == b.form && a.values == b.values && a.min == b.min && a.max == b.max &&
            a.multiple_of == b.multiple_of;
   }
 };
+
+/// `any`, `{64, 128, 256}`, `[8, 256] multiple of 8`.
+[[nodiscard]] std::string to_string(const head_size_spec& spec);
 
 /// The arch half of a platform constraint or policy rule: the capability lies in [min, max] (a range
 /// needs a known capability) and, when targets are listed, the gfx arch is one of `archs` or in one of
@@ -56,8 +59,8 @@ struct arch_filter {
   /// True when `p`'s capability and gfx target pass the filter (the vendor is not looked at).
   /// Allocates nothing.
   [[nodiscard]] bool accepts(const platform& p) const noexcept;
-  /// `[8.0, 12.1]`, `gfx942|gfx950`, `gfx9`; empty for a filter that narrows nothing.
-  [[nodiscard]] std::string describe() const;
+  /// Deprecated: `to_string(filter)`.
+  [[deprecated("use to_string(filter)")]] [[nodiscard]] std::string describe() const;
   /// True when no narrowing field is set.
   [[nodiscard]] bool empty() const noexcept {
     return !min_capability && !max_capability && archs.empty() && families.empty();
@@ -72,6 +75,9 @@ struct arch_filter {
   }
 };
 
+/// `[8.0, 12.1]`, `gfx942|gfx950`, `gfx9`; empty for a filter that narrows nothing.
+[[nodiscard]] std::string to_string(const arch_filter& filter);
+
 namespace detail {
 /// The test behind `arch_filter::accepts`, for callers holding the four fields apart. Allocates nothing.
 [[nodiscard]] bool arch_matches(const platform& p, const std::optional<cuda_capability>& min_capability,
@@ -85,13 +91,16 @@ struct platform_constraint : arch_filter {
   device_vendor vendor = device_vendor::cuda;
 
   [[nodiscard]] bool accepts(const platform& p) const noexcept;
-  /// `cuda [8.0, 12.1]`, `rocm gfx942|gfx950`, `rocm family gfx9`.
-  [[nodiscard]] std::string describe() const;
+  /// Deprecated: `to_string(constraint)`.
+  [[deprecated("use to_string(constraint)")]] [[nodiscard]] std::string describe() const;
 
   friend bool operator==(const platform_constraint& a, const platform_constraint& b) {
     return a.vendor == b.vendor && static_cast<const arch_filter&>(a) == static_cast<const arch_filter&>(b);
   }
 };
+
+/// `cuda [8.0, 12.1]`, `rocm gfx942|gfx950`, `rocm gfx9`.
+[[nodiscard]] std::string to_string(const platform_constraint& constraint);
 
 /// A component the backend needs on the platform, optionally at a minimum version.
 struct component_requirement {
@@ -180,7 +189,7 @@ struct backend_descriptor {
   std::string name;                  ///< canonical UPPER_SNAKE name
   std::vector<std::string> aliases;  ///< other accepted UPPER_SNAKE names
   std::string description;
-  domain_set domains{attn_domain::decoder};
+  domain_set domains{attention_domain::decoder};
   capabilities caps;                   ///< used when `variants` is empty
   std::vector<capabilities> variants;  ///< sub-kernels; the first that accepts domain and platform is checked
   custom_check extra_check;            ///< optional cross-field predicate (not serialised to JSON)
@@ -197,6 +206,7 @@ struct backend_descriptor {
 /// True for an UPPER_SNAKE backend name: [A-Z][A-Z0-9_]*, at most 64 characters.
 [[nodiscard]] constexpr bool is_valid_backend_name(std::string_view name) noexcept {
   if (name.empty() || name.size() > limits::name_length || !(name[0] >= 'A' && name[0] <= 'Z')) return false;
+  // NOLINTNEXTLINE(readability-use-anyofallof): std::all_of is not constexpr before C++20; this function is
   for (char c : name)
     if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
   return true;

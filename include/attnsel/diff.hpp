@@ -49,7 +49,7 @@ struct diff_transition {
 /// `registration order` when none matched).
 struct diff_group {
   std::string platform;  ///< `rocm gfx942`, `cuda 9.0`, `cpu`
-  attn_domain domain = attn_domain::decoder;
+  attention_domain domain = attention_domain::decoder;
   std::string rule_a;
   std::string rule_b;
   std::size_t count = 0;

@@ -10,11 +10,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 ATTNSEL_BEGIN_NAMESPACE
 
 /// Which model part a selection is for. Each domain has its own policy rules and its own override.
-enum class attn_domain : std::uint8_t { decoder, encoder };
+enum class attention_domain : std::uint8_t { decoder, encoder };
+/// The 0.1 name of `attention_domain`; removed in the next minor release.
+using attn_domain [[deprecated("use attention_domain")]] = attention_domain;
 
 /// Accelerator vendor of a platform.
 enum class device_vendor : std::uint8_t { cuda, rocm, xpu, cpu, tpu };
@@ -96,11 +99,11 @@ template <class E>
 struct enum_table;  // specialised below: static constexpr rows, type name
 
 template <>
-struct enum_table<attn_domain> {
+struct enum_table<attention_domain> {
   static constexpr std::string_view type_name = "domain";
-  static constexpr std::array<enum_row<attn_domain>, 2> rows{{
-      {attn_domain::decoder, "decoder", "lm language_model", "language-model decoder layers"},
-      {attn_domain::encoder, "encoder", "vit vision mm_encoder", "vision / multimodal encoder layers"},
+  static constexpr std::array<enum_row<attention_domain>, 2> rows{{
+      {attention_domain::decoder, "decoder", "lm language_model", "language-model decoder layers"},
+      {attention_domain::encoder, "encoder", "vit vision mm_encoder", "vision / multimodal encoder layers"},
   }};
 };
 
@@ -181,27 +184,58 @@ struct enum_table<gfx_family> {
   }};
 };
 
+/// A `reason_code` row: the enum row (its `doc` is the meaning docs/reasons.md shows) plus the
+/// messages the check writes, for the generated table in docs/reasons.md.
+struct reason_row : enum_row<reason_code> {
+  std::string_view examples;  // example messages, separated by '\n'
+};
+
 template <>
 struct enum_table<reason_code> {
   static constexpr std::string_view type_name = "reason code";
-  static constexpr std::array<enum_row<reason_code>, 15> rows{{
-      {reason_code::platform, "platform", "", "the backend does not run on this vendor"},
-      {reason_code::capability, "capability", "",
-       "the compute capability or gfx architecture is outside the backend's range"},
-      {reason_code::component, "component", "", "a required component is missing or too old"},
-      {reason_code::domain, "domain", "", "the backend does not serve this domain"},
-      {reason_code::mode, "mode", "", "standard / MLA / sparse-MLA mismatch"},
-      {reason_code::attn_type, "attn_type", "", "attention type not supported"},
-      {reason_code::dtype, "dtype", "", "compute dtype not supported"},
-      {reason_code::kv_cache_dtype, "kv_cache_dtype", "", "KV-cache dtype not supported"},
-      {reason_code::head_size, "head_size", "", "head size (or value head size) not supported"},
-      {reason_code::block_size, "block_size", "", "block size not supported"},
-      {reason_code::feature, "feature", "", "a required feature is not supported"},
-      {reason_code::custom, "custom", "", "the backend's cross-field predicate failed"},
-      {reason_code::excluded, "excluded", "", "removed from automatic selection by -NAME"},
-      {reason_code::not_in_policy, "not_in_policy", "", "not in this platform's priority order (can still be forced)"},
-      {reason_code::policy_condition, "policy_condition", "",
-       "listed by the policy on a component condition that is not met"},
+  static constexpr std::array<reason_row, 15> rows{{
+      {{reason_code::platform, "platform", "", "No variant runs on this vendor."}, "runs on cuda, not rocm"},
+      {{reason_code::capability, "capability", "",
+        "The vendor matches but the compute capability or gfx target is outside every variant's range. An unknown "
+        "capability is outside any range."},
+       "compute capability 7.5 is outside cuda [8.0, any]\ngfx1100 is outside rocm gfx942|gfx950"},
+      {{reason_code::component, "component", "",
+        "A required component is missing, too old, or present without the version the backend needs."},
+       "needs component flashinfer, which is not present\nneeds flashinfer >= 0.2, found 0.1.9"},
+      {{reason_code::domain, "domain", "", "The backend does not serve this domain (decoder / encoder)."},
+       "serves {decoder}, not the encoder domain"},
+      {{reason_code::mode, "mode", "", "Standard / MLA / sparse-MLA mismatch; checked in both directions."},
+       "mode mla not supported (backend is standard)"},
+      {{reason_code::attn_type, "attn_type", "", "Attention type not supported."},
+       "attention type encoder_decoder not in {decoder}"},
+      {{reason_code::dtype, "dtype", "", "Compute dtype not supported."}, "dtype float32 not in {float16, bfloat16}"},
+      {{reason_code::kv_cache_dtype, "kv_cache_dtype", "",
+        "KV-cache dtype not supported. `auto` passes when the backend lists `auto` or the compute dtype."},
+       "kv-cache dtype fp8_e5m2 not in {auto, float16, bfloat16, fp8}"},
+      {{reason_code::head_size, "head_size", "",
+        "Head size, or value head size (which must equal the head size unless the backend declares "
+        "`value_head_sizes`)."},
+       "head size 72 not in {64, 128, 256}\nvalue head size 64 differs from head size 128 (backend needs them equal)"},
+      {{reason_code::block_size, "block_size", "",
+        "A pinned block size is not a multiple of any supported base. An unpinned (0) block size is never "
+        "filtered."},
+       "block size 8 is not a multiple of any of {16}"},
+      {{reason_code::feature, "feature", "",
+        "A feature the query requires is not declared; one reason per missing feature."},
+       "feature sinks not supported (supports: mm_prefix, kv_connector)"},
+      {{reason_code::custom, "custom", "",
+        "The backend's own cross-field predicate (`extra_check`) failed or threw; the message is the predicate's "
+        "when it gives one."},
+       "custom check failed\ncustom check threw an exception"},
+      {{reason_code::excluded, "excluded", "", "Removed from automatic selection by a `-NAME` override entry."},
+       "removed by the override"},
+      {{reason_code::not_in_policy, "not_in_policy", "",
+        "Serves the domain but the matching priority rule does not list it; it can still be forced."},
+       "not in the automatic order for decoder rocm; it can still be forced"},
+      {{reason_code::policy_condition, "policy_condition", "",
+        "Listed by the policy on a condition that is not met (a component absent or present, a feature "
+        "required)."},
+       "the policy tries it only when component aiter_mha is present"},
   }};
 };
 
@@ -264,7 +298,7 @@ constexpr bool in_word_list(std::string_view list, std::string_view word) noexce
 }  // namespace detail
 
 /// Canonical text of an enumerator (the table's `name` column); never empty.
-template <class E>
+template <class E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
 constexpr std::string_view to_string(E value) noexcept {
   for (const auto& row : detail::enum_table<E>::rows)
     if (row.value == value) return row.name;
@@ -334,7 +368,7 @@ class enum_set {
   std::uint32_t bits_ = 0;
 };
 
-using domain_set = enum_set<attn_domain>;
+using domain_set = enum_set<attention_domain>;
 using data_type_set = enum_set<data_type>;
 using cache_dtype_set = enum_set<cache_dtype>;
 using attention_type_set = enum_set<attention_type>;

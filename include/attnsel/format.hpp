@@ -64,7 +64,7 @@ template <>
 struct fmt::formatter<attnsel::component_version> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::component_version& v, Ctx& ctx) const {
-    return put(v.str(), ctx);
+    return put(attnsel::to_string(v), ctx);
   }
 };
 
@@ -73,13 +73,13 @@ template <>
 struct fmt::formatter<attnsel::platform> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::platform& p, Ctx& ctx) const {
-    std::string text = p.describe();
+    std::string text = to_string(p);
     if (!p.components().empty()) {
       text += " [";
       bool first = true;
       for (const auto& c : p.components()) {
         text += (first ? "" : ", ") + c.name;
-        if (c.version) text += "=" + c.version->str();
+        if (c.version) text += "=" + to_string(*c.version);
         first = false;
       }
       text += "]";
@@ -92,7 +92,7 @@ template <>
 struct fmt::formatter<attnsel::query> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::query& q, Ctx& ctx) const {
-    return put(attnsel::summary(q), ctx);
+    return put(attnsel::to_string(q), ctx);
   }
 };
 

@@ -34,8 +34,8 @@ struct override_set {
   override_request decoder;
   override_request encoder;
 
-  [[nodiscard]] const override_request& for_domain(attn_domain d) const noexcept {
-    return d == attn_domain::encoder ? encoder : decoder;
+  [[nodiscard]] const override_request& for_domain(attention_domain d) const noexcept {
+    return d == attention_domain::encoder ? encoder : decoder;
   }
 };
 

@@ -61,8 +61,12 @@ struct component_version {
   friend bool operator>(const component_version& a, const component_version& b) noexcept { return b < a; }
   friend bool operator<=(const component_version& a, const component_version& b) noexcept { return !(b < a); }
   friend bool operator>=(const component_version& a, const component_version& b) noexcept { return !(a < b); }
-  [[nodiscard]] std::string str() const;
+  /// Deprecated: `to_string(version)`.
+  [[deprecated("use to_string(version)")]] [[nodiscard]] std::string str() const;
 };
+
+/// `9.19.0`: the parts joined by dots, as parsed.
+[[nodiscard]] std::string to_string(const component_version& version);
 
 /// Strict parse: digits separated by single dots, at most 4 parts, each below 10^9.
 [[nodiscard]] std::optional<component_version> parse_component_version(std::string_view text) noexcept;
@@ -114,8 +118,8 @@ class platform {
   [[nodiscard]] const component* find_component(std::string_view name) const noexcept;
   [[nodiscard]] bool has_component(std::string_view name) const noexcept { return find_component(name) != nullptr; }
 
-  /// `cuda 9.0`, `rocm gfx942`, `cpu`.
-  [[nodiscard]] std::string describe() const;
+  /// Deprecated: `to_string(platform)`.
+  [[deprecated("use to_string(platform)")]] [[nodiscard]] std::string describe() const;
 
   friend bool operator==(const platform& a, const platform& b) {
     return a.vendor_ == b.vendor_ && a.capability_ == b.capability_ && a.gfx_ == b.gfx_ &&
@@ -128,6 +132,9 @@ class platform {
   std::optional<gfx_arch> gfx_;
   std::vector<component> components_;
 };
+
+/// `cuda 9.0`, `rocm gfx942`, `cpu`: the vendor and the device's capability or gfx target.
+[[nodiscard]] std::string to_string(const platform& p);
 
 ATTNSEL_END_NAMESPACE
 

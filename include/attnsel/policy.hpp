@@ -38,7 +38,7 @@ struct policy_entry {
 /// Every narrowing field left empty matches anything. The arch fields (min_capability,
 /// max_capability, archs, families) come from `arch_filter`, the same filter platform constraints use.
 struct policy_rule : arch_filter {
-  attn_domain domain = attn_domain::decoder;
+  attention_domain domain = attention_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
   attention_mode_set modes;         ///< empty = any mode
   std::uint32_t min_num_heads = 0;  ///< with max_num_heads: the query must set num_heads in range
@@ -57,8 +57,8 @@ struct policy_rule : arch_filter {
   [[nodiscard]] bool matches_query(const query& q) const noexcept;
   /// `matches_query` without the features: modes, head count, kv-cache dtypes, dtypes.
   [[nodiscard]] bool matches_fields(const query& q) const noexcept;
-  /// `decoder cuda [10.0, 10.9] mode mla`: a one-line summary for docs and traces.
-  [[nodiscard]] std::string describe() const;
+  /// Deprecated: `to_string(rule)`.
+  [[deprecated("use to_string(rule)")]] [[nodiscard]] std::string describe() const;
 
   friend bool operator==(const policy_rule& a, const policy_rule& b) {
     return a.domain == b.domain && a.vendor == b.vendor &&
@@ -68,6 +68,9 @@ struct policy_rule : arch_filter {
            a.without_features == b.without_features && a.note == b.note && a.order == b.order;
   }
 };
+
+/// `decoder cuda [10.0, 10.9] mode mla`: a one-line summary of a rule for docs and traces.
+[[nodiscard]] std::string to_string(const policy_rule& rule);
 
 /// Ordered rules; the first that matches wins. When none matches, the registry's registration
 /// order (of the backends serving the domain) is the automatic order.

@@ -56,6 +56,7 @@ inline constexpr std::array<known_feature, 11> known{{
 /// True for a lower_snake name: [a-z][a-z0-9_]*, at most 64 characters.
 [[nodiscard]] constexpr bool is_valid_feature_name(std::string_view name) noexcept {
   if (name.empty() || name.size() > limits::name_length || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  // NOLINTNEXTLINE(readability-use-anyofallof): std::all_of is not constexpr before C++20; this function is
   for (char c : name)
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
   return true;
@@ -170,7 +171,7 @@ class feature_set {
 
 /// What one attention layer needs. Every input a capability check reads is here or in `platform`.
 struct query {
-  attn_domain domain = attn_domain::decoder;
+  attention_domain domain = attention_domain::decoder;
   std::uint32_t head_size = 128;
   std::uint32_t head_size_v = 0;  ///< value head size; 0 = same as head_size
   data_type dtype = data_type::bfloat16;
@@ -198,7 +199,9 @@ struct query {
 [[nodiscard]] std::string validation_message(const query& q);
 
 /// One-line text of a query: `decoder attention (head_size=128, dtype=bfloat16, kv_cache_dtype=auto, ...)`.
-[[nodiscard]] std::string summary(const query& q);
+[[nodiscard]] std::string to_string(const query& q);
+/// Deprecated: `to_string(q)`.
+[[deprecated("use to_string(q)")]] [[nodiscard]] inline std::string summary(const query& q) { return to_string(q); }
 
 ATTNSEL_END_NAMESPACE
 

@@ -19,6 +19,7 @@ inline constexpr std::array<std::string_view, 4> builtin_catalog_names{
 
 /// True when `name` is one of builtin_catalog_names.
 [[nodiscard]] constexpr bool is_builtin_catalog(std::string_view name) noexcept {
+  // NOLINTNEXTLINE(readability-use-anyofallof): std::any_of is not constexpr before C++20; this function is
   for (auto n : builtin_catalog_names)
     if (n == name) return true;
   return false;

@@ -42,7 +42,7 @@ class registry {
   void add_or_replace(backend_descriptor backend);
   /// `add_or_replace` for many backends at once, in order, indexing once at the end: O(n log n) in
   /// the number of names (catalog loaders use it). All or nothing.
-  void add_or_replace_all(std::vector<backend_descriptor> backends);
+  void add_or_replace_all(std::vector<backend_descriptor> list);
   /// Removes a backend. Throws if absent or if a policy entry still names it.
   void remove(std::string_view name);
 

@@ -102,7 +102,7 @@ struct explanation {
   /// Every backend serving the domain: tried ones in trial order (forced first, then the policy
   /// order), then those skipped (excluded, condition not met, not in the platform's order).
   std::vector<candidate_report> candidates;
-  std::string rule;  ///< the policy rule that gave the order (`describe()`), empty if none matched
+  std::string rule;  ///< the policy rule that gave the order (`to_string(rule)`), empty if none matched
   std::string note;  ///< that rule's note
   /// Components the catalog's implications added to the platform before selection, with the
   /// component that implied each; empty when the platform was already closed (`close_platform`).

@@ -74,6 +74,7 @@ std::uint32_t check_count(std::string_view name, long long value, std::uint32_t 
 /// Runs `f` (which returns a new reference) for a hand-written CPython entry point: a C++ or pybind11
 /// exception becomes the pending Python error and nullptr, as CPython expects.
 template <class F>
+// NOLINTNEXTLINE(bugprone-exception-escape): only error_already_set::restore() may throw, and only when called twice
 PyObject* guarded_call(F&& f) noexcept {
   try {
     return f();
@@ -83,6 +84,8 @@ PyObject* guarded_call(F&& f) noexcept {
     e.set_error();
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {  // nothing may cross into the interpreter, whatever a callback throws
+    PyErr_SetString(PyExc_RuntimeError, "attnsel: unknown C++ exception");
   }
   return nullptr;
 }

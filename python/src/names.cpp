@@ -29,7 +29,7 @@ std::uint32_t check_count(std::string_view name, long long value, std::uint32_t 
 }
 
 void bind_names(py::module_& m) {
-  m.attr("DOMAINS") = names_of<attnsel::attn_domain>();
+  m.attr("DOMAINS") = names_of<attnsel::attention_domain>();
   m.attr("VENDORS") = names_of<attnsel::device_vendor>();
   m.attr("DTYPES") = names_of<attnsel::data_type>();
   m.attr("KV_CACHE_DTYPES") = names_of<attnsel::cache_dtype>();

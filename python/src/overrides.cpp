@@ -34,8 +34,9 @@ void bind_overrides(py::module_& m) {
       .def(
           "for_domain",
           [](const override_set_handle& o, const std::string& domain) {
-            return parse_arg<attnsel::attn_domain>("domain", domain) == attnsel::attn_domain::encoder ? o.encoder
-                                                                                                      : o.decoder;
+            return parse_arg<attnsel::attention_domain>("domain", domain) == attnsel::attention_domain::encoder
+                       ? o.encoder
+                       : o.decoder;
           },
           py::arg("domain"), "The override string the given domain reads.")
       .def("__repr__", &repr)

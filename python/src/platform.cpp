@@ -100,7 +100,7 @@ py::object arch_of(const platform& p) {
   return py::none();
 }
 
-std::string spec_of(const attnsel::component& c) { return c.version ? c.name + "=" + c.version->str() : c.name; }
+std::string spec_of(const attnsel::component& c) { return c.version ? c.name + "=" + to_string(*c.version) : c.name; }
 
 std::vector<std::string> specs_of(const platform& p) {
   std::vector<std::string> out;
@@ -134,7 +134,7 @@ void bind_platform(py::module_& m) {
                        "The machine a selection runs on: vendor, architecture and installed components. "
                        "Immutable; with_components() returns a new Platform.")
       .def(
-          py::init([](const std::string& vendor, std::optional<std::string> arch, py::object components) {
+          py::init([](const std::string& vendor, const std::optional<std::string>& arch, const py::object& components) {
             return make_platform(vendor, arch, components);
           }),
           py::arg("vendor"), py::arg("arch") = py::none(), py::arg("components") = py::tuple(),
@@ -143,15 +143,15 @@ void bind_platform(py::module_& m) {
                   py::arg("components") = py::tuple(), "A CUDA device: Platform.cuda(9, 0) or Platform.cuda('sm_90').")
       .def_static(
           "rocm",
-          [](const std::string& arch, py::object components) { return make_platform("rocm", arch, components); },
+          [](const std::string& arch, const py::object& components) { return make_platform("rocm", arch, components); },
           py::arg("arch"), py::kw_only(), py::arg("components") = py::tuple(),
           "A ROCm device: Platform.rocm('gfx942').")
       .def_static(
-          "cpu", [](py::object components) { return make_platform("cpu", std::nullopt, components); }, py::kw_only(),
-          py::arg("components") = py::tuple(), "The host CPU.")
+          "cpu", [](const py::object& components) { return make_platform("cpu", std::nullopt, components); },
+          py::kw_only(), py::arg("components") = py::tuple(), "The host CPU.")
       .def_static(
-          "xpu", [](py::object components) { return make_platform("xpu", std::nullopt, components); }, py::kw_only(),
-          py::arg("components") = py::tuple(), "An Intel GPU.")
+          "xpu", [](const py::object& components) { return make_platform("xpu", std::nullopt, components); },
+          py::kw_only(), py::arg("components") = py::tuple(), "An Intel GPU.")
       .def_static(
           "from_json",
           [](const std::string& text) {
@@ -176,20 +176,20 @@ void bind_platform(py::module_& m) {
           [](const platform& p) {
             py::dict out;
             for (const auto& c : p.components())
-              out[py::str(c.name)] = c.version ? py::object(py::str(c.version->str())) : py::object(py::none());
+              out[py::str(c.name)] = c.version ? py::object(py::str(to_string(*c.version))) : py::object(py::none());
             return out;
           },
           "{name: version or None}, sorted by name.")
       .def("has_component", &platform::has_component, py::arg("name"))
       .def(
           "with_components",
-          [](const platform& p, py::args specs) {
+          [](const platform& p, const py::args& specs) {
             platform out = p;
             add_components(out, specs);
             return out;
           },
           "A copy with more components ('name' or 'name=version'); a name already present is replaced.")
-      .def("__str__", &platform::describe)
+      .def("__str__", [](const attnsel::platform& p) { return attnsel::to_string(p); })
       .def("__repr__", &repr)
       .def(
           "__eq__", [](const platform& a, const platform& b) { return a == b; }, py::is_operator())

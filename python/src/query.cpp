@@ -58,7 +58,7 @@ void set_field(query& q, const std::string& name, const py::handle& value) {
   else if (name == "mode")
     q.mode = parse_arg<attnsel::attention_mode>("mode", value.cast<std::string>());
   else if (name == "domain")
-    q.domain = parse_arg<attnsel::attn_domain>("domain", value.cast<std::string>());
+    q.domain = parse_arg<attnsel::attention_domain>("domain", value.cast<std::string>());
   else if (name == "num_heads")
     set_num_heads(q, value.cast<std::optional<long long>>());
   else if (name == "features")
@@ -114,7 +114,7 @@ void bind_query(py::module_& m) {
       .def(py::init([](long long head_size, std::optional<long long> head_size_v, const std::string& dtype,
                        const std::string& kv_cache_dtype, std::optional<long long> block_size,
                        const std::string& attn_type, const std::string& mode, const std::string& domain,
-                       std::optional<long long> num_heads, py::object features) {
+                       std::optional<long long> num_heads, const py::object& features) {
              query q;
              set_head_size(q, head_size);
              set_head_size_v(q, head_size_v);
@@ -123,7 +123,7 @@ void bind_query(py::module_& m) {
              set_block_size(q, block_size);
              q.attn_type = parse_arg<attnsel::attention_type>("attn_type", attn_type);
              q.mode = parse_arg<attnsel::attention_mode>("mode", mode);
-             q.domain = parse_arg<attnsel::attn_domain>("domain", domain);
+             q.domain = parse_arg<attnsel::attention_domain>("domain", domain);
              set_num_heads(q, num_heads);
              set_features(q, features);
              return q;
@@ -165,7 +165,7 @@ void bind_query(py::module_& m) {
       .def_property_readonly("domain", [](const query& q) { return name_of(q.domain); })
       .def_property_readonly("num_heads", [](const query& q) { return optional_count(q.num_heads); })
       .def_property_readonly("features", [](const query& q) { return py::frozenset(feature_list(q)); })
-      .def("__str__", &attnsel::summary)
+      .def("__str__", [](const attnsel::query& q) { return attnsel::to_string(q); })
       .def("__repr__", &repr)
       .def(
           "__eq__", [](const query& a, const query& b) { return a == b; }, py::is_operator())
@@ -179,7 +179,7 @@ void bind_query(py::module_& m) {
                       [](const py::tuple& t) {
                         if (t.size() != 10) throw std::runtime_error("Query: bad pickle state");
                         query q;
-                        q.domain = parse_arg<attnsel::attn_domain>("domain", t[0].cast<std::string>());
+                        q.domain = parse_arg<attnsel::attention_domain>("domain", t[0].cast<std::string>());
                         q.head_size = t[1].cast<std::uint32_t>();
                         q.head_size_v = t[2].cast<std::uint32_t>();
                         q.dtype = parse_arg<attnsel::data_type>("dtype", t[3].cast<std::string>());

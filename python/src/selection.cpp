@@ -23,7 +23,7 @@ attnsel::override_request request_for(const py::handle& ovr, const attnsel::quer
   }
   if (py::isinstance<override_set_handle>(ovr)) {
     const auto& set = ovr.cast<const override_set_handle&>();
-    return {q.domain == attnsel::attn_domain::encoder ? set.encoder : set.decoder, set.source};
+    return {q.domain == attnsel::attention_domain::encoder ? set.encoder : set.decoder, set.source};
   }
   throw py::type_error("override: expected None, a str or an OverrideSet");
 }

@@ -31,8 +31,8 @@ int run_diff(const diff_flags& flags) {
   attnsel::diff_options options;
   if (!flags.domain.empty()) {
     const auto d = parse_domain("--domain", flags.domain);
-    options.decoder = d == attnsel::attn_domain::decoder;
-    options.encoder = d == attnsel::attn_domain::encoder;
+    options.decoder = d == attnsel::attention_domain::decoder;
+    options.encoder = d == attnsel::attention_domain::encoder;
   }
   options.overrides = !flags.no_overrides;
   const auto a = load_side(flags.a);

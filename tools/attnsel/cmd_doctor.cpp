@@ -37,7 +37,7 @@ bool machine_reason(attnsel::reason_code code) {
 
 backend_fit fit_of(const attnsel::backend_descriptor& b, const attnsel::platform& p) {
   backend_fit out{b.name, {}, {}};
-  for (const auto domain : attnsel::enum_values<attnsel::attn_domain>()) {
+  for (const auto domain : attnsel::enum_values<attnsel::attention_domain>()) {
     if (!b.domains.contains(domain)) continue;
     attnsel::query q;
     q.domain = domain;
@@ -63,8 +63,9 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 
 std::string platform_text(const attnsel::platform& p) {
   std::vector<std::string> parts;
-  for (const auto& c : p.components()) parts.push_back(c.name + (c.version ? "=" + c.version->str() : std::string()));
-  return p.describe() + (parts.empty() ? "" : " [" + join(parts, ", ") + "]");
+  for (const auto& c : p.components())
+    parts.push_back(c.name + (c.version ? "=" + to_string(*c.version) : std::string()));
+  return to_string(p) + (parts.empty() ? "" : " [" + join(parts, ", ") + "]");
 }
 
 std::string gpu_headline(const attnsel::detection& d) {
@@ -73,7 +74,7 @@ std::string gpu_headline(const attnsel::detection& d) {
     return "NO GPU FOUND (" + (gpu ? gpu->source : std::string("none found")) +
            "); select and explain use the cpu platform";
   }
-  std::string text = d.platform.describe();
+  std::string text = to_string(d.platform);
   if (const auto* name = d.report.find("cuda.device_name"); name && name->found) text += " (" + name->value + ")";
   return text;
 }

@@ -38,7 +38,7 @@ std::vector<std::string> vendors_of(const attnsel::backend_descriptor& b) {
 
 std::vector<std::string> domains_of(const attnsel::backend_descriptor& b) {
   std::vector<std::string> out;
-  b.domains.for_each([&](attnsel::attn_domain d) { out.emplace_back(attnsel::to_string(d)); });
+  b.domains.for_each([&](attnsel::attention_domain d) { out.emplace_back(attnsel::to_string(d)); });
   return out;
 }
 
@@ -52,7 +52,7 @@ std::string join(const std::vector<std::string>& items, const std::string& empty
 }  // namespace
 
 int run_list(const list_flags& flags) {
-  std::optional<attnsel::attn_domain> domain;
+  std::optional<attnsel::attention_domain> domain;
   if (!flags.domain.empty()) domain = parse_domain("--domain", flags.domain);
   const auto c = load_catalog(flags.catalog);
 

@@ -56,12 +56,12 @@ std::string override_text(const chosen_override& ovr) {
 std::string render_explanation(const attnsel::explanation& ex, const attnsel::query& q, const attnsel::platform& p,
                                const chosen_override& ovr, const style& out_style) {
   std::string out;
-  std::string platform_text = p.describe();
+  std::string platform_text = to_string(p);
   if (!p.components().empty()) {
     platform_text += " [";
     for (std::size_t i = 0; i < p.components().size(); ++i) {
       const auto& c = p.components()[i];
-      platform_text += (i ? ", " : "") + c.name + (c.version ? "=" + c.version->str() : std::string());
+      platform_text += (i ? ", " : "") + c.name + (c.version ? "=" + to_string(*c.version) : std::string());
     }
     platform_text += "]";
   }
@@ -71,7 +71,7 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
     for (const auto& i : ex.implied) implied += (implied.empty() ? "" : ", ") + i.name + " (from " + i.because + ")";
     labelled(out, "implied", implied + " - the catalog's implications");
   }
-  labelled(out, "query", attnsel::summary(q));
+  labelled(out, "query", attnsel::to_string(q));
   labelled(out, "override", override_text(ovr));
   out += "\n";
 

@@ -59,8 +59,8 @@ std::uint32_t parse_count(std::string_view flag, const std::string& text, std::u
   return static_cast<std::uint32_t>(value);
 }
 
-attnsel::attn_domain parse_domain(std::string_view flag, const std::string& text) {
-  return parse_value<attnsel::attn_domain>(flag, text);
+attnsel::attention_domain parse_domain(std::string_view flag, const std::string& text) {
+  return parse_value<attnsel::attention_domain>(flag, text);
 }
 
 attnsel::platform build_platform(const platform_flags& flags, attnsel::detection_report* report) {

@@ -20,7 +20,7 @@ namespace attnsel_cli {
                                         std::uint32_t max);
 
 /// Parses `--domain`; throws usage_error naming `flag`.
-[[nodiscard]] attnsel::attn_domain parse_domain(std::string_view flag, const std::string& text);
+[[nodiscard]] attnsel::attention_domain parse_domain(std::string_view flag, const std::string& text);
 
 /// The platform the flags describe: `--platform` and `--arch` (the vendor `--arch` implies when
 /// no --platform is given); with neither, this machine as attnsel::detect_platform() sees it (cpu

@@ -6,11 +6,11 @@
 
 namespace attnsel_cli {
 
-const char* override_variable(attnsel::attn_domain domain) noexcept {
-  return domain == attnsel::attn_domain::encoder ? "ATTNSEL_ENCODER_BACKEND" : "ATTNSEL_BACKEND";
+const char* override_variable(attnsel::attention_domain domain) noexcept {
+  return domain == attnsel::attention_domain::encoder ? "ATTNSEL_ENCODER_BACKEND" : "ATTNSEL_BACKEND";
 }
 
-chosen_override choose_override(bool flag_given, const std::string& flag, attnsel::attn_domain domain) {
+chosen_override choose_override(bool flag_given, const std::string& flag, attnsel::attention_domain domain) {
   const char* variable = override_variable(domain);
   const char* env = std::getenv(variable);
   const bool env_set = env != nullptr && *env != '\0';

@@ -21,10 +21,11 @@ struct chosen_override {
 };
 
 /// Environment variable read for `domain`: ATTNSEL_BACKEND (decoder), ATTNSEL_ENCODER_BACKEND (encoder).
-[[nodiscard]] const char* override_variable(attnsel::attn_domain domain) noexcept;
+[[nodiscard]] const char* override_variable(attnsel::attention_domain domain) noexcept;
 
 /// The flag when given (even empty: an explicit `auto`), else the domain's variable when set and
 /// non-empty, else no override. Each domain reads only its own variable.
-[[nodiscard]] chosen_override choose_override(bool flag_given, const std::string& flag, attnsel::attn_domain domain);
+[[nodiscard]] chosen_override choose_override(bool flag_given, const std::string& flag,
+                                              attnsel::attention_domain domain);
 
 }  // namespace attnsel_cli

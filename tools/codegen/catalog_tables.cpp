@@ -67,6 +67,7 @@ class emitter {
 
   std::string strings(const std::vector<std::string>& names) {
     std::vector<std::string> items;
+    items.reserve(names.size());
     for (const auto& n : names) items.push_back(literal(n));
     return list("std::string_view", items);
   }
@@ -76,6 +77,7 @@ class emitter {
 
   std::string uints(const std::vector<std::uint32_t>& values) {
     std::vector<std::string> items;
+    items.reserve(values.size());
     for (auto v : values) items.push_back(std::to_string(v) + "U");
     return list("std::uint32_t", items);
   }
@@ -142,7 +144,7 @@ class emitter {
       order.push_back("{" + literal(e.backend) + ", " + strings(e.when) + ", " + strings(e.unless) + ", " +
                       strings(e.unless_features) + "}");
     std::ostringstream out;
-    out << "{static_cast<attn_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
+    out << "{static_cast<attention_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
         << static_cast<unsigned>(r.vendor) << "), " << arch(r.min_capability, r.max_capability, r.archs, r.families)
         << ", " << r.modes.bits() << "U, " << r.min_num_heads << "U, " << r.max_num_heads << "U, "
         << r.kv_cache_dtypes.bits() << "U, " << r.dtypes.bits() << "U, " << strings(r.features) << ", "
@@ -201,11 +203,11 @@ int run(int argc, char** argv) {
          "#pragma once\n\n"
          "#include <attnsel/impl/catalog_tables.hpp>\n\n"
          "#include <array>\n#include <cstdint>\n#include <string_view>\n\n"
-         "ATTNSEL_BEGIN_NAMESPACE\nnamespace detail {\nnamespace tables {\n\n"
+         "ATTNSEL_BEGIN_NAMESPACE\nnamespace detail::tables {\n\n"
       << body.str() << "/// Every compiled-in catalog, in the order of ATTNSEL_CATALOGS.\n"
       << "inline constexpr std::array<const catalog*, " << catalogs.size() << "> builtin{{";
   for (std::size_t i = 0; i < catalogs.size(); ++i) out << (i ? ", " : "") << catalogs[i];
-  out << "}};\n\n}  // namespace tables\n}  // namespace detail\nATTNSEL_END_NAMESPACE\n";
+  out << "}};\n\n}  // namespace detail::tables\nATTNSEL_END_NAMESPACE\n";
 
   const std::string path = argv[1];
   const std::string content = out.str();

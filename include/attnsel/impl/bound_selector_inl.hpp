@@ -204,7 +204,7 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
                                   selector_options options)
     : selector(reg, std::move(p), override_set{ovr, ovr}, options) {}
 
-ATTNSEL_INLINE override_request selector::bound_override(attn_domain domain) const noexcept {
+ATTNSEL_INLINE override_request selector::bound_override(attention_domain domain) const noexcept {
   const auto& d = state_.domains[static_cast<std::size_t>(domain)];
   return override_request{d.spec, d.source};
 }

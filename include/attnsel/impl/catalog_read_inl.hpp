@@ -152,9 +152,9 @@ class catalog_reader : public json_reader {
                "a non-empty variant name of at most " + std::to_string(limits::name_length) + " characters", j["name"]);
     v.domains = {};
     if (const json* d = member(j, "domains")) {
-      v.domains = enum_list<attn_domain>(*d, child(ptr, "domains"), false);
+      v.domains = enum_list<attention_domain>(*d, child(ptr, "domains"), false);
       bool inside = true;
-      v.domains.for_each([&](attn_domain x) { inside = inside && b.domains.contains(x); });
+      v.domains.for_each([&](attention_domain x) { inside = inside && b.domains.contains(x); });
       if (!inside) fail(child(ptr, "domains"), "variant serves a domain its backend does not");
     }
     count_inherited(j, ptr, b.caps);
@@ -176,7 +176,7 @@ class catalog_reader : public json_reader {
           expected(child(child(ptr, "aliases"), i), "an UPPER_SNAKE alias", (*m)[i]);
     }
     if (const json* m = member(j, "description")) b.description = string(*m, child(ptr, "description"));
-    b.domains = enum_list<attn_domain>(required(j, ptr, "domains"), child(ptr, "domains"), false);
+    b.domains = enum_list<attention_domain>(required(j, ptr, "domains"), child(ptr, "domains"), false);
     apply_capabilities(j, ptr, b.caps);
     if (const json* m = member(j, "variants")) {
       const auto vp = child(ptr, "variants");
@@ -228,7 +228,7 @@ class catalog_reader : public json_reader {
            {"domain", "vendor", "min_capability", "max_capability", "archs", "families", "modes", "min_num_heads",
             "max_num_heads", "kv_cache_dtypes", "dtypes", "features", "without_features", "note", "order"});
     policy_rule r;
-    r.domain = enumerator<attn_domain>(required(j, ptr, "domain"), child(ptr, "domain"));
+    r.domain = enumerator<attention_domain>(required(j, ptr, "domain"), child(ptr, "domain"));
     r.vendor = enumerator<device_vendor>(required(j, ptr, "vendor"), child(ptr, "vendor"));
     static_cast<arch_filter&>(r) = arch_filter_of(j, ptr, r.vendor);
     if (const json* m = member(j, "modes")) r.modes = enum_list<attention_mode>(*m, child(ptr, "modes"), false);

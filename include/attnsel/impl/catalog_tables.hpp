@@ -20,8 +20,7 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-namespace detail {
-namespace tables {
+namespace detail::tables {
 
 // A constant array and its length; {nullptr, 0} when empty.
 template <class T>
@@ -100,7 +99,7 @@ struct entry {
 };
 
 struct rule {
-  attn_domain domain = attn_domain::decoder;
+  attention_domain domain = attention_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
   arch_filter arch;
   std::uint32_t modes = 0;
@@ -181,7 +180,7 @@ inline head_size_spec to_head_sizes(const head_sizes& h) {
 inline capabilities to_capabilities(const caps& c, feature_interner& features) {
   capabilities out;
   out.variant = std::string(c.variant);
-  out.domains = to_set<attn_domain>(c.domains);
+  out.domains = to_set<attention_domain>(c.domains);
   out.dtypes = to_set<data_type>(c.dtypes);
   out.kv_cache_dtypes = to_set<cache_dtype>(c.kv_cache_dtypes);
   out.head_sizes = to_head_sizes(c.heads);
@@ -262,7 +261,6 @@ inline registry build_registry(const catalog& cat) {
   return reg;
 }
 
-}  // namespace tables
-}  // namespace detail
+}  // namespace detail::tables
 
 ATTNSEL_END_NAMESPACE

@@ -87,7 +87,7 @@ inline nlohmann::json capabilities_json(const capabilities& c, nlohmann::json ou
   out["requires"] = json::array();
   for (const auto& r : c.requires_components) {
     json req = {{"component", r.name}};
-    if (r.min_version) req["min_version"] = r.min_version->str();
+    if (r.min_version) req["min_version"] = to_string(*r.min_version);
     out["requires"].push_back(std::move(req));
   }
   return out;

@@ -21,7 +21,7 @@ namespace detail {
 
 inline std::string capability_text(const platform& p) {
   if (p.gfx()) return p.gfx()->name();
-  if (p.capability()) return "compute capability " + p.describe().substr(p.describe().find(' ') + 1);
+  if (p.capability()) return "compute capability " + to_string(p).substr(to_string(p).find(' ') + 1);
   return "an unknown device";
 }
 
@@ -58,7 +58,7 @@ class reason_sink {
 
 // Calls visit(constraint) for every platform constraint of the variants serving `domain`.
 template <class Visit>
-void for_each_constraint(const backend_descriptor& b, attn_domain domain, Visit&& visit) {
+void for_each_constraint(const backend_descriptor& b, attention_domain domain, Visit&& visit) {
   const auto each = [&](const capabilities& c) {
     if (!c.domains.empty() && !c.domains.contains(domain)) return;
     for (const auto& pc : c.platforms) visit(pc);
@@ -113,7 +113,7 @@ ATTNSEL_GATE bool gate_capability(const gate_context& g, reason_sink& sink) {
   sink.fail(reason_code::capability, [&] {
     std::string supported;
     for_each_constraint(g.backend, g.q.domain, [&](const platform_constraint& pc) {
-      if (pc.vendor == g.p.vendor()) supported += (supported.empty() ? "" : "; ") + pc.describe();
+      if (pc.vendor == g.p.vendor()) supported += (supported.empty() ? "" : "; ") + to_string(pc);
     });
     return capability_text(g.p) + " is outside " + supported;
   });
@@ -131,8 +131,8 @@ ATTNSEL_GATE bool gate_component(const gate_context& g, reason_sink& sink) {
     } else if (req.min_version && (!found->version || *found->version < *req.min_version)) {
       ok = false;
       if (sink.fail(reason_code::component, [&] {
-            return "needs " + req.name + " >= " + req.min_version->str() + ", found " +
-                   (found->version ? found->version->str() : std::string("no version"));
+            return "needs " + req.name + " >= " + to_string(*req.min_version) + ", found " +
+                   (found->version ? to_string(*found->version) : std::string("no version"));
           }))
         return false;
     }
@@ -183,7 +183,7 @@ ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
   if (!c.head_sizes.accepts(q.head_size)) {
     ok = false;
     if (sink.fail(reason_code::head_size,
-                  [&] { return "head size " + std::to_string(q.head_size) + " not in " + c.head_sizes.describe(); }))
+                  [&] { return "head size " + std::to_string(q.head_size) + " not in " + to_string(c.head_sizes); }))
       return false;
   }
   if (q.value_head_size() == q.head_size) return ok;
@@ -196,7 +196,7 @@ ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
   }
   if (c.value_head_sizes->accepts(q.value_head_size())) return ok;
   sink.fail(reason_code::head_size, [&] {
-    return "value head size " + std::to_string(q.value_head_size()) + " not in " + c.value_head_sizes->describe();
+    return "value head size " + std::to_string(q.value_head_size()) + " not in " + to_string(*c.value_head_sizes);
   });
   return false;
 }
@@ -300,7 +300,7 @@ inline void evaluate(const backend_descriptor& b, const query& q, const platform
 
 }  // namespace detail
 
-ATTNSEL_INLINE const capabilities* resolve_variant(const backend_descriptor& backend, attn_domain domain,
+ATTNSEL_INLINE const capabilities* resolve_variant(const backend_descriptor& backend, attention_domain domain,
                                                    const platform& p) noexcept {
   const auto platform_ok = [&](const capabilities& c) {
     return c.platforms.empty() || std::any_of(c.platforms.begin(), c.platforms.end(),
@@ -331,7 +331,7 @@ ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_fa
 }
 
 ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const backend_descriptor& backend,
-                                                                         attn_domain domain,
+                                                                         attention_domain domain,
                                                                          const platform& p) noexcept {
   query q;
   q.domain = domain;

@@ -44,43 +44,48 @@ ATTNSEL_INLINE bool head_size_spec::accepts(std::uint32_t size) const noexcept {
   return false;
 }
 
-ATTNSEL_INLINE std::string head_size_spec::describe() const {
-  switch (form) {
+ATTNSEL_INLINE std::string to_string(const head_size_spec& spec) {
+  using kind = head_size_spec::kind;
+  switch (spec.form) {
     case kind::any:
       return "any";
     case kind::set: {
       std::string out = "{";
-      for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+      for (std::size_t i = 0; i < spec.values.size(); ++i) out += (i ? ", " : "") + std::to_string(spec.values[i]);
       return out + "}";
     }
     case kind::range: {
-      std::string out = "[" + std::to_string(min) + ", " +
-                        (max == std::numeric_limits<std::uint32_t>::max() ? std::string("inf") : std::to_string(max)) +
-                        "]";
-      if (multiple_of > 1) out += " multiple of " + std::to_string(multiple_of);
+      std::string out =
+          "[" + std::to_string(spec.min) + ", " +
+          (spec.max == std::numeric_limits<std::uint32_t>::max() ? std::string("inf") : std::to_string(spec.max)) + "]";
+      if (spec.multiple_of > 1) out += " multiple of " + std::to_string(spec.multiple_of);
       return out;
     }
   }
   return "?";
 }
 
+ATTNSEL_INLINE std::string head_size_spec::describe() const { return to_string(*this); }
+
 ATTNSEL_INLINE bool arch_filter::accepts(const platform& p) const noexcept {
   return detail::arch_matches(p, min_capability, max_capability, archs, families);
 }
 
-ATTNSEL_INLINE std::string arch_filter::describe() const {
+ATTNSEL_INLINE std::string to_string(const arch_filter& filter) {
   std::string out;
   const auto cc = [](cuda_capability c) { return std::to_string(c.major) + "." + std::to_string(c.minor); };
-  if (min_capability || max_capability) {
-    out += "[" + (min_capability ? cc(*min_capability) : std::string("any")) + ", " +
-           (max_capability ? cc(*max_capability) : std::string("any")) + "]";
+  if (filter.min_capability || filter.max_capability) {
+    out += "[" + (filter.min_capability ? cc(*filter.min_capability) : std::string("any")) + ", " +
+           (filter.max_capability ? cc(*filter.max_capability) : std::string("any")) + "]";
   }
   std::string targets;
-  for (const auto& a : archs) targets += (targets.empty() ? "" : "|") + a.name();
-  for (auto f : families) targets += (targets.empty() ? "" : "|") + std::string(to_string(f));
+  for (const auto& a : filter.archs) targets += (targets.empty() ? "" : "|") + a.name();
+  for (auto f : filter.families) targets += (targets.empty() ? "" : "|") + std::string(to_string(f));
   if (!targets.empty()) out += (out.empty() ? "" : " ") + targets;
   return out;
 }
+
+ATTNSEL_INLINE std::string arch_filter::describe() const { return to_string(*this); }
 
 ATTNSEL_INLINE std::string_view arch_filter::unmatchable_field(device_vendor vendor) const noexcept {
   // Only CUDA platforms are described by a capability in practice, and only ROCm ones carry a gfx
@@ -118,9 +123,11 @@ ATTNSEL_INLINE bool platform_constraint::accepts(const platform& p) const noexce
   return p.vendor() == vendor && arch_filter::accepts(p);
 }
 
-ATTNSEL_INLINE std::string platform_constraint::describe() const {
-  const auto narrowing = arch_filter::describe();
-  return std::string(to_string(vendor)) + (narrowing.empty() ? "" : " " + narrowing);
+ATTNSEL_INLINE std::string to_string(const platform_constraint& constraint) {
+  const auto narrowing = to_string(static_cast<const arch_filter&>(constraint));
+  return std::string(to_string(constraint.vendor)) + (narrowing.empty() ? "" : " " + narrowing);
 }
+
+ATTNSEL_INLINE std::string platform_constraint::describe() const { return to_string(*this); }
 
 ATTNSEL_END_NAMESPACE

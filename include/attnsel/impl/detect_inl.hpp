@@ -10,6 +10,8 @@
 #include <attnsel/override.hpp>
 #include <attnsel/query.hpp>
 
+#include <attnsel/impl/text.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
@@ -24,8 +26,7 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-namespace detail {
-namespace detect {
+namespace detail::detect {
 
 // Bounds that keep every probe's work fixed, whatever the machine or a fake tree holds.
 constexpr std::size_t max_sysfs_file = 64u << 10;
@@ -91,7 +92,7 @@ inline std::optional<std::vector<unsigned>> visible_list(const std::string& text
   while (start <= t.size() && out.size() < 1024) {
     const auto end = std::min(t.find(',', start), t.size());
     const auto item = trim(t.substr(start, end - start));
-    if (item == "-1" || item.rfind("-", 0) == 0) return out;  // the runtimes stop at the first invalid entry
+    if (item == "-1" || item.rfind('-', 0) == 0) return out;  // the runtimes stop at the first invalid entry
     if (item.empty() || item.size() > 6 || !std::all_of(item.begin(), item.end(), ::isdigit)) return std::nullopt;
     out.push_back(static_cast<unsigned>(std::stoul(item)));
     start = end + 1;
@@ -177,7 +178,7 @@ inline bool probe_cuda(const detect_options& o, const environment& env, platform
       used = name;
       break;
     }
-    add(r, "cuda.driver", "", "not found: " + name + " (" + error + ")", false);
+    add(r, "cuda.driver", "", concat({"not found: ", name, " (", error, ")"}), false);
   }
   if (!lib) return false;
   // The driver stays loaded: unloading it after cuInit is unsafe, and an engine will load it anyway.
@@ -333,7 +334,7 @@ inline void probe_rocm_version(const detect_options& o, const environment& env, 
       add(r, "rocm.version", "", "unreadable version '" + printable(t, 40) + "' in " + path, false);
       continue;
     }
-    add(r, "rocm.version", version->str(), path, true);
+    add(r, "rocm.version", to_string(*version), path, true);
     p.add_component("rocm", version);
     return;
   }
@@ -602,8 +603,7 @@ class switch_reader {
   }
 };
 
-}  // namespace detect
-}  // namespace detail
+}  // namespace detail::detect
 
 ATTNSEL_INLINE const detected_fact* detection_report::find(std::string_view name) const noexcept {
   const detected_fact* first = nullptr;
@@ -650,11 +650,12 @@ ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>
       if (!c) {
         why_not = "component " + req.component + " absent";
       } else if (req.above && (!c->version || !(*c->version > *req.above))) {
-        why_not = "component " + req.component + (c->version ? " " + c->version->str() : std::string(" (no version)")) +
-                  " is not above " + req.above->str();
+        why_not = "component " + req.component +
+                  (c->version ? " " + to_string(*c->version) : std::string(" (no version)")) + " is not above " +
+                  to_string(*req.above);
       } else {
         because += (because.empty() ? "" : ", ") + std::string("component ") + req.component +
-                   (c->version ? " " + c->version->str() : std::string());
+                   (c->version ? " " + to_string(*c->version) : std::string());
       }
     }
     for (const auto& c : s.env) {
@@ -671,9 +672,9 @@ ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>
     }
     const auto engine = s.engine.empty() ? std::string() : " [" + s.engine + "]";
     if (!why_not.empty()) {
-      detail::detect::add(report, fact, "", "not set: " + why_not + engine, false);
+      detail::detect::add(report, fact, "", detail::concat({"not set: ", why_not, engine}), false);
     } else if (p.has_component(s.component)) {
-      detail::detect::add(report, fact, "yes", "already present; " + because + engine, true);
+      detail::detect::add(report, fact, "yes", detail::concat({"already present; ", because, engine}), true);
     } else {
       p.add_component(s.component);
       detail::detect::add(report, fact, "yes", because.empty() ? "unconditional" + engine : because + engine, true);
@@ -704,7 +705,7 @@ ATTNSEL_INLINE detection detect_platform(const detect_options& options) noexcept
         continue;
       }
       out.platform.add_component(c.name, c.version);
-      detail::detect::add(out.report, "component." + c.name, c.version ? c.version->str() : "yes", "caller", true);
+      detail::detect::add(out.report, "component." + c.name, c.version ? to_string(*c.version) : "yes", "caller", true);
     }
     std::vector<engine_switch> table;
     try {

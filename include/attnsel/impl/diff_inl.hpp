@@ -9,6 +9,8 @@
 #include <attnsel/report.hpp>
 #include <attnsel/selector.hpp>
 
+#include <attnsel/impl/text.hpp>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -39,11 +41,11 @@ inline bool runs_on_vendor(const capabilities& c, device_vendor v) {
                      [&](const platform_constraint& pc) { return pc.vendor == v; });
 }
 
-inline bool serves(const backend_descriptor& b, const capabilities& c, attn_domain d) {
+inline bool serves(const backend_descriptor& b, const capabilities& c, attention_domain d) {
   return b.domains.contains(d) && (c.domains.empty() || c.domains.contains(d));
 }
 
-inline bool rule_applies(const policy_rule& r, device_vendor v, attn_domain d, attention_mode m) {
+inline bool rule_applies(const policy_rule& r, device_vendor v, attention_domain d, attention_mode m) {
   return r.vendor == v && r.domain == d && (r.modes.empty() || r.modes.contains(m));
 }
 
@@ -63,7 +65,8 @@ struct diff_scope {
   std::vector<const policy_rule*> rules;
 };
 
-inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vendor v, attn_domain d, attention_mode m) {
+inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vendor v, attention_domain d,
+                           attention_mode m) {
   diff_scope s;
   for (const auto* reg : regs) {
     for_each_capabilities(*reg, [&](const backend_descriptor& b, const capabilities& c) {
@@ -175,6 +178,7 @@ inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
       for (const auto& n : e.unless) note(n, std::nullopt);
     }
   std::vector<component> all;
+  all.reserve(names.size());
   for (const auto& [name, version] : names) all.push_back({name, version});
   std::vector<std::vector<component>> sets;
   const std::size_t n = all.size();
@@ -218,7 +222,7 @@ inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
 
 // True when both catalogs must decide alike on (vendor, domain): the same backends, and the same rules
 // for that vendor and domain in the same order. Such configurations are counted, not evaluated.
-inline bool same_behaviour(const registry& a, const registry& b, device_vendor v, attn_domain d) {
+inline bool same_behaviour(const registry& a, const registry& b, device_vendor v, attention_domain d) {
   if (!(a.backends() == b.backends())) return false;
   const auto rules_of = [&](const registry& reg) {
     std::vector<const policy_rule*> out;
@@ -360,7 +364,7 @@ inline diff_axes axes_of(const diff_scope& s) {
   return ax;
 }
 
-inline std::vector<query> queries_of(const diff_axes& ax, attn_domain d, attention_mode m) {
+inline std::vector<query> queries_of(const diff_axes& ax, attention_domain d, attention_mode m) {
   std::vector<query> out;
   for (auto h : ax.head_sizes)
     for (auto dt : ax.dtypes)
@@ -387,8 +391,8 @@ inline std::vector<query> queries_of(const diff_axes& ax, attn_domain d, attenti
 // Backends whose descriptors differ between the catalogs (or exist in one only) and that could serve
 // (v, d, m) in either: forcing any other backend gives the same answer in both, because a forced
 // backend ignores the policy, and one that serves the scope in neither catalog is rejected by both.
-inline std::vector<std::string> forced_candidates(const registry& a, const registry& b, device_vendor v, attn_domain d,
-                                                  attention_mode m) {
+inline std::vector<std::string> forced_candidates(const registry& a, const registry& b, device_vendor v,
+                                                  attention_domain d, attention_mode m) {
   std::vector<std::string> out;
   const auto could_serve = [&](const backend_descriptor* x) {
     if (!x) return false;
@@ -419,14 +423,14 @@ inline std::string decision_of(const selection_result& r) {
 inline std::string rule_of(const registry& reg, const query& q, const platform& p, const std::string& spec) {
   if (!spec.empty()) return "forced " + spec;
   const auto* rule = reg.policy().match(q, p);
-  return rule ? rule->describe() : std::string("registration order");
+  return rule ? to_string(*rule) : std::string("registration order");
 }
 
 inline std::string components_text(const platform& p) {
   std::string out;
   for (const auto& c : p.components()) {
     out += (out.empty() ? "" : ",") + c.name;
-    if (c.version) out += "=" + c.version->str();
+    if (c.version) out += "=" + to_string(*c.version);
   }
   return out.empty() ? "none" : out;
 }
@@ -456,14 +460,14 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
     });
     for (const auto& r : reg->policy().rules) vendors.insert(r.vendor);
   }
-  std::vector<attn_domain> domains;
-  if (options.decoder) domains.push_back(attn_domain::decoder);
-  if (options.encoder) domains.push_back(attn_domain::encoder);
+  std::vector<attention_domain> domains;
+  if (options.decoder) domains.push_back(attention_domain::decoder);
+  if (options.encoder) domains.push_back(attention_domain::encoder);
 
   // One block of work: a platform point, a domain and mode, its component sets, queries and overrides.
   struct block {
     platform point;
-    attn_domain domain;
+    attention_domain domain;
     std::vector<std::vector<component>> components;
     std::vector<query> queries;
     std::vector<std::string> overrides;
@@ -474,7 +478,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   std::map<device_vendor, std::size_t> per_vendor_total;
   vendors.for_each([&](device_vendor v) {
     const auto points = arch_points(regs, v);
-    for (const auto& p : points) out.space.platforms.push_back(p.describe());
+    for (const auto& p : points) out.space.platforms.push_back(to_string(p));
     for (auto d : domains) {
       const bool evaluate = !options.skip_identical || !same_behaviour(a.registry, b.registry, v, d);
       for (auto m : enum_values<attention_mode>()) {
@@ -531,7 +535,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   std::map<std::string, std::size_t> group_index;
   for (const auto& blk : blocks) {
     if (!blk.evaluate) continue;
-    const std::string where = blk.point.describe();
+    const std::string where = to_string(blk.point);
     for (const auto& comps : blk.components) {
       platform p = blk.point;
       for (const auto& c : comps) p.add_component(c.name, c.version);
@@ -546,7 +550,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
           ++per_vendor_changed[p.vendor()];
           auto rule_a = rule_of(a.registry, q, p, spec);
           auto rule_b = rule_of(b.registry, q, p, spec);
-          const std::string key = where + '\n' + std::string(to_string(blk.domain)) + '\n' + rule_a + '\n' + rule_b;
+          const std::string key = detail::concat({where, "\n", to_string(blk.domain), "\n", rule_a, "\n", rule_b});
           auto [it, added] = group_index.emplace(key, out.groups.size());
           if (added) out.groups.push_back({where, blk.domain, std::move(rule_a), std::move(rule_b), 0, {}});
           auto& g = out.groups[it->second];

@@ -235,7 +235,7 @@ class json_reader {
 
   /// A compute capability in the canonical `major.minor` spelling (`sm_90` is for people, not files).
   cuda_capability capability(const json& j, const std::string& ptr) const {
-    const std::string what = "a compute capability \"major.minor\" such as \"9.0\"";
+    const std::string what = R"(a compute capability "major.minor" such as "9.0")";
     if (!j.is_string()) expected(ptr, what, j);
     const auto& text = j.get_ref<const std::string&>();
     const auto dot = text.find('.');

@@ -9,6 +9,8 @@
 #include <attnsel/builtin_catalog.hpp>
 #include <attnsel/reference.hpp>
 
+#include <attnsel/impl/text.hpp>
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -120,7 +122,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
       const auto& v = b.variants[k];
       const domain_set doms = v.domains.empty() ? b.domains : v.domains;
       bool reachable = false;
-      doms.for_each([&](attn_domain d) {
+      doms.for_each([&](attention_domain d) {
         if (!b.domains.contains(d)) return;
         const auto covered = [&](const platform_constraint* pc) {
           for (std::size_t e = 0; e < k; ++e) {
@@ -162,7 +164,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
       }
     };
     each_caps([&](const capabilities& c) {
-      b.domains.for_each([&](attn_domain d) {
+      b.domains.for_each([&](attention_domain d) {
         if (!c.domains.empty() && !c.domains.contains(d)) return;
         for (auto vendor : enum_values<device_vendor>()) {
           const bool runs =
@@ -194,12 +196,12 @@ inline void check_rules(const registry& reg, const std::set<std::string>& compon
       why = "a feature is both required (features) and excluded (without_features)";
     if (why.empty() && r.max_num_heads && r.min_num_heads > r.max_num_heads)
       why = "min_num_heads is above max_num_heads";
-    if (!why.empty()) out.push_back({lint_code::impossible_rule, rp, "rule '" + r.describe() + "': " + why});
+    if (!why.empty()) out.push_back({lint_code::impossible_rule, rp, "rule '" + to_string(r) + "': " + why});
     for (std::size_t i = 0; i < j; ++i) {
       if (rule_covers(rules[i], r)) {
         out.push_back({lint_code::shadowed_rule, rp,
-                       "rule '" + r.describe() + "' never matches: earlier rule " + lint_ptr("/policies", i) + " ('" +
-                           rules[i].describe() + "') matches everything it matches"});
+                       "rule '" + to_string(r) + "' never matches: earlier rule " + lint_ptr("/policies", i) + " ('" +
+                           to_string(rules[i]) + "') matches everything it matches"});
         break;
       }
     }
@@ -216,7 +218,7 @@ inline void check_rules(const registry& reg, const std::set<std::string>& compon
       const auto check_components = [&](const std::vector<std::string>& names, const std::string& key) {
         for (std::size_t n = 0; n < names.size(); ++n)
           if (!components.count(names[n]))
-            out.push_back({lint_code::unknown_component, lint_ptr(ep + "/" + key, n),
+            out.push_back({lint_code::unknown_component, lint_ptr(detail::concat({ep, "/", key}), n),
                            "component '" + names[n] +
                                "' is required by no backend and named by no built-in catalog or detection mapping"});
       };

@@ -25,7 +25,7 @@ struct matrix_row {
 inline std::string join_platforms(const std::vector<platform_constraint>& ps) {
   if (ps.empty()) return "any";
   std::string out;
-  for (const auto& p : ps) out += (out.empty() ? "" : "; ") + p.describe();
+  for (const auto& p : ps) out += (out.empty() ? "" : "; ") + to_string(p);
   return out;
 }
 
@@ -40,8 +40,8 @@ inline std::vector<matrix_row> matrix_rows(const registry& reg) {
       r.platforms = join_platforms(c.platforms);
       r.dtypes = format_enum_set(c.dtypes);
       r.kv_cache_dtypes = format_enum_set(c.kv_cache_dtypes);
-      r.head_sizes = c.head_sizes.describe();
-      if (c.value_head_sizes) r.head_sizes += " (v: " + c.value_head_sizes->describe() + ")";
+      r.head_sizes = to_string(c.head_sizes);
+      if (c.value_head_sizes) r.head_sizes += " (v: " + to_string(*c.value_head_sizes) + ")";
       r.block_sizes =
           c.block_size_multiples.empty() ? std::string("any") : "multiple of " + format_uints(c.block_size_multiples);
       r.attn_types = format_enum_set(c.attn_types);
@@ -49,7 +49,7 @@ inline std::vector<matrix_row> matrix_rows(const registry& reg) {
       r.features = format_names(c.features);
       for (const auto& q : c.requires_components)
         r.requires_components += (r.requires_components.empty() ? "" : ", ") + q.name +
-                                 (q.min_version ? " >= " + q.min_version->str() : std::string());
+                                 (q.min_version ? " >= " + to_string(*q.min_version) : std::string());
       if (r.requires_components.empty()) r.requires_components = "none";
       rows.push_back(std::move(r));
     };
@@ -120,7 +120,7 @@ ATTNSEL_INLINE std::string matrix_markdown(const catalog& c) {
   out += "| # | Rule | Order | Note |\n|---|---|---|---|\n";
   std::size_t i = 0;
   for (const auto& r : c.registry.policy().rules)
-    out += "| " + std::to_string(++i) + " | " + detail::md_cell(r.describe()) + " | " +
+    out += "| " + std::to_string(++i) + " | " + detail::md_cell(to_string(r)) + " | " +
            detail::md_cell(detail::order_text(r)) + " | " + detail::md_cell(r.note) + " |\n";
   return out;
 }
@@ -146,7 +146,7 @@ ATTNSEL_INLINE nlohmann::json matrix_json(const catalog& c) {
     nlohmann::json order = nlohmann::json::array();
     for (const auto& e : r.order) order.push_back(e.backend);
     j["orders"].push_back(
-        {{"rule", r.describe()}, {"order", order}, {"text", detail::order_text(r)}, {"note", r.note}});
+        {{"rule", to_string(r)}, {"order", order}, {"text", detail::order_text(r)}, {"note", r.note}});
   }
   return j;
 }

@@ -126,14 +126,16 @@ ATTNSEL_INLINE std::optional<component_version> parse_component_version(std::str
   }
 }
 
-ATTNSEL_INLINE std::string component_version::str() const {
+ATTNSEL_INLINE std::string to_string(const component_version& version) {
   std::string out;
-  for (std::uint8_t i = 0; i < count; ++i) {
+  for (std::uint8_t i = 0; i < version.count; ++i) {
     if (i) out += '.';
-    out += std::to_string(parts[i]);
+    out += std::to_string(version.parts[i]);
   }
   return out;
 }
+
+ATTNSEL_INLINE std::string component_version::str() const { return to_string(*this); }
 
 ATTNSEL_INLINE platform platform::rocm(std::string_view arch) {
   const auto parsed = parse_gfx_arch(arch);
@@ -174,11 +176,13 @@ ATTNSEL_INLINE const component* platform::find_component(std::string_view name) 
   return (it != components_.end() && it->name == name) ? &*it : nullptr;
 }
 
-ATTNSEL_INLINE std::string platform::describe() const {
-  std::string out(to_string(vendor_));
-  if (capability_) out += " " + std::to_string(capability_->major) + "." + std::to_string(capability_->minor);
-  if (gfx_) out += " " + gfx_->name();
+ATTNSEL_INLINE std::string to_string(const platform& p) {
+  std::string out(to_string(p.vendor()));
+  if (p.capability()) out += " " + std::to_string(p.capability()->major) + "." + std::to_string(p.capability()->minor);
+  if (p.gfx()) out += " " + p.gfx()->name();
   return out;
 }
+
+ATTNSEL_INLINE std::string platform::describe() const { return to_string(*this); }
 
 ATTNSEL_END_NAMESPACE

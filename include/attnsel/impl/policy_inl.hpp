@@ -13,11 +13,8 @@
 ATTNSEL_BEGIN_NAMESPACE
 
 ATTNSEL_INLINE bool policy_entry::enabled_on(const platform& p) const noexcept {
-  for (const auto& c : when)
-    if (!p.has_component(c)) return false;
-  for (const auto& c : unless)
-    if (p.has_component(c)) return false;
-  return true;
+  const auto present = [&p](const std::string& c) { return p.has_component(c); };
+  return std::all_of(when.begin(), when.end(), present) && std::none_of(unless.begin(), unless.end(), present);
 }
 
 ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) const noexcept {
@@ -47,29 +44,31 @@ ATTNSEL_INLINE bool policy_rule::matches_fields(const query& q) const noexcept {
   return dtypes.empty() || dtypes.contains(q.dtype);
 }
 
-ATTNSEL_INLINE std::string policy_rule::describe() const {
-  const auto narrowing = arch_filter::describe();
-  std::string out = std::string(to_string(domain)) + " " + std::string(to_string(vendor)) +
+ATTNSEL_INLINE std::string to_string(const policy_rule& rule) {
+  const auto narrowing = to_string(static_cast<const arch_filter&>(rule));
+  std::string out = std::string(to_string(rule.domain)) + " " + std::string(to_string(rule.vendor)) +
                     (narrowing.empty() ? "" : " " + narrowing);
-  if (!modes.empty()) {
+  if (!rule.modes.empty()) {
     out += " mode";
-    modes.for_each([&](attention_mode m) { out += " " + std::string(to_string(m)); });
+    rule.modes.for_each([&](attention_mode m) { out += " " + std::string(to_string(m)); });
   }
-  if (min_num_heads || max_num_heads)
-    out += " heads [" + std::to_string(min_num_heads) + ", " +
-           (max_num_heads ? std::to_string(max_num_heads) : std::string("inf")) + "]";
-  if (!kv_cache_dtypes.empty()) {
+  if (rule.min_num_heads || rule.max_num_heads)
+    out += " heads [" + std::to_string(rule.min_num_heads) + ", " +
+           (rule.max_num_heads ? std::to_string(rule.max_num_heads) : std::string("inf")) + "]";
+  if (!rule.kv_cache_dtypes.empty()) {
     out += " kv";
-    kv_cache_dtypes.for_each([&](cache_dtype d) { out += " " + std::string(to_string(d)); });
+    rule.kv_cache_dtypes.for_each([&](cache_dtype d) { out += " " + std::string(to_string(d)); });
   }
-  if (!dtypes.empty()) {
+  if (!rule.dtypes.empty()) {
     out += " dtype";
-    dtypes.for_each([&](data_type d) { out += " " + std::string(to_string(d)); });
+    rule.dtypes.for_each([&](data_type d) { out += " " + std::string(to_string(d)); });
   }
-  for (const auto& f : features) out += " +" + f;
-  for (const auto& f : without_features) out += " -" + f;
+  for (const auto& f : rule.features) out += " +" + f;
+  for (const auto& f : rule.without_features) out += " -" + f;
   return out;
 }
+
+ATTNSEL_INLINE std::string policy_rule::describe() const { return to_string(*this); }
 
 ATTNSEL_INLINE ATTNSEL_FLATTEN const policy_rule* priority_policy::match(const query& q,
                                                                          const platform& p) const noexcept {

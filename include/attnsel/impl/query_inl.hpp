@@ -9,14 +9,16 @@
 #include <attnsel/impl/text.hpp>
 #include <attnsel/impl/value_text.hpp>
 
+#include <algorithm>
+#include <string>
+
 ATTNSEL_BEGIN_NAMESPACE
 
 ATTNSEL_INLINE bool is_valid(const query& q) noexcept {
   if (q.head_size == 0 || q.head_size > max_head_size || q.head_size_v > max_head_size) return false;
   if (q.block_size > max_block_size || q.num_heads > max_num_heads) return false;
-  for (const auto& f : q.required)
-    if (!is_valid_feature_name(f)) return false;
-  return true;
+  return std::all_of(q.required.begin(), q.required.end(),
+                     [](const std::string& f) { return is_valid_feature_name(f); });
 }
 
 ATTNSEL_INLINE std::string validation_message(const query& q) {
@@ -36,7 +38,7 @@ ATTNSEL_INLINE std::string validation_message(const query& q) {
   return {};
 }
 
-ATTNSEL_INLINE std::string summary(const query& q) {
+ATTNSEL_INLINE std::string to_string(const query& q) {
   std::string out = std::string(to_string(q.domain)) + " attention (head_size=" + std::to_string(q.head_size);
   if (q.value_head_size() != q.head_size) out += ", head_size_v=" + std::to_string(q.value_head_size());
   out += ", dtype=" + std::string(to_string(q.dtype)) + ", kv_cache_dtype=" + std::string(to_string(q.kv_cache_dtype));

@@ -44,7 +44,7 @@ inline void validate_head_sizes(const std::string& where, const head_size_spec& 
     // max == UINT32_MAX is the "unbounded" range the writer leaves out.
     const bool max_ok = s.max <= limits::head_size || s.max == std::numeric_limits<std::uint32_t>::max();
     if (s.min == 0 || s.min > limits::head_size || !max_ok || s.multiple_of > limits::head_size)
-      throw registry_error(where + ": " + field + " range " + s.describe() + " goes outside [1, " + bound + "]");
+      throw registry_error(where + ": " + field + " range " + to_string(s) + " goes outside [1, " + bound + "]");
   }
 }
 
@@ -70,7 +70,7 @@ inline void validate_capabilities(const std::string& where, const capabilities& 
       throw registry_error(where + ": platform capability range is inverted");
     const auto bad = pc.unmatchable_field(pc.vendor);
     if (!bad.empty())
-      throw registry_error(where + ": platform " + pc.describe() + " can never match (" + std::string(bad) + " on " +
+      throw registry_error(where + ": platform " + to_string(pc) + " can never match (" + std::string(bad) + " on " +
                            std::string(to_string(pc.vendor)) + ")");
   }
   for (const auto& r : c.requires_components)
@@ -100,7 +100,7 @@ ATTNSEL_INLINE void validate_descriptor(const backend_descriptor& b) {
 }
 
 ATTNSEL_INLINE void validate_rule(const policy_rule& r) {
-  const auto where = [&] { return "policy rule (" + r.describe() + ")"; };
+  const auto where = [&] { return "policy rule (" + to_string(r) + ")"; };
   if (r.min_num_heads > limits::num_heads || r.max_num_heads > limits::num_heads)
     throw registry_error(where() + ": num_heads bound above " + std::to_string(limits::num_heads));
   if (r.max_num_heads && r.min_num_heads > r.max_num_heads)
@@ -149,11 +149,11 @@ ATTNSEL_INLINE void registry::reindex() {
       const bool fits = detail::upper_into(e.backend, buf, upper);
       const auto it = std::lower_bound(names.begin(), names.end(), upper, detail::name_less);
       if (!fits || it == names.end() || it->first != upper)
-        throw registry_error("policy rule " + std::to_string(r) + " (" + rule.describe() + ") names unknown backend " +
+        throw registry_error("policy rule " + std::to_string(r) + " (" + to_string(rule) + ") names unknown backend " +
                              detail::escape_text(e.backend, limits::echoed_text));
       // `seen` marks the backends this rule already listed (by rule number): linear, no rescans.
       if (seen[it->second] == r)
-        throw registry_error("policy rule " + std::to_string(r) + " (" + rule.describe() + ") lists " + e.backend +
+        throw registry_error("policy rule " + std::to_string(r) + " (" + to_string(rule) + ") lists " + e.backend +
                              " twice");
       seen[it->second] = r;
       indices.push_back(it->second);

@@ -23,7 +23,8 @@ ATTNSEL_INLINE nlohmann::json to_json(const platform& p) {
     j["arch"] = nullptr;
   j["components"] = nlohmann::json::array();
   for (const auto& c : p.components())
-    j["components"].push_back({{"name", c.name}, {"version", c.version ? nlohmann::json(c.version->str()) : nullptr}});
+    j["components"].push_back(
+        {{"name", c.name}, {"version", c.version ? nlohmann::json(to_string(*c.version)) : nullptr}});
   return j;
 }
 
@@ -89,7 +90,7 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
   in.object(j, "", {"vendor", "arch", "capability", "components"});
   platform p(in.enumerator<device_vendor>(in.required(j, "", "vendor"), "/vendor"));
   for (const char* key : {"arch", "capability"}) {
-    const nlohmann::json* m = in.nullable_member(j, key);
+    const nlohmann::json* m = detail::json_reader::nullable_member(j, key);
     if (m == nullptr) continue;
     const auto text = in.string(*m, child("", key));
     if (const auto gfx = parse_gfx_arch(text); gfx && p.vendor() == device_vendor::rocm) {
@@ -100,7 +101,7 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
       in.expected(child("", key), p.vendor() == device_vendor::rocm ? "a gfx target" : "a compute capability", *m);
     }
   }
-  if (const nlohmann::json* m = in.nullable_member(j, "components")) {
+  if (const nlohmann::json* m = detail::json_reader::nullable_member(j, "components")) {
     in.list(*m, "/components", "an array of \"name[=version]\" or {name, version}", true);
     for (std::size_t i = 0; i < m->size(); ++i) {
       const auto& c = (*m)[i];
@@ -111,7 +112,7 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
       } else {
         in.object(c, ptr, {"name", "version"});
         spec = in.string(in.required(c, ptr, "name"), child(ptr, "name"));
-        if (const nlohmann::json* v = in.nullable_member(c, "version"))
+        if (const nlohmann::json* v = detail::json_reader::nullable_member(c, "version"))
           spec += "=" + in.string(*v, child(ptr, "version"));
       }
       try {
@@ -131,21 +132,25 @@ ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
              "num_heads", "features"});
   query q;
   // Bounds from limits.hpp; a value in range but still invalid (head_size 0) is select()'s bad_query.
-  if (const auto* m = in.nullable_member(j, "domain")) q.domain = in.enumerator<attn_domain>(*m, "/domain");
-  if (const auto* m = in.nullable_member(j, "head_size"))
+  if (const auto* m = detail::json_reader::nullable_member(j, "domain"))
+    q.domain = in.enumerator<attention_domain>(*m, "/domain");
+  if (const auto* m = detail::json_reader::nullable_member(j, "head_size"))
     q.head_size = in.uint32(*m, "/head_size", 0, limits::head_size);
-  if (const auto* m = in.nullable_member(j, "head_size_v"))
+  if (const auto* m = detail::json_reader::nullable_member(j, "head_size_v"))
     q.head_size_v = in.uint32(*m, "/head_size_v", 0, limits::head_size);
-  if (const auto* m = in.nullable_member(j, "dtype")) q.dtype = in.enumerator<data_type>(*m, "/dtype");
-  if (const auto* m = in.nullable_member(j, "kv_cache_dtype"))
+  if (const auto* m = detail::json_reader::nullable_member(j, "dtype"))
+    q.dtype = in.enumerator<data_type>(*m, "/dtype");
+  if (const auto* m = detail::json_reader::nullable_member(j, "kv_cache_dtype"))
     q.kv_cache_dtype = in.enumerator<cache_dtype>(*m, "/kv_cache_dtype");
-  if (const auto* m = in.nullable_member(j, "block_size"))
+  if (const auto* m = detail::json_reader::nullable_member(j, "block_size"))
     q.block_size = in.uint32(*m, "/block_size", 0, limits::block_size);
-  if (const auto* m = in.nullable_member(j, "attn_type")) q.attn_type = in.enumerator<attention_type>(*m, "/attn_type");
-  if (const auto* m = in.nullable_member(j, "mode")) q.mode = in.enumerator<attention_mode>(*m, "/mode");
-  if (const auto* m = in.nullable_member(j, "num_heads"))
+  if (const auto* m = detail::json_reader::nullable_member(j, "attn_type"))
+    q.attn_type = in.enumerator<attention_type>(*m, "/attn_type");
+  if (const auto* m = detail::json_reader::nullable_member(j, "mode"))
+    q.mode = in.enumerator<attention_mode>(*m, "/mode");
+  if (const auto* m = detail::json_reader::nullable_member(j, "num_heads"))
     q.num_heads = in.uint32(*m, "/num_heads", 0, limits::num_heads);
-  if (const auto* m = in.nullable_member(j, "features")) q.required = in.features(*m, "/features");
+  if (const auto* m = detail::json_reader::nullable_member(j, "features")) q.required = in.features(*m, "/features");
   return q;
 }
 

@@ -92,15 +92,15 @@ inline std::string condition_message(const policy_entry& e) {
   std::string out = "the policy tries it only";
   std::string sep = " when ";
   for (const auto& c : e.when) {
-    out += sep + "component " + c + " is present";
+    out.append(sep).append("component ").append(c).append(" is present");
     sep = " and ";
   }
   for (const auto& c : e.unless) {
-    out += sep + "component " + c + " is absent";
+    out.append(sep).append("component ").append(c).append(" is absent");
     sep = " and ";
   }
   for (const auto& f : e.unless_features) {
-    out += sep + "feature " + f + " is not required";
+    out.append(sep).append("feature ").append(f).append(" is not required");
     sep = " and ";
   }
   return out;
@@ -146,7 +146,7 @@ struct trace_visitor {
   }
 };
 
-inline std::string query_summary(const query& q, const platform& p) { return summary(q) + " on " + p.describe(); }
+inline std::string query_summary(const query& q, const platform& p) { return to_string(q) + " on " + to_string(p); }
 
 inline std::string reasons_text(const std::vector<reason>& reasons) {
   std::string out;
@@ -238,7 +238,7 @@ inline void append_unvisited(const registry& reg, const query& q, const platform
     r.outcome = verdict::skipped;
     r.reasons.push_back(reason{
         reason_code::not_in_policy,
-        "not in the automatic order for " + (rule ? rule->describe() : p.describe()) + "; it can still be forced"});
+        "not in the automatic order for " + (rule ? to_string(*rule) : to_string(p)) + "; it can still be forced"});
     for (auto& extra : check_backend(b, q, p)) r.reasons.push_back(std::move(extra));
     out.push_back(std::move(r));
   }
@@ -327,7 +327,7 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
   // The rule is reported whenever the automatic order was walked: plain auto, or --prefer falling back.
   const bool walked_automatic = plan.automatic() || (options.prefer && plan.has_forced());
   if (const auto* rule = reg.policy().match(q, p); rule && walked_automatic) {
-    ex.rule = rule->describe();
+    ex.rule = to_string(*rule);
     ex.note = rule->note;
   }
   if (!ex.result.ok()) {

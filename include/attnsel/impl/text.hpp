@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Small text helpers the impl files share: join a range, and join at most N items of it.
+// Small text helpers the impl files share: concatenate pieces, join a range, join at most N items of it.
 #pragma once
 
 #include <attnsel/config.hpp>
 #include <attnsel/limits.hpp>
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,16 @@ inline std::string escape_text(std::string_view text, std::size_t limit = limits
       out += hex[c & 0xf];
     }
   }
+  return out;
+}
+
+/// The pieces one after another, built with one allocation (`a + b + c` makes a temporary per `+`).
+inline std::string concat(std::initializer_list<std::string_view> pieces) {
+  std::size_t size = 0;
+  for (const auto piece : pieces) size += piece.size();
+  std::string out;
+  out.reserve(size);
+  for (const auto piece : pieces) out += piece;
   return out;
 }
 
