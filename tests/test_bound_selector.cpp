@@ -146,7 +146,7 @@ TEST_CASE("a bound selector keeps its override with more feature names than its 
   for (const char* spec : {"SLOW", "MANY,auto", "-SLOW"}) {
     INFO(spec);
     const selector bound(reg, p, override_request{spec});
-    CHECK(bound.bound_override(attn_domain::decoder).spec == spec);
+    CHECK(bound.bound_override(attention_domain::decoder).spec == spec);
     for (const bool prefer : {false, true}) check_same(reg, query{}, p, override_request{spec}, prefer);
     CHECK(describe(bound.select(query{})) == describe(select(reg, query{}, p, override_request{spec})));
   }
@@ -414,7 +414,7 @@ TEST_CASE("compiled query gates pass exactly when the check gates do, for every 
           const auto p = pick(platform::cuda(9, 0), platform::rocm("gfx942"));
           const auto facts = detail::facts_of(q, bits_of(q.required, names));
           const bool expected = !detail::first_query_failure(b, *v, q, p).has_value();
-          INFO(name << " " << b.name << " variant '" << v->variant << "': " << summary(q));
+          INFO(name << " " << b.name << " variant '" << v->variant << "': " << to_string(q));
           REQUIRE(detail::passes(gates, facts, q, p) == expected);
           (expected ? passed : failed) += 1;
         }

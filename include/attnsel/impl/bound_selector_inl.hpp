@@ -98,7 +98,7 @@ inline bool heads_match(const bound_rule& r, std::uint32_t num_heads) noexcept {
   return r.max_num_heads == 0 || num_heads <= r.max_num_heads;
 }
 
-inline void bind_domain(const registry& reg, const platform& p, attn_domain domain, const override_request& ovr,
+inline void bind_domain(const registry& reg, const platform& p, attention_domain domain, const override_request& ovr,
                         const std::vector<std::string>& names, bound_domain& d) {
   d.spec = std::string(ovr.spec);
   d.source = ovr.source;
@@ -195,8 +195,8 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
     return;
   }
   s.feature_table = detail::feature_table_of(s.feature_names);
-  detail::bind_domain(reg, s.plat, attn_domain::decoder, *ovr[0], s.feature_names, s.domains[0]);
-  detail::bind_domain(reg, s.plat, attn_domain::encoder, *ovr[1], s.feature_names, s.domains[1]);
+  detail::bind_domain(reg, s.plat, attention_domain::decoder, *ovr[0], s.feature_names, s.domains[0]);
+  detail::bind_domain(reg, s.plat, attention_domain::encoder, *ovr[1], s.feature_names, s.domains[1]);
   if (options.cache && options.cache_slots > 0) s.cache.emplace(options.cache_slots);
 }
 

@@ -218,7 +218,7 @@ inline registry build_registry(const catalog& cat) {
     d.name = std::string(b.name);
     d.aliases = to_strings(b.aliases);
     d.description = std::string(b.description);
-    d.domains = to_set<attn_domain>(b.domains);
+    d.domains = to_set<attention_domain>(b.domains);
     d.caps = to_capabilities(b.base, features);
     d.variants.reserve(b.variants.size);
     for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v, features));

@@ -66,7 +66,7 @@ constexpr bool enums_in_range(const query& q) noexcept {
          static_cast<std::size_t>(q.attn_type) < enum_values<attention_type>().size() &&
          static_cast<std::size_t>(q.dtype) < enum_values<data_type>().size() &&
          static_cast<std::size_t>(q.kv_cache_dtype) < enum_values<cache_dtype>().size() &&
-         static_cast<std::size_t>(q.domain) < enum_values<attn_domain>().size();
+         static_cast<std::size_t>(q.domain) < enum_values<attention_domain>().size();
 }
 
 // Head sizes 8, 16, ..., 512 (every size a kernel of the catalogs lists) have a bit each.
