@@ -26,12 +26,6 @@ bool is_builtin(const std::string& name) {
 
 }  // namespace
 
-std::string builtin_names_message(const std::string& name) {
-  std::string known;
-  for (auto n : attnsel::builtin_catalog_names) known += (known.empty() ? "" : ", ") + std::string(n);
-  return "no built-in catalog named '" + attnsel::printable(name, 200) + "'; built-in: " + known;
-}
-
 attnsel::catalog load_named_catalog(const std::string& name_or_file) {
   try {
     if (is_builtin(name_or_file)) return attnsel::builtin_catalog(name_or_file);
@@ -55,15 +49,12 @@ std::string stem(const std::string& path) {
 
 attnsel::catalog load_catalog(const catalog_flags& flags) {
   try {
-    if (!flags.only.empty() && !flags.layers.empty())
-      throw usage_error("--catalog-only: cannot be combined with --catalog; use one or the other");
     if (!flags.only.empty()) return attnsel::read_catalog_file(flags.only);
 
     std::string base = "vllm";
     std::vector<std::string> files;
     bool named = false;
-    if (!flags.name.empty()) {
-      if (!is_builtin(flags.name)) throw usage_error("--catalog-name: " + builtin_names_message(flags.name));
+    if (!flags.name.empty()) {  // CLI11 checked it is a built-in name
       base = flags.name;
       named = true;
     }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Validation of every value a person types: one usage error naming the flag and what it accepts.
+// What CLI11 cannot check alone (arch against vendor, components, catalog features): one usage error each.
 #include "inputs.hpp"
 
 #include "detect.hpp"
 #include "errors.hpp"
+#include "validators.hpp"
 
 #include <attnsel/enums.hpp>
-#include <attnsel/limits.hpp>
 #include <attnsel/override.hpp>
 
 #include <algorithm>
@@ -16,28 +16,6 @@
 namespace attnsel_cli {
 
 namespace {
-
-std::string quoted(const std::string& text) { return "'" + attnsel::printable(text, 40) + "'"; }
-
-template <class E>
-E parse_value(std::string_view flag, const std::string& text, const std::string& accepted) {
-  const auto value = attnsel::parse_enum<E>(text);
-  if (!value) throw usage_error(std::string(flag) + ": " + quoted(text) + " is not one of " + accepted);
-  return *value;
-}
-
-template <class E>
-E parse_value(std::string_view flag, const std::string& text) {
-  return parse_value<E>(flag, text, attnsel::enum_names<E>());
-}
-
-attnsel::device_vendor parse_vendor(const std::string& text) {
-  const auto vendor = parse_value<attnsel::device_vendor>("--platform", text, "cuda, rocm, xpu, cpu");
-  // The enum also knows tpu, but no catalog describes it and the tool's contract names four vendors.
-  if (vendor == attnsel::device_vendor::tpu)
-    throw usage_error("--platform: " + quoted(text) + " is not one of cuda, rocm, xpu, cpu");
-  return vendor;
-}
 
 // Vendor an --arch spelling implies, when --platform is absent: gfx targets are ROCm, others CUDA.
 attnsel::device_vendor vendor_of_arch(const std::string& arch) {
@@ -49,22 +27,8 @@ attnsel::device_vendor vendor_of_arch(const std::string& arch) {
 
 }  // namespace
 
-std::uint32_t parse_count(std::string_view flag, const std::string& text, std::uint32_t min, std::uint32_t max) {
-  const std::string range = std::to_string(min) + ".." + std::to_string(max);
-  const bool digits = !text.empty() && text.size() <= 10 &&
-                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits) throw usage_error(std::string(flag) + ": " + quoted(text) + " is not an integer in " + range);
-  const auto value = std::stoull(text);
-  if (value < min || value > max) throw usage_error(std::string(flag) + ": " + quoted(text) + " is outside " + range);
-  return static_cast<std::uint32_t>(value);
-}
-
-attnsel::attn_domain parse_domain(std::string_view flag, const std::string& text) {
-  return parse_value<attnsel::attn_domain>(flag, text);
-}
-
 attnsel::platform build_platform(const platform_flags& flags, attnsel::detection_report* report) {
-  if (flags.vendor.empty() && flags.arch.empty()) {
+  if (!flags.vendor && flags.arch.empty()) {
     // Neither --platform nor --arch: this machine decides, architecture and components included.
     attnsel::platform p = attnsel::platform::cpu();
     add_components(p, flags.components);
@@ -74,7 +38,7 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
     if (report) *report = std::move(detected.report);
     return std::move(detected.platform);
   }
-  const auto vendor = !flags.vendor.empty() ? parse_vendor(flags.vendor) : vendor_of_arch(flags.arch);
+  const auto vendor = flags.vendor ? *flags.vendor : vendor_of_arch(flags.arch);
   attnsel::platform p(vendor);
   const std::string& arch = flags.arch;
   if (!arch.empty()) {
@@ -113,18 +77,7 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
 }
 
 attnsel::query build_query(const query_flags& flags) {
-  attnsel::query q;
-  q.domain = parse_domain("--domain", flags.domain);
-  q.head_size = parse_count("--head-size", flags.head_size, 1, attnsel::limits::head_size);
-  if (!flags.head_size_v.empty())
-    q.head_size_v = parse_count("--head-size-v", flags.head_size_v, 1, attnsel::limits::head_size);
-  q.dtype = parse_value<attnsel::data_type>("--dtype", flags.dtype);
-  q.kv_cache_dtype = parse_value<attnsel::cache_dtype>("--kv-cache-dtype", flags.kv_cache_dtype);
-  if (!flags.block_size.empty())
-    q.block_size = parse_count("--block-size", flags.block_size, 1, attnsel::limits::block_size);
-  q.attn_type = parse_value<attnsel::attention_type>("--attn-type", flags.attn_type);
-  if (!flags.num_heads.empty())
-    q.num_heads = parse_count("--num-heads", flags.num_heads, 1, attnsel::limits::num_heads);
+  attnsel::query q = flags.query;
   if (flags.sparse)
     q.mode = attnsel::attention_mode::sparse_mla;
   else if (flags.mla)
