@@ -770,3 +770,23 @@ TEST_CASE("colour is used on a terminal unless NO_COLOR is set", "[cli][colour]"
   CHECK(plain.find("ROCM_ATTN") != std::string::npos);
   CHECK(plain.find('\033') == std::string::npos);
 }
+
+TEST_CASE("docs/cli.md's usage-error examples are what the tool prints", "[cli][docs]") {
+  const auto doc = read_file(std::string(ATTNSEL_SOURCE_DIR) + "/docs/cli.md");
+  const auto section = doc.find("## Usage errors");
+  REQUIRE(section != std::string::npos);
+  const auto begin = doc.find("```\n", section) + 4;
+  const auto end = doc.find("```\n", begin);
+  const auto lines = lines_of(doc.substr(begin, end - begin));
+  std::size_t examples = 0;
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i].rfind("$ attnsel ", 0) != 0) continue;
+    auto args = fields_of(lines[i].substr(10));
+    const auto r = run(args);
+    INFO(lines[i]);
+    CHECK(r.status == 2);
+    CHECK(r.err == lines[i + 1] + "\n");
+    ++examples;
+  }
+  CHECK(examples >= 5);
+}

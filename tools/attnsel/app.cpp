@@ -57,7 +57,7 @@ int usage_status(const CLI::App& app, const CLI::ParseError& e, int argc, char**
   if (parsed.empty() && argc > 1 && argv[1][0] != '-') {
     std::string names;
     for (const auto* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
-    print_usage_error(quoted(argv[1]) + " is not an attnsel command; commands are: " + names, "");
+    print_usage_error(quoted_value(argv[1]) + " is not an attnsel command; commands are: " + names, "");
   } else {
     print_usage_error(e.what(), parsed.empty() ? "" : parsed.front()->get_name());
   }

@@ -3,6 +3,7 @@
 #include "catalog_source.hpp"
 
 #include "errors.hpp"
+#include "validators.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
 #include <attnsel/override.hpp>
@@ -64,8 +65,8 @@ attnsel::catalog load_catalog(const catalog_flags& flags) {
         continue;
       }
       if (named && layer != base)
-        throw usage_error("--catalog: names two built-in catalogs ('" + base + "' and '" + layer +
-                          "'); give one built-in catalog, then catalog files to layer on it");
+        throw usage_error("--catalog: names two built-in catalogs (" + quoted_value(base) + " and " +
+                          quoted_value(layer) + "); give one built-in catalog, then catalog files to layer on it");
       base = layer;
       named = true;
     }

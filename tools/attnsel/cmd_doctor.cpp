@@ -7,6 +7,7 @@
 #include "terminal.hpp"
 #include "validators.hpp"
 
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/checks.hpp>
 #include <attnsel/implication.hpp>
 #include <attnsel/override.hpp>

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "terminal.hpp"
 
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/enums.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/reference.hpp>
@@ -118,6 +119,7 @@ namespace {
 
 int list_catalogs(bool json) {
   std::vector<attnsel::catalog> all;
+  all.reserve(attnsel::builtin_catalog_names.size());
   for (auto name : attnsel::builtin_catalog_names) all.push_back(attnsel::builtin_catalog(name));
   if (json) {
     auto out = nlohmann::json::array();

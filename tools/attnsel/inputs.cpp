@@ -21,7 +21,7 @@ namespace {
 attnsel::device_vendor vendor_of_arch(const std::string& arch) {
   if (attnsel::parse_gfx_arch(arch)) return attnsel::device_vendor::rocm;
   if (attnsel::parse_cuda_capability(arch)) return attnsel::device_vendor::cuda;
-  throw usage_error("--arch: " + quoted(arch) +
+  throw usage_error("--arch: " + quoted_value(arch) +
                     " is neither a CUDA compute capability (9.0, sm_90, sm90) nor a gfx target (gfx942)");
 }
 
@@ -45,15 +45,16 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
     if (vendor == attnsel::device_vendor::cuda) {
       const auto cc = attnsel::parse_cuda_capability(arch);
       if (!cc)
-        throw usage_error("--arch: " + quoted(arch) +
+        throw usage_error("--arch: " + quoted_value(arch) +
                           " is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
       p.set_capability(*cc);
     } else if (vendor == attnsel::device_vendor::rocm) {
       const auto gfx = attnsel::parse_gfx_arch(arch);
-      if (!gfx) throw usage_error("--arch: " + quoted(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
+      if (!gfx)
+        throw usage_error("--arch: " + quoted_value(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
       p.set_gfx(*gfx);
     } else {
-      throw usage_error("--arch: " + quoted(arch) + " does not apply to --platform " +
+      throw usage_error("--arch: " + quoted_value(arch) + " does not apply to --platform " +
                         std::string(attnsel::to_string(vendor)) + "; only cuda and rocm take an arch");
     }
   }
@@ -65,12 +66,12 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
   for (const auto& spec : specs) {
     const auto name = spec.substr(0, spec.find('='));
     if (!attnsel::is_valid_feature_name(name))
-      throw usage_error("--component: " + quoted(spec) +
+      throw usage_error("--component: " + quoted_value(spec) +
                         " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
     try {
       p.add_component_spec(spec);
     } catch (const std::invalid_argument&) {
-      throw usage_error("--component: " + quoted(spec) +
+      throw usage_error("--component: " + quoted_value(spec) +
                         " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
     }
   }
@@ -88,8 +89,9 @@ attnsel::query build_query(const query_flags& flags) {
 void add_features(attnsel::query& q, const query_flags& flags, const attnsel::registry& reg) {
   if (flags.features.empty()) return;
   // Documented features first (their display order), then those the catalog's backends declare.
-  std::vector<std::string> known;
-  for (const auto& f : attnsel::features::known) known.emplace_back(f.name);
+  std::vector<std::string> known(attnsel::features::known.size());
+  std::transform(attnsel::features::known.begin(), attnsel::features::known.end(), known.begin(),
+                 [](const auto& f) { return std::string(f.name); });
   std::set<std::string> declared;
   for (const auto& b : reg.backends()) {
     for (const auto& f : b.caps.features) declared.insert(f);
@@ -103,7 +105,7 @@ void add_features(attnsel::query& q, const query_flags& flags, const attnsel::re
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw usage_error("--feature: " + quoted(name) + " is not one of " + list);
+      throw usage_error("--feature: " + quoted_value(name) + " is not one of " + list);
     }
     q.required.insert(name);
   }

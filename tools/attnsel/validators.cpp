@@ -12,7 +12,7 @@ CLI::Validator reworded(CLI::Validator validator, std::function<std::string(cons
           ""};
 }
 
-std::string quoted(const std::string& text) { return "'" + attnsel::printable(text, 40) + "'"; }
+std::string quoted_value(const std::string& text) { return "'" + attnsel::printable(text, 40) + "'"; }
 
 std::string range_text(std::uint32_t min, std::uint32_t max) {
   return std::to_string(min) + ".." + std::to_string(max);
@@ -23,7 +23,7 @@ CLI::Validator count_in(std::uint32_t min, std::uint32_t max) {
   return reworded(CLI::Range(min, max), [range](const std::string& input) {
     long long value = 0;
     const bool integer = CLI::detail::lexical_cast(input, value);
-    return quoted(input) + (integer ? " is outside " : " is not an integer in ") + range;
+    return quoted_value(input) + (integer ? " is outside " : " is not an integer in ") + range;
   });
 }
 
@@ -31,7 +31,7 @@ CLI::Validator one_of(const std::vector<std::string>& words) {
   std::string accepted;
   for (const auto& w : words) accepted += (accepted.empty() ? "" : ", ") + w;
   return reworded(CLI::IsMember(words),
-                  [accepted](const std::string& input) { return quoted(input) + " is not one of " + accepted; });
+                  [accepted](const std::string& input) { return quoted_value(input) + " is not one of " + accepted; });
 }
 
 const CLI::Validator& non_empty_path() {

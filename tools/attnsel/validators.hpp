@@ -23,7 +23,7 @@ namespace attnsel_cli {
 [[nodiscard]] CLI::Validator reworded(CLI::Validator validator, std::function<std::string(const std::string&)> message);
 
 /// `text` quoted and made printable for a usage error: `'fp9'`.
-[[nodiscard]] std::string quoted(const std::string& text);
+[[nodiscard]] std::string quoted_value(const std::string& text);
 
 /// `MIN..MAX`, as help texts and messages write a range.
 [[nodiscard]] std::string range_text(std::uint32_t min, std::uint32_t max);
@@ -75,7 +75,7 @@ template <class E>
       },
       "");
   return reworded(std::move(strict),
-                  [accepted](const std::string& input) { return quoted(input) + " is not one of " + accepted; });
+                  [accepted](const std::string& input) { return quoted_value(input) + " is not one of " + accepted; });
 }
 
 /// Adds option `name` to `app`, writing an `E` into `target` (an `E` or a `std::optional<E>`) through
