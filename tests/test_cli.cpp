@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -576,13 +577,64 @@ TEST_CASE("select and explain --json print one JSON error object when the catalo
   }
 }
 
-TEST_CASE("the CLI and the library share one num_heads limit (issue 8)", "[cli][usage]") {
-  CHECK(
-      run({"select", "--platform", "cuda", "--arch", "9.0", "--num-heads", std::to_string(attnsel::limits::num_heads)})
-          .status == 0);
-  CHECK(run({"select", "--platform", "cuda", "--arch", "9.0", "--num-heads",
-             std::to_string(attnsel::limits::num_heads + 1)})
-            .status == 2);
+TEST_CASE("the CLI and the library share one limit per count flag (issue 8)", "[cli][usage]") {
+  const std::pair<const char*, std::uint32_t> flags[] = {{"--num-heads", attnsel::limits::num_heads},
+                                                         {"--head-size", attnsel::limits::head_size},
+                                                         {"--head-size-v", attnsel::limits::head_size},
+                                                         {"--block-size", attnsel::limits::block_size}};
+  for (const auto& [flag, limit] : flags) {
+    INFO(flag);
+    const auto at_limit =
+        run({"explain", "--json", "--platform", "cuda", "--arch", "9.0", flag, std::to_string(limit)});
+    CHECK(at_limit.status != 2);  // selection may fail (no backend takes head size 65536), parsing may not
+    CHECK(parse_json(at_limit.out).at("query").dump().find(std::to_string(limit)) != std::string::npos);
+    const auto past = run({"select", "--platform", "cuda", "--arch", "9.0", flag, std::to_string(limit + 1)});
+    CHECK(past.status == 2);
+    CHECK(past.err.find(std::string(flag) + ": '" + std::to_string(limit + 1) + "' is outside 1.." +
+                        std::to_string(limit)) != std::string::npos);
+  }
+}
+
+TEST_CASE("enum flags take the library's names and aliases in any case, never an enumerator's number (issue 8)",
+          "[cli][usage]") {
+  const auto j = parse_json(run({"explain", "--json", "--platform", "NVIDIA", "--arch", "9.0", "--dtype", "FP16",
+                                 "--kv-cache-dtype", "Fp8_E4m3", "--attn-type", "cross", "--domain", "vit"})
+                                .out);
+  CHECK(j.at("platform").at("vendor") == "cuda");
+  CHECK(j.at("query").at("dtype") == "float16");
+  CHECK(j.at("query").at("kv_cache_dtype") == "fp8_e4m3");
+  CHECK(j.at("query").at("attn_type") == "encoder_decoder");
+  CHECK(j.at("query").at("domain") == "encoder");
+  // CLI11's CheckedTransformer alone would let the enumerator's number through.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"select", "--dtype", "0"}, {"select", "--platform", "1"}, {"list", "--domain", "1"}}) {
+    const auto r = run(args);
+    INFO(args[1] << " " << args[2] << " -> " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(args[1] + ": '" + args[2] + "' is not one of ") != std::string::npos);
+  }
+}
+
+TEST_CASE("help lists the values and ranges of the library's tables (issue 8)", "[cli][help]") {
+  const auto sel = squash(run({"select", "--help"}).out);
+  for (const auto v : attnsel::enum_values<attnsel::cache_dtype>())
+    CHECK(sel.find(std::string(attnsel::to_string(v))) != std::string::npos);
+  CHECK(sel.find("Compute dtype: " + attnsel::enum_names<attnsel::data_type>()) != std::string::npos);
+  CHECK(sel.find("Attention type: " + attnsel::enum_names<attnsel::attention_type>()) != std::string::npos);
+  CHECK(sel.find("Head size, 1.." + std::to_string(attnsel::limits::head_size)) != std::string::npos);
+  CHECK(sel.find("KV-cache block size, 1.." + std::to_string(attnsel::limits::block_size)) != std::string::npos);
+  CHECK(sel.find("Query heads per rank, 1.." + std::to_string(attnsel::limits::num_heads)) != std::string::npos);
+  for (const auto& f : attnsel::features::known) CHECK(sel.find(std::string(f.name)) != std::string::npos);
+  CHECK(sel.find("tpu") == std::string::npos);  // the enum knows it, the tool's --platform does not
+  const auto list = squash(run({"list", "--help"}).out);
+  for (const auto name : attnsel::builtin_catalog_names) CHECK(list.find(std::string(name)) != std::string::npos);
+}
+
+TEST_CASE("--catalog-only and --catalog exclude each other", "[cli][usage]") {
+  const auto r = run({"select", "--catalog-only", "a.json", "--catalog", "b.json"});
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("--catalog excludes --catalog-only") != std::string::npos);
 }
 
 TEST_CASE("an empty catalog path is a usage error for every path option (issue 9, defect 6)", "[cli][usage]") {
@@ -717,4 +769,24 @@ TEST_CASE("colour is used on a terminal unless NO_COLOR is set", "[cli][colour]"
   const auto plain = capture("NO_COLOR=1 script -qc " + tool + " /dev/null </dev/null");
   CHECK(plain.find("ROCM_ATTN") != std::string::npos);
   CHECK(plain.find('\033') == std::string::npos);
+}
+
+TEST_CASE("docs/cli.md's usage-error examples are what the tool prints", "[cli][docs]") {
+  const auto doc = read_file(std::string(ATTNSEL_SOURCE_DIR) + "/docs/cli.md");
+  const auto section = doc.find("## Usage errors");
+  REQUIRE(section != std::string::npos);
+  const auto begin = doc.find("```\n", section) + 4;
+  const auto end = doc.find("```\n", begin);
+  const auto lines = lines_of(doc.substr(begin, end - begin));
+  std::size_t examples = 0;
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i].rfind("$ attnsel ", 0) != 0) continue;
+    auto args = fields_of(lines[i].substr(10));
+    const auto r = run(args);
+    INFO(lines[i]);
+    CHECK(r.status == 2);
+    CHECK(r.err == lines[i + 1] + "\n");
+    ++examples;
+  }
+  CHECK(examples >= 5);
 }

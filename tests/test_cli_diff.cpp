@@ -100,7 +100,7 @@ TEST_CASE("--catalog-name picks a built-in catalog and refuses unknown names", "
   unknown.insert(unknown.end(), {"--catalog-name", "vllm@nope"});
   const auto r = run(unknown);
   CHECK(r.status == 2);
-  CHECK(r.err.find("built-in: vllm, vllm@0013943") != std::string::npos);
+  CHECK(r.err.find("--catalog-name: 'vllm@nope' is not one of vllm, vllm@0013943") != std::string::npos);
 }
 
 TEST_CASE("diff and lint help has examples and fits 100 columns", "[cli][help]") {

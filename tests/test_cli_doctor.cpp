@@ -176,3 +176,22 @@ TEST_CASE("explain shows the components a catalog implies and selects as vLLM do
   CHECK(j["backend"] == "ROCM_AITER_FA");
   CHECK(j["implied"][0] == nlohmann::json({{"component", "aiter_enabled"}, {"because", "aiter_mha"}}));
 }
+
+TEST_CASE("doctor --device past the visible GPUs says the index is out of range, not that no GPU exists",
+          "[cli][doctor]") {
+  // The fake libcuda.so.1 lists two devices: 0 is sm_90 ("Fake H200"), 1 is sm_86 ("Fake A10").
+  const std::vector<std::string> env = {std::string("LD_LIBRARY_PATH=") + ATTNSEL_FAKE_DRIVER_LIB,
+                                        "CUDA_VISIBLE_DEVICES=0,1"};
+  const auto second = run({"doctor", "--device", "1"}, env);
+  REQUIRE(second.status == 0);
+  CHECK(contains(second.out, "gpu:      cuda 8.6 (Fake A10)"));
+
+  const auto r = run({"doctor", "--device", "7"}, env);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "gpu:      DEVICE INDEX OUT OF RANGE (device index 7 is out of range: 2 visible device(s))"));
+  CHECK_FALSE(contains(r.out, "NO GPU FOUND"));
+  const auto j = nlohmann::json::parse(run({"doctor", "--json", "--device", "7"}, env).out);
+  CHECK_FALSE(j["gpu"].get<bool>());
+  CHECK(contains(j["summary"].get<std::string>(), "2 visible device(s)"));
+  CHECK(j["platform"]["vendor"] == "cpu");
+}

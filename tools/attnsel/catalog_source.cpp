@@ -3,6 +3,7 @@
 #include "catalog_source.hpp"
 
 #include "errors.hpp"
+#include "validators.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
 #include <attnsel/override.hpp>
@@ -25,12 +26,6 @@ bool is_builtin(const std::string& name) {
 }
 
 }  // namespace
-
-std::string builtin_names_message(const std::string& name) {
-  std::string known;
-  for (auto n : attnsel::builtin_catalog_names) known += (known.empty() ? "" : ", ") + std::string(n);
-  return "no built-in catalog named '" + attnsel::printable(name, 200) + "'; built-in: " + known;
-}
 
 attnsel::catalog load_named_catalog(const std::string& name_or_file) {
   try {
@@ -55,15 +50,12 @@ std::string stem(const std::string& path) {
 
 attnsel::catalog load_catalog(const catalog_flags& flags) {
   try {
-    if (!flags.only.empty() && !flags.layers.empty())
-      throw usage_error("--catalog-only: cannot be combined with --catalog; use one or the other");
     if (!flags.only.empty()) return attnsel::read_catalog_file(flags.only);
 
     std::string base = "vllm";
     std::vector<std::string> files;
     bool named = false;
-    if (!flags.name.empty()) {
-      if (!is_builtin(flags.name)) throw usage_error("--catalog-name: " + builtin_names_message(flags.name));
+    if (!flags.name.empty()) {  // CLI11 checked it is a built-in name
       base = flags.name;
       named = true;
     }
@@ -73,8 +65,8 @@ attnsel::catalog load_catalog(const catalog_flags& flags) {
         continue;
       }
       if (named && layer != base)
-        throw usage_error("--catalog: names two built-in catalogs ('" + base + "' and '" + layer +
-                          "'); give one built-in catalog, then catalog files to layer on it");
+        throw usage_error("--catalog: names two built-in catalogs (" + quoted_value(base) + " and " +
+                          quoted_value(layer) + "); give one built-in catalog, then catalog files to layer on it");
       base = layer;
       named = true;
     }

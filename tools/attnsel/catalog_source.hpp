@@ -24,7 +24,4 @@ namespace attnsel_cli {
 /// A built-in catalog by name, else the catalog FILE alone. Throws catalog_failure.
 [[nodiscard]] attnsel::catalog load_named_catalog(const std::string& name_or_file);
 
-/// "no built-in catalog named 'X'; built-in: vllm, ..." for usage errors.
-[[nodiscard]] std::string builtin_names_message(const std::string& name);
-
 }  // namespace attnsel_cli

@@ -3,7 +3,6 @@
 #include "catalog_source.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
-#include "inputs.hpp"
 
 #include <attnsel/diff.hpp>
 
@@ -16,6 +15,15 @@ namespace attnsel_cli {
 
 namespace {
 
+constexpr const char* diff_footer = R"(Examples:
+  attnsel diff vllm-rocm-env@e2a00c7b vllm
+  attnsel diff vllm@0013943 vllm --domain decoder --json
+  attnsel diff catalog/vllm.json my_changed_vllm.json
+
+A and B are built-in catalog names (attnsel list --catalogs) or catalog files.
+Exit status: 0 no decision differs, 1 some decisions differ,
+2 usage error (or a catalog that does not load).)";
+
 // A catalog that does not load is an input error here: exit 1 must mean "decisions differ".
 attnsel::catalog load_side(const std::string& name_or_file) {
   try {
@@ -27,12 +35,23 @@ attnsel::catalog load_side(const std::string& name_or_file) {
 
 }  // namespace
 
+command setup_diff(CLI::App& app) {
+  return make_command<diff_flags>(
+      app, "diff", "Show every configuration whose decision differs between two catalogs", diff_footer, run_diff,
+      [](CLI::App& cli, diff_flags& flags) {
+        cli.add_option("A", flags.a, "Built-in catalog name or catalog FILE (before)")->required();
+        cli.add_option("B", flags.b, "Built-in catalog name or catalog FILE (after)")->required();
+        add_domain_filter(cli, flags.domain);
+        cli.add_flag("--no-overrides", flags.no_overrides, "Compare automatic selection only, no forced backends");
+        cli.add_flag("--json", flags.json, "Print one JSON report");
+      });
+}
+
 int run_diff(const diff_flags& flags) {
   attnsel::diff_options options;
-  if (!flags.domain.empty()) {
-    const auto d = parse_domain("--domain", flags.domain);
-    options.decoder = d == attnsel::attention_domain::decoder;
-    options.encoder = d == attnsel::attention_domain::encoder;
+  if (flags.domain) {
+    options.decoder = *flags.domain == attnsel::attn_domain::decoder;
+    options.encoder = *flags.domain == attnsel::attn_domain::encoder;
   }
   options.overrides = !flags.no_overrides;
   const auto a = load_side(flags.a);

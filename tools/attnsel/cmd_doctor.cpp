@@ -5,7 +5,9 @@
 #include "errors.hpp"
 #include "inputs.hpp"
 #include "terminal.hpp"
+#include "validators.hpp"
 
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/checks.hpp>
 #include <attnsel/implication.hpp>
 #include <attnsel/override.hpp>
@@ -20,6 +22,19 @@
 namespace attnsel_cli {
 
 namespace {
+
+constexpr const char* doctor_footer = R"doc(Examples:
+  attnsel doctor
+  attnsel doctor --json
+  attnsel doctor --library-dir "$(python -c 'import torch,os;print(os.path.join(os.path.dirname(torch.__file__),"lib"))')"
+  VLLM_ROCM_USE_AITER=1 attnsel doctor --component aiter
+
+Probes the CUDA driver (libcuda.so.1) and cuDNN through dlopen, AMD GPUs through the KFD topology,
+the CPU through /proc/cpuinfo, and engine switches (VLLM_ROCM_USE_AITER*, TORCH_CUDNN_SDPA_DEPRIORITIZED)
+through the environment. Exit status: 0 (also when no GPU is found), 2 usage error.)doc";
+
+// Highest `--device`: more GPUs than this in one host is a typo, not a machine.
+constexpr std::uint32_t max_device_index = 1023;
 
 // One backend's verdict on this machine: the domains it can serve, or why it cannot run at all.
 struct backend_fit {
@@ -70,6 +85,11 @@ std::string platform_text(const attnsel::platform& p) {
 
 std::string gpu_headline(const attnsel::detection& d) {
   if (d.platform.vendor() == attnsel::device_vendor::cpu) {
+    // A driver that lists GPUs but not the one asked for: say so, not "no GPU" (the device facts
+    // are recorded as not found only when the index is past the visible devices).
+    for (const char* fact : {"cuda.device", "rocm.device"})
+      if (const auto* dev = d.report.find(fact); dev && !dev->found)
+        return "DEVICE INDEX OUT OF RANGE (" + dev->source + "); select and explain use the cpu platform";
     const auto* gpu = d.report.find("gpu");
     return "NO GPU FOUND (" + (gpu ? gpu->source : std::string("none found")) +
            "); select and explain use the cpu platform";
@@ -90,11 +110,29 @@ void print_wrapped(const std::string& lead, const std::string& text) {
 
 }  // namespace
 
+command setup_doctor(CLI::App& app) {
+  return make_command<doctor_flags>(
+      app, "doctor", "Show what attnsel detects on this machine and which backends can run", doctor_footer, run_doctor,
+      [](CLI::App& cli, doctor_flags& flags) {
+        add_library_dirs(cli, flags.library_dirs);
+        cli.add_option("--component", flags.components,
+                       "A component this machine has that C++ cannot see, NAME or NAME=VERSION (Python packages: "
+                       "flashinfer=0.2.5, aiter); repeatable")
+            ->type_name("NAME[=VER]")
+            ->allow_extra_args(false)
+            ->delimiter(',');
+        cli.add_option("--device", flags.device,
+                       "Which visible GPU to describe, " + range_text(0, max_device_index) + " (default: 0)")
+            ->type_name("N")
+            ->check(count_in(0, max_device_index));
+        cli.add_flag("--json", flags.json, "Print one JSON report on stdout");
+      });
+}
+
 int run_doctor(const doctor_flags& flags) {
-  const auto device = parse_count("--device", flags.device, 0, 1023);
   attnsel::platform given;
   add_components(given, flags.components);
-  const auto d = detect_machine(flags.library_dirs, device, given.components());
+  const auto d = detect_machine(flags.library_dirs, flags.device, given.components());
 
   if (!flags.json) {
     std::printf("attnsel doctor: this machine as attnsel sees it\n\n");

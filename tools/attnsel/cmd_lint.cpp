@@ -13,6 +13,32 @@
 
 namespace attnsel_cli {
 
+namespace {
+
+constexpr const char* lint_footer = R"(Examples:
+  attnsel lint my_catalog.json
+  attnsel lint vllm --json
+  attnsel lint engine.json --component my_kernels
+
+Exit status: 0 clean, 1 findings (FILE: POINTER: CODE: MESSAGE),
+2 usage error (or a catalog that does not load).)";
+
+}  // namespace
+
+command setup_lint(CLI::App& app) {
+  return make_command<lint_flags>(
+      app, "lint", "Find what a catalog allows but almost certainly does not mean", lint_footer, run_lint,
+      [](CLI::App& cli, lint_flags& flags) {
+        cli.add_option("FILE", flags.catalog, "Catalog file (or built-in catalog name) to lint")->required();
+        cli.add_option("--component", flags.components,
+                       "A component your platform detection defines (repeatable; comma-separated lists too)")
+            ->type_name("NAME")
+            ->allow_extra_args(false)
+            ->delimiter(',');
+        cli.add_flag("--json", flags.json, "Print a JSON array of findings");
+      });
+}
+
 int run_lint(const lint_flags& flags) {
   attnsel::catalog c;
   try {

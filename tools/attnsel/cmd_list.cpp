@@ -2,9 +2,9 @@
 // The list subcommand: one row per backend (names, aliases, domains, platforms), or a JSON array.
 #include "catalog_source.hpp"
 #include "commands.hpp"
-#include "inputs.hpp"
 #include "terminal.hpp"
 
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/enums.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/reference.hpp>
@@ -14,12 +14,18 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <optional>
 #include <vector>
 
 namespace attnsel_cli {
 
 namespace {
+
+constexpr const char* list_footer = R"(Examples:
+  attnsel list
+  attnsel list --catalogs
+  attnsel list --catalog-name vllm@0013943
+  attnsel list --catalog torch_sdpa --json
+  attnsel list --domain encoder --catalog my_backends.json)";
 
 // Vendors a backend runs on across its capabilities and variants; empty means "any platform".
 std::vector<std::string> vendors_of(const attnsel::backend_descriptor& b) {
@@ -49,11 +55,23 @@ std::string join(const std::vector<std::string>& items, const std::string& empty
   return out;
 }
 
+int list_catalogs(bool json);
+
 }  // namespace
 
+command setup_list(CLI::App& app) {
+  return make_command<list_flags>(
+      app, "list", "List the backends of a catalog", list_footer, run_list, [](CLI::App& cli, list_flags& flags) {
+        add_catalog_flags(cli, flags.catalog);
+        add_domain_filter(cli, flags.domain);
+        cli.add_flag("--json", flags.json, "Print a JSON array");
+        cli.add_flag("--catalogs", flags.catalogs, "List the built-in catalogs and their source commits");
+      });
+}
+
 int run_list(const list_flags& flags) {
-  std::optional<attnsel::attention_domain> domain;
-  if (!flags.domain.empty()) domain = parse_domain("--domain", flags.domain);
+  if (flags.catalogs) return list_catalogs(flags.json);
+  const auto& domain = flags.domain;
   const auto c = load_catalog(flags.catalog);
 
   std::vector<const attnsel::backend_descriptor*> shown;
@@ -97,8 +115,11 @@ int run_list(const list_flags& flags) {
   return 0;
 }
 
-int run_list_catalogs(bool json) {
+namespace {
+
+int list_catalogs(bool json) {
   std::vector<attnsel::catalog> all;
+  all.reserve(attnsel::builtin_catalog_names.size());
   for (auto name : attnsel::builtin_catalog_names) all.push_back(attnsel::builtin_catalog(name));
   if (json) {
     auto out = nlohmann::json::array();
@@ -124,5 +145,7 @@ int run_list_catalogs(bool json) {
   std::fputs(text.c_str(), stdout);
   return 0;
 }
+
+}  // namespace
 
 }  // namespace attnsel_cli

@@ -9,11 +9,18 @@
 #include <attnsel/matrix.hpp>
 #include <attnsel/override.hpp>
 
+#include "validators.hpp"
+
 #include <cstdio>
 
 namespace attnsel_cli {
 
 namespace {
+
+constexpr const char* matrix_footer = R"(Examples:
+  attnsel matrix > vllm.md
+  attnsel matrix --catalog torch_sdpa --format json
+  attnsel matrix --catalog my_backends.json)";
 
 // The matrix is a document (UTF-8 arrows, Markdown), so it is not passed through printable(); only
 // terminal control bytes a hostile catalog might carry are replaced.
@@ -27,9 +34,18 @@ std::string without_controls(std::string text) {
 
 }  // namespace
 
+command setup_matrix(CLI::App& app) {
+  return make_command<matrix_flags>(app, "matrix", "Print the capability matrix of a catalog (docs/backends.md)",
+                                    matrix_footer, run_matrix, [](CLI::App& cli, matrix_flags& flags) {
+                                      add_catalog_flags(cli, flags.catalog);
+                                      cli.add_option("--format", flags.format,
+                                                     "markdown or json (default: " + flags.format + ")")
+                                          ->type_name("FORMAT")
+                                          ->check(one_of({"markdown", "json"}));
+                                    });
+}
+
 int run_matrix(const matrix_flags& flags) {
-  if (flags.format != "markdown" && flags.format != "json")
-    throw usage_error("--format: '" + attnsel::printable(flags.format, 40) + "' is not one of markdown, json");
   const auto c = load_catalog(flags.catalog);
   if (flags.format == "json") {
     const auto j = attnsel::matrix_json(c);

@@ -22,11 +22,62 @@ namespace attnsel_cli {
 
 namespace {
 
+constexpr const char* select_footer = R"(Examples:
+  attnsel select --platform rocm --arch gfx942
+  attnsel select --platform cuda --arch sm_90 --head-size 64 --dtype fp16 --kv-cache-dtype fp8
+  attnsel select --platform rocm --arch gfx942 --domain encoder --backend TORCH_SDPA
+  attnsel select --platform cuda --arch 10.0 --mla --backend FLASHMLA,auto --json
+  ATTNSEL_BACKEND=TRITON_ATTN attnsel select --platform cuda --arch 9.0
+
+Override: --backend wins over $ATTNSEL_BACKEND (decoder) / $ATTNSEL_ENCODER_BACKEND (encoder).
+Exit status: 0 selected, 1 selection failed (message on stderr), 2 usage error.)";
+
+constexpr const char* explain_footer = R"(Examples:
+  attnsel explain --platform rocm --arch gfx942 --feature sinks
+  attnsel explain --platform cuda --arch 9.0 --backend FLASHINFER --json
+  attnsel explain --platform cpu --domain encoder
+
+Exit status: 0 selected, 1 selection failed (message on stderr), 2 usage error.)";
+
+// `select` and `explain` take the same flags; only the output differs.
+command setup_selection(CLI::App& app, const char* name, const char* description, const char* footer,
+                        int (*run)(const select_flags&)) {
+  return make_command<select_flags>(app, name, description, footer, run, [](CLI::App& cli, select_flags& flags) {
+    add_platform_flags(cli, flags.platform);
+    add_query_flags(cli, flags.query);
+    add_catalog_flags(cli, flags.catalog);
+    // Bound through a function so that `--backend ""` (an explicit `auto`) still counts as given.
+    cli.add_option_function<std::string>(
+           "--backend",
+           [&flags](const std::string& spec) {
+             flags.backend = spec;
+             flags.backend_given = true;
+           },
+           "Override: NAME, auto, A,B, A,auto or -NAME,auto (default: $ATTNSEL_BACKEND for the decoder, "
+           "$ATTNSEL_ENCODER_BACKEND for the encoder)")
+        ->type_name("SPEC");
+    cli.add_flag("--prefer", flags.prefer, "When every forced backend is rejected, fall back to automatic selection");
+    cli.add_flag("--json", flags.json, "Print one JSON report on stdout");
+  });
+}
+
+int run_select_only(const select_flags& flags) { return run_select(flags, false); }
+int run_explain(const select_flags& flags) { return run_select(flags, true); }
+
 void print_error(const attnsel::selection_error& e) {
   print_diagnostic("error", std::string(attnsel::to_string(e.code)) + ": " + e.message);
 }
 
 }  // namespace
+
+command setup_select(CLI::App& app) {
+  return setup_selection(app, "select", "Print the backend that would be selected", select_footer, run_select_only);
+}
+
+command setup_explain(CLI::App& app) {
+  return setup_selection(app, "explain", "Show every candidate, its verdict and reasons, and the rule used",
+                         explain_footer, run_explain);
+}
 
 int run_select(const select_flags& flags, bool explain_mode) {
   attnsel::detection_report detected;

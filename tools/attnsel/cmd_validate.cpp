@@ -8,12 +8,33 @@
 #include <attnsel/catalog.hpp>
 #include <attnsel/override.hpp>
 
+#include "validators.hpp"
+
 #include <cstdio>
 #include <exception>
 
 namespace attnsel_cli {
 
-int run_validate(const std::string& path) {
+namespace {
+
+constexpr const char* validate_footer = R"(Examples:
+  attnsel validate catalog/vllm.json
+
+Prints 'FILE: ok (N backends, M rules)' and exits 0, or the loader's error (FILE: POINTER: problem)
+and exits 1.)";
+
+}  // namespace
+
+command setup_validate(CLI::App& app) {
+  return make_command<validate_flags>(
+      app, "validate", "Check a catalog file; print ok or the precise error", validate_footer, run_validate,
+      [](CLI::App& cli, validate_flags& flags) {
+        cli.add_option("FILE", flags.path, "Catalog file to check")->required()->check(non_empty_path());
+      });
+}
+
+int run_validate(const validate_flags& flags) {
+  const auto& path = flags.path;
   try {
     const auto c = attnsel::read_catalog_file(path);
     std::printf("%s: ok (%zu backends, %zu rules)\n", attnsel::printable(path, 1000).c_str(), c.registry.size(),

@@ -109,10 +109,14 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
     const auto& c = *row_ptr;
     const bool winner = c.outcome == attnsel::verdict::selected;
     const std::string rank = c.rank ? std::to_string(c.rank) : "-";
-    std::string row = std::string(winner ? "*" : " ") + " " +
-                      std::string(rank_width - std::min(rank_width, rank.size()), ' ') + rank + spaces +
-                      fit(safe(c.name), name_width) + spaces +
-                      fit(c.variant.empty() ? "-" : safe(c.variant), variant_width) + spaces;
+    std::string row = winner ? "* " : "  ";
+    row.append(rank_width - std::min(rank_width, rank.size()), ' ');
+    row += rank;
+    row += spaces;
+    row += fit(safe(c.name), name_width);
+    row += spaces;
+    row += fit(c.variant.empty() ? "-" : safe(c.variant), variant_width);
+    row += spaces;
     if (winner) row = out_style.paint(row, colour::bold);
     std::string verdict_text(attnsel::to_string(c.outcome));
     if (!c.reasons.empty() || c.forced) verdict_text = fit(verdict_text, verdict_width);
@@ -123,12 +127,12 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
       bool first = true;
       for (const auto& line :
            wrap(std::string(attnsel::to_string(r.code)) + ": " + safe(r.message), reason_width - 2)) {
-        reason_lines.push_back((first ? "" : "  ") + line);
+        reason_lines.emplace_back((first ? "" : "  ") + line);
         first = false;
       }
     }
     if (c.forced && c.reasons.empty())
-      reason_lines.push_back("(forced by the override)");
+      reason_lines.emplace_back("(forced by the override)");
     else if (c.forced)
       reason_lines.insert(reason_lines.begin(), "(forced by the override)");
     if (reason_lines.empty()) {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Validation of every value a person types: one usage error naming the flag and what it accepts.
+// What CLI11 cannot check alone (arch against vendor, components, catalog features): one usage error each.
 #include "inputs.hpp"
 
 #include "detect.hpp"
 #include "errors.hpp"
+#include "validators.hpp"
 
 #include <attnsel/enums.hpp>
-#include <attnsel/limits.hpp>
 #include <attnsel/override.hpp>
 
 #include <algorithm>
@@ -17,54 +17,18 @@ namespace attnsel_cli {
 
 namespace {
 
-std::string quoted(const std::string& text) { return "'" + attnsel::printable(text, 40) + "'"; }
-
-template <class E>
-E parse_value(std::string_view flag, const std::string& text, const std::string& accepted) {
-  const auto value = attnsel::parse_enum<E>(text);
-  if (!value) throw usage_error(std::string(flag) + ": " + quoted(text) + " is not one of " + accepted);
-  return *value;
-}
-
-template <class E>
-E parse_value(std::string_view flag, const std::string& text) {
-  return parse_value<E>(flag, text, attnsel::enum_names<E>());
-}
-
-attnsel::device_vendor parse_vendor(const std::string& text) {
-  const auto vendor = parse_value<attnsel::device_vendor>("--platform", text, "cuda, rocm, xpu, cpu");
-  // The enum also knows tpu, but no catalog describes it and the tool's contract names four vendors.
-  if (vendor == attnsel::device_vendor::tpu)
-    throw usage_error("--platform: " + quoted(text) + " is not one of cuda, rocm, xpu, cpu");
-  return vendor;
-}
-
 // Vendor an --arch spelling implies, when --platform is absent: gfx targets are ROCm, others CUDA.
 attnsel::device_vendor vendor_of_arch(const std::string& arch) {
   if (attnsel::parse_gfx_arch(arch)) return attnsel::device_vendor::rocm;
   if (attnsel::parse_cuda_capability(arch)) return attnsel::device_vendor::cuda;
-  throw usage_error("--arch: " + quoted(arch) +
+  throw usage_error("--arch: " + quoted_value(arch) +
                     " is neither a CUDA compute capability (9.0, sm_90, sm90) nor a gfx target (gfx942)");
 }
 
 }  // namespace
 
-std::uint32_t parse_count(std::string_view flag, const std::string& text, std::uint32_t min, std::uint32_t max) {
-  const std::string range = std::to_string(min) + ".." + std::to_string(max);
-  const bool digits = !text.empty() && text.size() <= 10 &&
-                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (!digits) throw usage_error(std::string(flag) + ": " + quoted(text) + " is not an integer in " + range);
-  const auto value = std::stoull(text);
-  if (value < min || value > max) throw usage_error(std::string(flag) + ": " + quoted(text) + " is outside " + range);
-  return static_cast<std::uint32_t>(value);
-}
-
-attnsel::attention_domain parse_domain(std::string_view flag, const std::string& text) {
-  return parse_value<attnsel::attention_domain>(flag, text);
-}
-
 attnsel::platform build_platform(const platform_flags& flags, attnsel::detection_report* report) {
-  if (flags.vendor.empty() && flags.arch.empty()) {
+  if (!flags.vendor && flags.arch.empty()) {
     // Neither --platform nor --arch: this machine decides, architecture and components included.
     attnsel::platform p = attnsel::platform::cpu();
     add_components(p, flags.components);
@@ -74,22 +38,23 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
     if (report) *report = std::move(detected.report);
     return std::move(detected.platform);
   }
-  const auto vendor = !flags.vendor.empty() ? parse_vendor(flags.vendor) : vendor_of_arch(flags.arch);
+  const auto vendor = flags.vendor ? *flags.vendor : vendor_of_arch(flags.arch);
   attnsel::platform p(vendor);
   const std::string& arch = flags.arch;
   if (!arch.empty()) {
     if (vendor == attnsel::device_vendor::cuda) {
       const auto cc = attnsel::parse_cuda_capability(arch);
       if (!cc)
-        throw usage_error("--arch: " + quoted(arch) +
+        throw usage_error("--arch: " + quoted_value(arch) +
                           " is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
       p.set_capability(*cc);
     } else if (vendor == attnsel::device_vendor::rocm) {
       const auto gfx = attnsel::parse_gfx_arch(arch);
-      if (!gfx) throw usage_error("--arch: " + quoted(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
+      if (!gfx)
+        throw usage_error("--arch: " + quoted_value(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
       p.set_gfx(*gfx);
     } else {
-      throw usage_error("--arch: " + quoted(arch) + " does not apply to --platform " +
+      throw usage_error("--arch: " + quoted_value(arch) + " does not apply to --platform " +
                         std::string(attnsel::to_string(vendor)) + "; only cuda and rocm take an arch");
     }
   }
@@ -101,30 +66,19 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
   for (const auto& spec : specs) {
     const auto name = spec.substr(0, spec.find('='));
     if (!attnsel::is_valid_feature_name(name))
-      throw usage_error("--component: " + quoted(spec) +
+      throw usage_error("--component: " + quoted_value(spec) +
                         " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
     try {
       p.add_component_spec(spec);
     } catch (const std::invalid_argument&) {
-      throw usage_error("--component: " + quoted(spec) +
+      throw usage_error("--component: " + quoted_value(spec) +
                         " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
     }
   }
 }
 
 attnsel::query build_query(const query_flags& flags) {
-  attnsel::query q;
-  q.domain = parse_domain("--domain", flags.domain);
-  q.head_size = parse_count("--head-size", flags.head_size, 1, attnsel::limits::head_size);
-  if (!flags.head_size_v.empty())
-    q.head_size_v = parse_count("--head-size-v", flags.head_size_v, 1, attnsel::limits::head_size);
-  q.dtype = parse_value<attnsel::data_type>("--dtype", flags.dtype);
-  q.kv_cache_dtype = parse_value<attnsel::cache_dtype>("--kv-cache-dtype", flags.kv_cache_dtype);
-  if (!flags.block_size.empty())
-    q.block_size = parse_count("--block-size", flags.block_size, 1, attnsel::limits::block_size);
-  q.attn_type = parse_value<attnsel::attention_type>("--attn-type", flags.attn_type);
-  if (!flags.num_heads.empty())
-    q.num_heads = parse_count("--num-heads", flags.num_heads, 1, attnsel::limits::num_heads);
+  attnsel::query q = flags.query;
   if (flags.sparse)
     q.mode = attnsel::attention_mode::sparse_mla;
   else if (flags.mla)
@@ -135,8 +89,9 @@ attnsel::query build_query(const query_flags& flags) {
 void add_features(attnsel::query& q, const query_flags& flags, const attnsel::registry& reg) {
   if (flags.features.empty()) return;
   // Documented features first (their display order), then those the catalog's backends declare.
-  std::vector<std::string> known;
-  for (const auto& f : attnsel::features::known) known.emplace_back(f.name);
+  std::vector<std::string> known(attnsel::features::known.size());
+  std::transform(attnsel::features::known.begin(), attnsel::features::known.end(), known.begin(),
+                 [](const auto& f) { return std::string(f.name); });
   std::set<std::string> declared;
   for (const auto& b : reg.backends()) {
     for (const auto& f : b.caps.features) declared.insert(f);
@@ -150,7 +105,7 @@ void add_features(attnsel::query& q, const query_flags& flags, const attnsel::re
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw usage_error("--feature: " + quoted(name) + " is not one of " + list);
+      throw usage_error("--feature: " + quoted_value(name) + " is not one of " + list);
     }
     q.required.insert(name);
   }

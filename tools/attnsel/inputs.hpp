@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Turns the typed flags into the library's platform and query, rejecting bad values as usage errors.
+// Turns the typed flags into the library's platform and query; what CLI11 cannot check alone is a usage error here.
 #pragma once
 
 #include "options.hpp"
@@ -9,18 +9,10 @@
 #include <attnsel/query.hpp>
 #include <attnsel/registry.hpp>
 
-#include <cstdint>
 #include <string>
-#include <string_view>
+#include <vector>
 
 namespace attnsel_cli {
-
-/// Parses a decimal integer in [min, max]; throws usage_error naming `flag` and the range.
-[[nodiscard]] std::uint32_t parse_count(std::string_view flag, const std::string& text, std::uint32_t min,
-                                        std::uint32_t max);
-
-/// Parses `--domain`; throws usage_error naming `flag`.
-[[nodiscard]] attnsel::attention_domain parse_domain(std::string_view flag, const std::string& text);
 
 /// The platform the flags describe: `--platform` and `--arch` (the vendor `--arch` implies when
 /// no --platform is given); with neither, this machine as attnsel::detect_platform() sees it (cpu
@@ -32,7 +24,8 @@ namespace attnsel_cli {
 /// Adds `--component` specs to `p`; throws usage_error naming `flag` for a malformed one.
 void add_components(attnsel::platform& p, const std::vector<std::string>& specs);
 
-/// The query the flags describe, without `--feature` (which needs the catalog). Throws usage_error.
+/// The query the flags describe (CLI11 checked every value), with `--mla` / `--sparse` as its mode;
+/// without `--feature`, which needs the catalog.
 [[nodiscard]] attnsel::query build_query(const query_flags& flags);
 
 /// Adds the `--feature` names to `q`. A name must be a documented feature or one a backend of `reg`

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// The flags of each subcommand as plain strings, and their registration on a CLI11 app.
+// The typed flags of each subcommand, and the registration of the flag groups several subcommands share.
 #pragma once
+
+#include <attnsel/enums.hpp>
+#include <attnsel/query.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace attnsel_cli {
-
-/// Refuses an empty path value (`--catalog-only ""`): a usage error, exit status 2.
-const CLI::Validator& non_empty_path();
 
 /// `--catalog NAME_OR_FILE` (repeatable) and `--catalog-only FILE`.
 struct catalog_flags {
@@ -21,23 +22,17 @@ struct catalog_flags {
 
 /// `--platform`, `--arch`, `--component`, `--no-detect`, `--library-dir`.
 struct platform_flags {
-  std::string vendor;  ///< empty: detect
-  std::string arch;    ///< empty: unknown
+  std::optional<attnsel::device_vendor> vendor;  ///< nullopt: detect (or implied by --arch)
+  std::string arch;                              ///< empty: unknown
   std::vector<std::string> components;
   bool no_detect = false;                 ///< without --platform/--arch: cpu, nothing probed
   std::vector<std::string> library_dirs;  ///< searched for cuDNN before the loader's path
 };
 
-/// The query flags, still as typed; `build_query` validates them.
+/// The query flags: CLI11 writes the typed values straight into `query` (its defaults are the
+/// flags' defaults); `--mla`, `--sparse` and `--feature` are applied by `build_query` / `add_features`.
 struct query_flags {
-  std::string domain = "decoder";
-  std::string head_size = "128";
-  std::string head_size_v;
-  std::string dtype = "bfloat16";
-  std::string kv_cache_dtype = "auto";
-  std::string block_size;
-  std::string attn_type = "decoder";
-  std::string num_heads;
+  attnsel::query query;
   bool mla = false;
   bool sparse = false;
   std::vector<std::string> features;
@@ -57,7 +52,7 @@ struct select_flags {
 /// What `list` takes.
 struct list_flags {
   catalog_flags catalog;
-  std::string domain;  ///< empty: both domains
+  std::optional<attnsel::attn_domain> domain;  ///< nullopt: both domains
   bool json = false;
   bool catalogs = false;  ///< `--catalogs`: list the built-in catalogs instead of backends
 };
@@ -66,7 +61,7 @@ struct list_flags {
 struct diff_flags {
   std::string a;  ///< built-in catalog name or FILE
   std::string b;
-  std::string domain;  ///< empty: both domains
+  std::optional<attnsel::attn_domain> domain;  ///< nullopt: both domains
   bool no_overrides = false;
   bool json = false;
 };
@@ -81,25 +76,36 @@ struct lint_flags {
 /// What `matrix` takes.
 struct matrix_flags {
   catalog_flags catalog;
-  std::string format = "markdown";
+  std::string format = "markdown";  ///< `markdown` or `json`
 };
 
 /// What `doctor` takes.
 struct doctor_flags {
   std::vector<std::string> library_dirs;
   std::vector<std::string> components;
-  std::string device = "0";
+  unsigned device = 0;
   bool json = false;
+};
+
+/// What `validate` takes.
+struct validate_flags {
+  std::string path;
 };
 
 /// Registers `--catalog`, `--catalog-name` and `--catalog-only` on `app`.
 void add_catalog_flags(CLI::App& app, catalog_flags& flags);
 
-/// Registers every flag of `select` / `explain` on `app`; returns the `--backend` option so the
-/// caller can tell "given empty" from "absent".
-CLI::Option* add_select_flags(CLI::App& app, select_flags& flags);
+/// Registers `--domain` (decoder or encoder, both when absent) for `list` and `diff`.
+void add_domain_filter(CLI::App& app, std::optional<attnsel::attn_domain>& domain);
 
-/// Registers the flags of `doctor` on `app`.
-void add_doctor_flags(CLI::App& app, doctor_flags& flags);
+/// Registers `--library-dir DIR` (repeatable), searched for cuDNN first.
+void add_library_dirs(CLI::App& app, std::vector<std::string>& dirs);
+
+/// Registers `--platform`, `--arch`, `--component`, `--no-detect` and `--library-dir` on `app`.
+void add_platform_flags(CLI::App& app, platform_flags& flags);
+
+/// Registers the query flags (`--domain`, `--head-size` ... `--feature`) on `app`, typed and
+/// range-checked by CLI11 against attnsel::limits.
+void add_query_flags(CLI::App& app, query_flags& flags);
 
 }  // namespace attnsel_cli

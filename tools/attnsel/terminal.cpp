@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdlib>
 
 namespace attnsel_cli {
@@ -17,31 +19,12 @@ style style::for_fd(int fd) noexcept {
 }
 
 std::string style::paint(std::string_view text, colour c) const {
+  // SGR codes in the order of `colour`'s enumerators (none has none).
+  static constexpr std::array<const char*, 7> codes = {"",         "\033[32m", "\033[31m", "\033[33m",
+                                                       "\033[36m", "\033[2m",  "\033[1m"};
+  static_assert(codes.size() == static_cast<std::size_t>(colour::bold) + 1);
   if (!enabled_ || c == colour::none || text.empty()) return std::string(text);
-  const char* code = "";
-  switch (c) {
-    case colour::green:
-      code = "\033[32m";
-      break;
-    case colour::red:
-      code = "\033[31m";
-      break;
-    case colour::yellow:
-      code = "\033[33m";
-      break;
-    case colour::cyan:
-      code = "\033[36m";
-      break;
-    case colour::dim:
-      code = "\033[2m";
-      break;
-    case colour::bold:
-      code = "\033[1m";
-      break;
-    case colour::none:
-      break;
-  }
-  return code + std::string(text) + "\033[0m";
+  return codes[static_cast<std::size_t>(c)] + std::string(text) + "\033[0m";
 }
 
 std::vector<std::string> wrap(std::string_view text, std::size_t width) {
