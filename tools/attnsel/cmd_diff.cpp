@@ -50,8 +50,8 @@ command setup_diff(CLI::App& app) {
 int run_diff(const diff_flags& flags) {
   attnsel::diff_options options;
   if (flags.domain) {
-    options.decoder = *flags.domain == attnsel::attn_domain::decoder;
-    options.encoder = *flags.domain == attnsel::attn_domain::encoder;
+    options.decoder = *flags.domain == attnsel::attention_domain::decoder;
+    options.encoder = *flags.domain == attnsel::attention_domain::encoder;
   }
   options.overrides = !flags.no_overrides;
   const auto a = load_side(flags.a);

@@ -42,9 +42,9 @@ void add_catalog_flags(CLI::App& app, catalog_flags& flags) {
       ->check(one_of(builtin));
 }
 
-void add_domain_filter(CLI::App& app, std::optional<attnsel::attn_domain>& domain) {
-  add_enum_option<attnsel::attn_domain>(app, "--domain", domain,
-                                        "Only " + enum_choices<attnsel::attn_domain>() + " (default: both)")
+void add_domain_filter(CLI::App& app, std::optional<attnsel::attention_domain>& domain) {
+  add_enum_option<attnsel::attention_domain>(app, "--domain", domain,
+                                             "Only " + enum_choices<attnsel::attention_domain>() + " (default: both)")
       ->type_name("DOMAIN");
 }
 

@@ -52,7 +52,7 @@ struct select_flags {
 /// What `list` takes.
 struct list_flags {
   catalog_flags catalog;
-  std::optional<attnsel::attn_domain> domain;  ///< nullopt: both domains
+  std::optional<attnsel::attention_domain> domain;  ///< nullopt: both domains
   bool json = false;
   bool catalogs = false;  ///< `--catalogs`: list the built-in catalogs instead of backends
 };
@@ -61,7 +61,7 @@ struct list_flags {
 struct diff_flags {
   std::string a;  ///< built-in catalog name or FILE
   std::string b;
-  std::optional<attnsel::attn_domain> domain;  ///< nullopt: both domains
+  std::optional<attnsel::attention_domain> domain;  ///< nullopt: both domains
   bool no_overrides = false;
   bool json = false;
 };
@@ -96,7 +96,7 @@ struct validate_flags {
 void add_catalog_flags(CLI::App& app, catalog_flags& flags);
 
 /// Registers `--domain` (decoder or encoder, both when absent) for `list` and `diff`.
-void add_domain_filter(CLI::App& app, std::optional<attnsel::attn_domain>& domain);
+void add_domain_filter(CLI::App& app, std::optional<attnsel::attention_domain>& domain);
 
 /// Registers `--library-dir DIR` (repeatable), searched for cuDNN first.
 void add_library_dirs(CLI::App& app, std::vector<std::string>& dirs);
