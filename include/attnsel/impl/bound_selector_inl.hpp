@@ -232,21 +232,19 @@ ATTNSEL_INLINE ATTNSEL_FLATTEN std::uint64_t selector::walk(const detail::bound_
         break;
       }
     }
-    if (rule == nullptr) {
-      for (const auto index : d.registration_order)
-        if (try_backend(index, false)) return true;
-      return false;
-    }
-    for (const auto& e : rule->order)
-      if (!e.skip && !detail::overlaps(f.required, e.unless_features) && try_backend(e.backend, false)) return true;
-    return false;
+    // try_backend records the answer; the walk stops at the first backend that takes the query.
+    if (rule == nullptr)
+      return std::any_of(d.registration_order.begin(), d.registration_order.end(),
+                         [&](std::uint32_t index) { return try_backend(index, false); });
+    return std::any_of(rule->order.begin(), rule->order.end(), [&](const detail::bound_entry& e) {
+      return !e.skip && !detail::overlaps(f.required, e.unless_features) && try_backend(e.backend, false);
+    });
   };
   // A forced name after "auto" is skipped when the automatic walk already visited it.
   const auto in_automatic_order = [&](std::uint32_t index) {
     if (rule == nullptr) return d.candidates[index].serves;
-    for (const auto& e : rule->order)
-      if (e.backend == index) return true;
-    return false;
+    return std::any_of(rule->order.begin(), rule->order.end(),
+                       [&](const detail::bound_entry& e) { return e.backend == index; });
   };
   const bool fallback_auto = s.options.select.prefer && d.has_forced;
   bool automatic_done = false;
