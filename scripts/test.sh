@@ -3,7 +3,7 @@
 # The test command: installs dependencies, then builds and runs every suite.
 # Usage: scripts/test.sh [quick|full]   (default full)
 #   quick: the dev workflow (both library modes, CLI, docs freshness, the three consumer projects)
-#   full:  quick + the suites built with clang + AddressSanitizer/UBSan + ThreadSanitizer + every fuzzer
+#   full:  quick + the suites built with clang (C++20, clang-tidy) + AddressSanitizer/UBSan + ThreadSanitizer + every fuzzer
 #          for FUZZ_SECONDS (default 40)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,7 +23,7 @@ step "dev workflow: configure, build, ctest"
 cmake --workflow --preset dev | tee -a "$log"
 
 if [[ "$mode" == "full" ]]; then
-  step "clang: the suites built by a second compiler"
+  step "clang: a second compiler, C++20, warnings and clang-tidy findings as errors"
   cmake --workflow --preset clang | tee -a "$log"
   step "AddressSanitizer + UndefinedBehaviorSanitizer"
   cmake --workflow --preset asan | tee -a "$log"
