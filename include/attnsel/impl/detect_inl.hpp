@@ -525,9 +525,8 @@ class switch_reader {
     if (!is_valid_feature_name(s)) fail(ptr, "expected a lower_snake component name");
     return s;
   }
-  static const json& array(const json& j, const std::string& ptr, std::size_t max) {
+  static void check_array(const json& j, const std::string& ptr, std::size_t max) {
     if (!j.is_array() || j.size() > max) fail(ptr, "expected an array of at most " + std::to_string(max) + " items");
-    return j;
   }
   static bool boolean(const json& j, const std::string& ptr) {
     if (!j.is_boolean()) fail(ptr, "expected true or false");
@@ -540,7 +539,8 @@ class switch_reader {
       fail("/format", "expected \"attnsel-switches\"");
     if (!doc.contains("version") || doc["version"] != 1) fail("/version", "expected 1");
     if (!doc.contains("switches")) fail("", "missing required key \"switches\"");
-    const auto& rows = array(doc["switches"], "/switches", 256);
+    const auto& rows = doc["switches"];
+    check_array(rows, "/switches", 256);
     std::vector<engine_switch> out;
     for (std::size_t i = 0; i < rows.size(); ++i) out.push_back(row(rows[i], "/switches/" + std::to_string(i)));
     return out;
@@ -558,7 +558,8 @@ class switch_reader {
       if (!s.vendor) fail(ptr + "/vendor", "expected one of " + enum_names<device_vendor>());
     }
     if (j.contains("capabilities")) {
-      const auto& caps = array(j["capabilities"], ptr + "/capabilities", 64);
+      const auto& caps = j["capabilities"];
+      check_array(caps, ptr + "/capabilities", 64);
       for (std::size_t k = 0; k < caps.size(); ++k) {
         const auto cc = parse_cuda_capability(text(caps[k], ptr + "/capabilities/" + std::to_string(k)));
         if (!cc) fail(ptr + "/capabilities/" + std::to_string(k), "expected a compute capability such as \"9.0\"");
@@ -566,7 +567,8 @@ class switch_reader {
       }
     }
     if (j.contains("env")) {
-      const auto& env = array(j["env"], ptr + "/env", 16);
+      const auto& env = j["env"];
+      check_array(env, ptr + "/env", 16);
       for (std::size_t k = 0; k < env.size(); ++k) {
         const auto p = ptr + "/env/" + std::to_string(k);
         keys(env[k], p, {"name", "default", "true_values", "want"});
@@ -577,7 +579,8 @@ class switch_reader {
         if (env[k].contains("default")) c.default_value = boolean(env[k]["default"], p + "/default");
         if (env[k].contains("want")) c.want = boolean(env[k]["want"], p + "/want");
         if (!env[k].contains("true_values")) fail(p, "missing required key \"true_values\"");
-        const auto& tv = array(env[k]["true_values"], p + "/true_values", 16);
+        const auto& tv = env[k]["true_values"];
+        check_array(tv, p + "/true_values", 16);
         if (tv.empty()) fail(p + "/true_values", "expected at least one value");
         for (std::size_t t = 0; t < tv.size(); ++t)
           c.true_values.push_back(text(tv[t], p + "/true_values/" + std::to_string(t)));
@@ -585,7 +588,8 @@ class switch_reader {
       }
     }
     if (j.contains("requires")) {
-      const auto& req = array(j["requires"], ptr + "/requires", 16);
+      const auto& req = j["requires"];
+      check_array(req, ptr + "/requires", 16);
       for (std::size_t k = 0; k < req.size(); ++k) {
         const auto p = ptr + "/requires/" + std::to_string(k);
         keys(req[k], p, {"component", "above"});
