@@ -58,6 +58,7 @@ struct without_gil {
 
 // select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True): vectorcall
 // argument parsing by hand, because pybind11's generic dispatcher costs more than the selection itself.
+// NOLINTNEXTLINE(bugprone-exception-escape): guarded_call catches everything; tidy cannot see through it
 PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
   return guarded_call([&]() -> PyObject* {
     static const char* const names[] = {"registry", "query", "platform", "override", "prefer", "raise_on_error"};
