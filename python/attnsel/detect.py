@@ -94,10 +94,14 @@ def _package_facts(packages: Mapping[str, Sequence[str]]) -> List[DetectedFact]:
     return facts
 
 
+def _found(facts: Iterable[DetectedFact]) -> Dict[str, Optional[str]]:
+    """Component name -> version (None when unknown) of the packages the facts found."""
+    return {f.name[len("package.") :]: (f.value or None) for f in facts if f.found}
+
+
 def python_components(packages: Optional[Mapping[str, Sequence[str]]] = None) -> Dict[str, Optional[str]]:
     """The PYTHON_PACKAGES (or `packages`) that are importable, with their dotted numeric version when known."""
-    facts = _package_facts(PYTHON_PACKAGES if packages is None else packages)
-    return {f.name[len("package.") :]: (f.value or None) for f in facts if f.found}
+    return _found(_package_facts(PYTHON_PACKAGES if packages is None else packages))
 
 
 def _torch_lib_dir() -> Tuple[Optional[str], DetectedFact]:
@@ -150,7 +154,7 @@ def detect_platform(
         options.library_dirs = list(library_dirs)
     package_facts = _package_facts(PYTHON_PACKAGES if packages is None else packages)
     facts.extend(package_facts)
-    specs = [f.name[len("package.") :] + (f"={f.value}" if f.value else "") for f in package_facts if f.found]
+    specs = [name + (f"={version}" if version else "") for name, version in _found(package_facts).items()]
     options.extra_components = specs + list(extra_components)
     options.environment = None if environment is None else dict(environment)
     options.sysfs_root = sysfs_root

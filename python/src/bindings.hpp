@@ -68,6 +68,9 @@ E parse_arg(std::string_view name, std::string_view text) {
   throw py::value_error(std::string(name) + ": " + quote_input(text) + " is not one of " + attnsel::enum_names<E>());
 }
 
+/// Adds `name` or `name=version` to `p`; ValueError worded like the CLI's --component, naming `argument`.
+void add_component(attnsel::platform& p, const std::string& spec, std::string_view argument);
+
 /// `value` as a count in [min, max]; ValueError `name: -1 is outside 1..65536` otherwise.
 std::uint32_t check_count(std::string_view name, long long value, std::uint32_t min, std::uint32_t max);
 

@@ -36,20 +36,12 @@ attnsel::detect_options to_options(detect_arguments a) {
   o.device_index = a.device_index;
   if (a.library_dirs) o.library_dirs = std::move(*a.library_dirs);
   if (a.extra_components) {
+    // Each read by the platform's own spec reader, with Platform(components=...)'s checks and wording;
+    // one at a time, so order and repeats reach detection as given.
     for (const auto& spec : *a.extra_components) {
-      // The platform's own spec reader, with Platform(components=...)'s wording.
-      const auto name = spec.substr(0, spec.find('='));
-      if (!attnsel::is_valid_feature_name(name))
-        throw py::value_error("extra_components: " + quote_input(spec) +
-                              " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
       attnsel::platform scratch(attnsel::device_vendor::cpu);
-      try {
-        scratch.add_component_spec(spec);
-      } catch (const std::invalid_argument&) {
-        throw py::value_error("extra_components: " + quote_input(spec) +
-                              " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
-      }
-      for (const auto& c : scratch.components()) o.extra_components.push_back(c);
+      add_component(scratch, spec, "extra_components");
+      o.extra_components.push_back(scratch.components().front());
     }
   }
   o.environment = std::move(a.environment);

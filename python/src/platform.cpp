@@ -12,24 +12,23 @@
 
 namespace attnsel_py {
 
-namespace {
-
-using attnsel::device_vendor;
-using attnsel::platform;
-
-// `name` or `name=version`, checked with the CLI's --component wording.
-void add_component(platform& p, const std::string& spec) {
+void add_component(attnsel::platform& p, const std::string& spec, std::string_view argument) {
   const auto name = spec.substr(0, spec.find('='));
   if (!attnsel::is_valid_feature_name(name))
-    throw py::value_error("components: " + quote_input(spec) +
+    throw py::value_error(std::string(argument) + ": " + quote_input(spec) +
                           " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
   try {
     p.add_component_spec(spec);
   } catch (const std::invalid_argument&) {
-    throw py::value_error("components: " + quote_input(spec) +
+    throw py::value_error(std::string(argument) + ": " + quote_input(spec) +
                           " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
   }
 }
+
+namespace {
+
+using attnsel::device_vendor;
+using attnsel::platform;
 
 // Components as an iterable of specs, or a mapping name -> version (str or None).
 void add_components(platform& p, const py::handle& components) {
@@ -40,13 +39,13 @@ void add_components(platform& p, const py::handle& components) {
     for (const auto& item : components.cast<py::dict>()) {
       std::string spec = py::str(item.first);
       if (!item.second.is_none()) spec += "=" + std::string(py::str(item.second));
-      add_component(p, spec);
+      add_component(p, spec, "components");
     }
     return;
   }
   for (const auto& item : components) {
     if (!py::isinstance<py::str>(item)) throw py::type_error("components: every entry must be a str");
-    add_component(p, item.cast<std::string>());
+    add_component(p, item.cast<std::string>(), "components");
   }
 }
 

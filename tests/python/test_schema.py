@@ -43,6 +43,9 @@ BASE = {
 }
 
 
+DELETE = object()
+
+
 def mutate(path, value):
     """BASE with the value at `path` (a list of keys/indices) replaced; value DELETE removes the key."""
     doc = copy.deepcopy(BASE)
@@ -54,9 +57,6 @@ def mutate(path, value):
     else:
         target[path[-1]] = value
     return doc
-
-
-DELETE = object()
 
 # (name, document, pointer prefix the loader's error must start with) for catalogs both must refuse.
 BAD = [
@@ -105,12 +105,17 @@ LOADER_ONLY = [
 ]
 
 
-def loader_verdict(doc):
+def loader_verdict_text(text):
+    """The loader's CatalogError for `text`, or None when it loads."""
     try:
-        attnsel.parse_catalog(json.dumps(doc))
+        attnsel.parse_catalog(text)
         return None
     except attnsel.CatalogError as e:
         return e
+
+
+def loader_verdict(doc):
+    return loader_verdict_text(json.dumps(doc))
 
 
 def schema_errors(doc):
@@ -148,14 +153,6 @@ def test_files_get_one_verdict_from_both(path):
         # Accepted by the schema, refused by the loader: only for a reason the schema cannot express.
         reasons = [why for _, _, why in LOADER_ONLY] + ["is used by both"]
         assert any(r in refused.problem or r in str(refused) for r in reasons), str(refused)
-
-
-def loader_verdict_text(text):
-    try:
-        attnsel.parse_catalog(text)
-        return None
-    except attnsel.CatalogError as e:
-        return e
 
 
 @pytest.mark.parametrize("name,doc,pointer", BAD, ids=[b[0] for b in BAD])
