@@ -152,6 +152,38 @@ TEST_CASE("a bound selector keeps its override with more feature names than its 
   }
 }
 
+TEST_CASE("a bound selector past the cache key's feature limit selects through its walk", "[bound][cache]") {
+  // The cache key keeps the query's enums above the first detail::cache_feature_limit feature bits.
+  // The small registry names two features ("alibi", "sinks"); MANY brings the dictionary to the limit
+  // (cache on; "sinks", sorted last, is its highest bit) and one past it (cache off).
+  for (const std::size_t total : {detail::cache_feature_limit, detail::cache_feature_limit + 1}) {
+    auto reg = fixtures::small_registry();
+    backend_descriptor many;
+    many.name = "MANY";
+    std::vector<std::string> names{"sinks"};
+    for (std::size_t i = 0; names.size() < total - 1; ++i) names.push_back("feature_" + std::to_string(i));
+    many.caps.features = feature_set(names);
+    reg.add(many);
+    const auto p = platform::cuda(9, 0);
+    const override_request ovr{"MANY,auto"};
+    const selector bound(reg, p, ovr);
+    INFO(total << " feature names");
+    CHECK(bound.cache_enabled() == (total <= detail::cache_feature_limit));
+    for (const auto dtype : {data_type::bfloat16, data_type::float32}) {
+      for (const char* feature : {"sinks", "feature_0", "alibi"}) {
+        query q;
+        q.dtype = dtype;  // the enum bytes sit right above the highest feature bit
+        q.required.insert(feature);
+        check_same(reg, q, p, ovr, false);
+        const auto expected = describe(select(reg, q, p, ovr));
+        CHECK(describe(bound.select(q)) == expected);
+        CHECK(describe(bound.select(q)) == expected);
+      }
+    }
+    CHECK((bound.stats().hits > 0) == bound.cache_enabled());
+  }
+}
+
 TEST_CASE("a bound selector reads each domain's own override", "[bound][domain]") {
   const auto reg = fixtures::small_registry();
   const auto p = platform::cuda(9, 0);
@@ -243,6 +275,8 @@ TEST_CASE("a cache hit never answers differently from a miss (random queries)", 
           INFO(name << " on " << to_string(p) << " override '" << ovr.spec << "': " << to_string(q));
           REQUIRE(describe(plain.select(q)) == expected);
           REQUIRE(describe(with_cache.select(q)) == expected);
+          const auto d = with_cache.decide(q);
+          REQUIRE(d.name() == (expected.rfind("error", 0) == 0 ? "" : with_cache.select(q)->name()));
         }
         hits_expected += with_cache.stats().hits;
         CHECK(plain.stats().hits + plain.stats().misses == 0);
@@ -276,13 +310,13 @@ TEST_CASE("the decision cache is bounded and keyed on the whole key", "[cache]")
   decision_cache cache(5);
   CHECK(cache.size() == 8);
   std::uint64_t value = 0;
-  CHECK_FALSE(cache.find({1, 2, 3, 4, 5}, value));
-  cache.store({1, 2, 3, 4, 5}, 77);
-  REQUIRE(cache.find({1, 2, 3, 4, 5}, value));
+  CHECK_FALSE(cache.find({1, 2, 3, 4}, value));
+  cache.store({1, 2, 3, 4}, 77);
+  REQUIRE(cache.find({1, 2, 3, 4}, value));
   CHECK(value == 77);
   // A key that differs in any one word is another key.
-  for (std::size_t word = 0; word < 5; ++word) {
-    cache_key other{1, 2, 3, 4, 5};
+  for (std::size_t word = 0; word < 4; ++word) {
+    cache_key other{1, 2, 3, 4};
     other[word] ^= 1U << 7;
     CHECK_FALSE(cache.find(other, value));
   }
@@ -330,6 +364,48 @@ TEST_CASE("threads selecting through one cached selector all get the free select
   for (auto& th : threads) th.join();
   CHECK(wrong == 0);
   CHECK(bound.stats().hits > 0);
+}
+
+TEST_CASE("selectors of different catalogs sharing query feature lists across threads stay exact",
+          "[bound][cache][concurrency]") {
+  // Every query's feature list remembers the bits of the selector that looked it up last; two selectors
+  // with different dictionaries (and one without a cache) take turns on the same lists from four threads.
+  const auto vllm = reference_registry();
+  const auto sdpa = torch_sdpa_registry();
+  const auto p = platform::cuda(9, 0);
+  const selector a(vllm, p);
+  const selector b(sdpa, p);
+  const selector c(vllm, p, override_request{}, cached(false));
+  std::mt19937 rng(11);
+  std::vector<query> queries;
+  std::vector<std::string> expected_a, expected_b;
+  for (int i = 0; i < 48; ++i) {
+    queries.push_back(random_query(rng));
+    expected_a.push_back(describe(select(vllm, queries.back(), p)));
+    expected_b.push_back(describe(select(sdpa, queries.back(), p)));
+  }
+  const auto same = [](const selection_result& r, const std::string& expected) {
+    return r.ok() ? describe(r) == expected : expected.rfind("error " + std::string(to_string(r.error().code)), 0) == 0;
+  };
+  std::atomic<std::size_t> wrong{0};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < 3000; ++i) {
+        const std::size_t k = (i * 5 + t * 11) % queries.size();
+        const auto& q = queries[k];  // the same list objects in every thread
+        const auto from_a = a.select(q);
+        const bool decided_alike = a.decide(q).name() == (from_a.ok() ? from_a->name() : "");
+        if (!same(from_a, expected_a[k]) || !same(b.select(q), expected_b[k]) || !same(c.select(q), expected_a[k]) ||
+            !decided_alike)
+          ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+  CHECK(a.stats().hits > 0);
+  CHECK(b.stats().hits > 0);
 }
 
 TEST_CASE("docs/reasons.md lists the check gates in the order they run", "[docs][gates]") {

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using namespace attnsel;
 
@@ -25,6 +26,34 @@ TEST_CASE("every compiled-in catalog equals the one parsed from its JSON", "[ref
   }
   CHECK(reference_registry() == builtin_catalog("vllm").registry);
   CHECK(torch_sdpa_registry() == builtin_catalog("torch_sdpa").registry);
+}
+
+TEST_CASE("equal feature lists of a compiled-in catalog share one stored list", "[reference][tables]") {
+  // The generator defines equal lists once and the builder interns them by address: one allocation per
+  // distinct list, as the JSON loader shares inherited ones.
+  for (const auto name : builtin_catalog_names) {
+    INFO(name);
+    const auto reg = builtin_registry(name);
+    std::vector<const feature_set*> sets;
+    for (const auto& b : reg.backends()) {
+      sets.push_back(&b.caps.features);
+      for (const auto& v : b.variants) sets.push_back(&v.features);
+    }
+    for (const auto& r : reg.policy().rules) {
+      sets.push_back(&r.features);
+      sets.push_back(&r.without_features);
+      for (const auto& e : r.order) sets.push_back(&e.unless_features);
+    }
+    std::size_t shared_pairs = 0;
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      for (std::size_t j = i + 1; j < sets.size(); ++j) {
+        if (sets[i]->empty() || *sets[i] != *sets[j]) continue;
+        CHECK(sets[i]->shares_storage_with(*sets[j]));
+        ++shared_pairs;
+      }
+    }
+    if (name == "vllm") CHECK(shared_pairs > 0);
+  }
 }
 
 TEST_CASE("builtin_catalog_names lists the compiled-in catalogs in build order", "[reference][tables]") {

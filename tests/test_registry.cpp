@@ -100,6 +100,28 @@ TEST_CASE("a policy naming an unknown backend or one twice is refused", "[regist
   CHECK(reg == before);
 }
 
+TEST_CASE("from_validated indexes without re-validating but keeps the index invariants", "[registry]") {
+  const auto small = fixtures::small_registry();
+  const auto built =
+      registry::from_validated(detail::validated_catalog{}, small.backends(), small.policy(), small.implications());
+  CHECK(built == small);
+  CHECK(built.find("fast_attn") == &built.backends()[0]);
+  for (std::size_t r = 0; r < small.policy().rules.size(); ++r)
+    for (std::size_t k = 0; k < small.policy().rules[r].order.size(); ++k)
+      CHECK(built.resolved(r, k) == small.resolved(r, k));
+  // Names and policy entries are still resolved, so a broken table cannot build a broken registry.
+  auto twice = small.backends();
+  twice.push_back(twice.front());
+  CHECK_THROWS_WITH(registry::from_validated(detail::validated_catalog{}, twice, small.policy(), {}),
+                    ATTNSEL_CONTAINS("is used by both FAST and FAST"));
+  priority_policy ghost;
+  policy_rule r;
+  r.order = {{"GHOST", {}, {}, {}}};
+  ghost.rules = {r};
+  CHECK_THROWS_WITH(registry::from_validated(detail::validated_catalog{}, small.backends(), ghost, {}),
+                    ATTNSEL_CONTAINS("unknown backend GHOST"));
+}
+
 TEST_CASE("merge adds and replaces backends and puts overlay rules first", "[registry]") {
   auto reg = fixtures::small_registry();
   registry overlay;

@@ -139,6 +139,59 @@ TEST_CASE("select_or_throw throws a typed exception carrying the error", "[selec
   CHECK(select_or_throw(reg, query{}, fixtures::hopper_with_flashinfer()).name() == "FAST");
 }
 
+TEST_CASE("a selection_result copies, moves and refuses the wrong accessor", "[selector]") {
+  const auto reg = fixtures::small_registry();
+  query q;
+  q.head_size = 72;
+  const auto hopper = fixtures::hopper_with_flashinfer();
+  const auto failed = select(reg, q, hopper, override_request{"FAST"});
+  REQUIRE_FALSE(failed);
+  // value() on an error throws the error itself; error() on a success is a logic error.
+  CHECK_THROWS_AS((void)failed.value(), selection_exception);
+  try {
+    (void)failed->rank;
+    FAIL("expected selection_exception");
+  } catch (const selection_exception& e) {
+    CHECK(e.error().code == error_code::backend_rejected);
+  }
+  const auto chosen = select(reg, query{}, hopper);
+  REQUIRE(chosen);
+  CHECK_THROWS_AS((void)chosen.error(), std::logic_error);
+
+  // Copies are deep: each owns its error; a moved-from result is a (empty) success.
+  auto copy = failed;
+  REQUIRE_FALSE(copy);
+  CHECK(&copy.error() != &failed.error());
+  CHECK(copy.error().message == failed.error().message);
+  CHECK(copy.error().candidates.size() == failed.error().candidates.size());
+  auto moved = std::move(copy);
+  CHECK(moved.error().message == failed.error().message);
+  CHECK(copy.ok());  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+  copy = chosen;     // an error replaced by a success
+  REQUIRE(copy);
+  CHECK(copy->name() == "FAST");
+  copy = moved;  // and back
+  REQUIRE_FALSE(copy);
+  CHECK(copy.error().code == error_code::backend_rejected);
+  const auto& same = copy;
+  copy = same;  // self-assignment keeps the value
+  CHECK(copy.error().code == error_code::backend_rejected);
+
+  // A prefer-mode success owns its fallback trace: copies and moves keep it.
+  select_options prefer;
+  prefer.prefer = true;
+  const auto fell_back = select(reg, q, hopper, override_request{"FAST"}, prefer);
+  REQUIRE(fell_back);
+  REQUIRE(fell_back->fell_back);
+  REQUIRE_FALSE(fell_back->fallback.empty());
+  auto trace = fell_back;
+  CHECK(trace->fallback.size() == fell_back->fallback.size());
+  auto taken = std::move(trace);
+  CHECK(taken->fallback.size() == fell_back->fallback.size());
+  taken = failed;
+  CHECK_FALSE(taken);
+}
+
 TEST_CASE("the chosen kernel negotiates the block size", "[selector]") {
   const auto reg = fixtures::small_registry();
   const auto s = select_or_throw(reg, query{}, fixtures::hopper_with_flashinfer());

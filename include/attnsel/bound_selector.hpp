@@ -32,12 +32,16 @@ namespace detail {
 
 // Feature names as bits of the selector's dictionary (every feature any variant, rule or entry names).
 using feature_words = std::array<std::uint64_t, 2>;
+// The most names a dictionary may have for the selector to cache: the cache key keeps the query's
+// enums in the feature words' top 40 bits.
+constexpr std::size_t cache_feature_limit = 88;
 
 // One backend as a domain's walk sees it: its resolved variant's query gates compiled, or why not.
 struct bound_candidate {
-  query_gates gates;    // gates.variant is null when no variant resolved
-  bool usable = false;  // every domain and platform gate passed
-  bool serves = false;  // the backend serves the domain (the order when no rule matches)
+  const backend_descriptor* backend = nullptr;  // the registry's descriptor
+  query_gates gates;                            // gates.variant is null when no variant resolved
+  bool usable = false;                          // every domain and platform gate passed
+  bool serves = false;                          // the backend serves the domain (the order when no rule matches)
 };
 
 // One entry of a rule's order with everything but its feature condition decided.
@@ -94,6 +98,7 @@ struct bound_state {
   std::vector<std::string> feature_names;       // every feature any gate or rule reads, sorted: cache key bits
   std::vector<feature_slot> feature_table;      // open addressing over feature_names, a power of two in size
   bool feature_names_valid = true;              // all lower_snake, so a query using only these is valid there
+  memo_owner memo_id{};                         // this selector's name in a query feature list's memo
   mutable std::optional<decision_cache> cache;  // a cache: filled by const select()
 };
 
@@ -159,7 +164,8 @@ class selector {
   // 0 when only the free select answers (no winner, a query or override the fast path does not take).
   [[nodiscard]] std::uint64_t fast_answer(const detail::bound_domain& d, const query& q) const noexcept;
   // A cache miss: validates, walks and stores. Out of line, so a hit saves no registers for it.
-  [[nodiscard]] std::uint64_t miss(const detail::bound_domain& d, const query& q, const cache_key& key) const noexcept;
+  [[nodiscard]] std::uint64_t miss(const detail::bound_domain& d, const query& q, const detail::feature_words& required,
+                                   const cache_key& key) const noexcept;
   // True when the walk may answer `q` (a valid query, a valid override).
   [[nodiscard]] bool valid_for_walk(const detail::bound_domain& d, const query& q) const noexcept;
   // Walks the precomputed candidates; the packed answer or 0 when no candidate passes.
@@ -171,7 +177,19 @@ class selector {
   [[nodiscard]] selection_result delegate(const detail::bound_domain& d, const query& q) const;
   // decide() when only the free select answers. Out of line.
   [[nodiscard]] decision delegate_decision(const detail::bound_domain& d, const query& q) const;
-  [[nodiscard]] selection_result answer(const detail::bound_domain& d, std::uint64_t packed) const;
+  [[nodiscard]] static selection_result answer(const detail::bound_domain& d, std::uint64_t packed);
+  [[nodiscard]] static decision answer_decision(const detail::bound_domain& d, std::uint64_t packed) noexcept;
+  // The precomputed half of the query's domain.
+  [[nodiscard]] const detail::bound_domain& domain_of(const query& q) const noexcept;
+  // The query's feature bits when its list's memo holds them for this selector (or it has none).
+  [[nodiscard]] bool remembered_words(const query& q, detail::feature_words& out) const noexcept;
+  // A cache miss after the inlined look-up: the walk and the store (the key recomputed). Out of line.
+  [[nodiscard]] std::uint64_t miss_after_look_up(const detail::bound_domain& d, const query& q) const noexcept;
+  // Everything select() and decide() do past an inlined cache hit (`packed` 0: no answer yet;
+  // `looked_up`: the cache was asked already).
+  [[nodiscard]] selection_result select_rest(const detail::bound_domain& d, const query& q, std::uint64_t packed,
+                                             bool looked_up) const;
+  [[nodiscard]] decision decide_rest(const detail::bound_domain& d, const query& q, bool looked_up) const;
 
   detail::bound_state state_;  // holds no views into itself, so a selector moves freely
 };

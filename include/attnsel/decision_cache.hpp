@@ -19,8 +19,8 @@ struct cache_stats {
   std::uint64_t misses = 0;  ///< look-ups that found nothing (the answer was then computed)
 };
 
-/// A query packed into five words: every field a gate or a policy rule reads.
-using cache_key = std::array<std::uint64_t, 5>;
+/// A query packed into four words: every field a gate or a policy rule reads.
+using cache_key = std::array<std::uint64_t, 4>;
 
 /// A direct-mapped table of `slots` entries (rounded up to a power of two). Readers never block and
 /// never write shared data except the counters; a writer that finds its slot being written by another
@@ -32,24 +32,27 @@ using cache_key = std::array<std::uint64_t, 5>;
 class decision_cache {
  public:
   explicit decision_cache(std::size_t slots)
-      : mask_(round_up(slots) - 1), slots_(mask_ + 1), counters_(counter_shards) {}
+      : mask_(round_up(slots) - 1), slots_(mask_ + 1), counters_(counter_shards + 1) {}
 
   /// Looks `key` up; on a hit stores the value in `value` and returns true. Counts the hit or miss.
   /// Always inlined: it is most of a selector's cache hit.
   ATTNSEL_GATE bool find(const cache_key& key, std::uint64_t& value) const noexcept {
     const slot& s = slots_[index(key)];
-    // Acquire loads throughout (plain loads on x86): if one of them reads a writer's store, the
-    // writer's odd sequence number is visible to the last load, which then reports a miss.
-    const std::uint64_t before = s.seq.load(std::memory_order_acquire);
-    const std::uint64_t v = s.value.load(std::memory_order_acquire);
-    // One test over all five words (no early exit): fewer branches on the hit that matters.
-    const std::uint64_t differ =
-        (s.key[0].load(std::memory_order_acquire) ^ key[0]) | (s.key[1].load(std::memory_order_acquire) ^ key[1]) |
-        (s.key[2].load(std::memory_order_acquire) ^ key[2]) | (s.key[3].load(std::memory_order_acquire) ^ key[3]) |
-        (s.key[4].load(std::memory_order_acquire) ^ key[4]);
-    const bool same = differ == 0;
-    const bool hit = same && v != 0 && (before & 1U) == 0 && s.seq.load(std::memory_order_relaxed) == before;
     auto& shard = counters_[shard_index()];
+    // The seqlock reader: relaxed loads of the key and value between an acquire load of the sequence
+    // number and an acquire fence before its second load. If any of them read a writer's store, the
+    // second load sees that writer's odd (or a newer) number, and the look-up reports a miss. Word by
+    // word with early exits: a hit needs every compare anyway, and few values stay live.
+    const std::uint64_t before = s.seq.load(std::memory_order_acquire);
+    bool hit = s.key[0].load(std::memory_order_relaxed) == key[0] &&
+               s.key[1].load(std::memory_order_relaxed) == key[1] &&
+               s.key[2].load(std::memory_order_relaxed) == key[2] && s.key[3].load(std::memory_order_relaxed) == key[3];
+    std::uint64_t v = 0;
+    if (hit) {
+      v = s.value.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      hit = v != 0 && ((before & 1U) | (s.seq.load(std::memory_order_relaxed) ^ before)) == 0;
+    }
     (hit ? shard.hits : shard.misses).fetch_add(1, std::memory_order_relaxed);
     if (hit) value = v;
     return hit;
@@ -90,7 +93,7 @@ class decision_cache {
  private:
   struct slot {
     std::atomic<std::uint64_t> seq{0};  // odd while a writer is inside
-    std::array<std::atomic<std::uint64_t>, 5> key{};
+    std::array<std::atomic<std::uint64_t>, 4> key{};
     std::atomic<std::uint64_t> value{0};
   };
 
@@ -100,11 +103,14 @@ class decision_cache {
   };
   static constexpr std::size_t counter_shards = 16;
 
-  // A thread's shard: the address of a thread-local byte, which differs per thread.
+  // A thread's shard (1 to counter_shards; counters_[0] stays unused), dealt round-robin on the
+  // thread's first look-up and then kept in a constant-initialised thread_local: one load and a test.
+  // No call even on the first look-up: a call would make the caller keep its values in saved registers.
   static std::size_t shard_index() noexcept {
-    thread_local const char marker = 0;
-    const auto address = reinterpret_cast<std::uintptr_t>(&marker);
-    return static_cast<std::size_t>((address >> 6) ^ (address >> 12)) % counter_shards;
+    static thread_local std::uint32_t shard = 0;
+    static std::atomic<std::uint32_t> dealt{0};
+    if (shard == 0) shard = dealt.fetch_add(1, std::memory_order_relaxed) % counter_shards + 1;
+    return shard;
   }
 
   static std::size_t round_up(std::size_t n) noexcept {
@@ -113,9 +119,8 @@ class decision_cache {
     return p;
   }
   [[nodiscard]] std::size_t index(const cache_key& key) const noexcept {
-    // Three multiplies: the feature words are usually zero, so they share one with the sizes.
-    std::uint64_t h = ((key[0] ^ key[2]) * 0x9e3779b97f4a7c15ULL) ^ ((key[1] ^ key[3]) * 0xc2b2ae3d27d4eb4fULL) ^
-                      (key[4] * 0xff51afd7ed558ccdULL);
+    // Two multiplies: the feature bits are usually zero, so they share one with the sizes.
+    std::uint64_t h = ((key[0] ^ key[2]) * 0x9e3779b97f4a7c15ULL) ^ ((key[1] ^ key[3]) * 0xc2b2ae3d27d4eb4fULL);
     h ^= h >> 29;
     return static_cast<std::size_t>(h) & mask_;
   }

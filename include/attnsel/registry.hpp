@@ -24,6 +24,13 @@ class registry_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+namespace detail {
+// The key of registry::from_validated: only the builder of compiled-in catalogs names it.
+struct validated_catalog {
+  explicit validated_catalog() = default;
+};
+}  // namespace detail
+
 /// Backend descriptors plus the policy that orders them. No hidden singleton: an engine builds one
 /// (often from `reference_registry()`), adds its own kernels and passes it to `select`.
 /// Registration order is the fallback priority when no policy rule matches.
@@ -72,9 +79,15 @@ class registry {
   [[nodiscard]] std::size_t size() const noexcept { return backends_.size(); }
   [[nodiscard]] bool empty() const noexcept { return backends_.empty(); }
 
+  /// For catalogs compiled in by tools/codegen (`reference_registry()` and the other built-ins), whose
+  /// generator loaded every descriptor, rule and implication through the checking loader: takes them
+  /// as they are and only indexes them, once. Duplicate names and unknown policy entries still throw.
+  [[nodiscard]] static registry from_validated(detail::validated_catalog, std::vector<backend_descriptor> backends,
+                                               priority_policy policy, std::vector<component_implication> implications);
+
   /// Backend index of entry `entry` of rule `rule` (both positions in `policy().rules`).
   [[nodiscard]] std::size_t resolved(std::size_t rule, std::size_t entry) const noexcept {
-    return resolved_[rule][entry];
+    return resolved_[rule_starts_[rule] + entry];
   }
 
   /// Every canonical name and alias, sorted (for "valid options are" messages).
@@ -92,7 +105,8 @@ class registry {
   std::vector<backend_descriptor> backends_;
   priority_policy policy_;
   std::vector<std::pair<std::string, std::size_t>> names_;  // sorted: name or alias -> index
-  std::vector<std::vector<std::size_t>> resolved_;          // rule -> entry -> backend index
+  std::vector<std::size_t> resolved_;                       // every rule's entries' backend indices, rule after rule
+  std::vector<std::size_t> rule_starts_;                    // rule -> its first entry in resolved_
   std::vector<component_implication> implications_;
 };
 

@@ -8,10 +8,10 @@
 #include <attnsel/registry.hpp>
 
 #include <cstddef>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -74,26 +74,73 @@ class selection_exception : public std::runtime_error {
   selection_error error_;
 };
 
-/// Either a selection or an error. Cheap to move; test with `ok()` or `operator bool`.
+/// Either a selection or an error. Cheap to move; test with `ok()` or `operator bool`. A success is
+/// held in place and an error on the heap (the error path allocates anyway), so building, reading and
+/// destroying a success is a handful of instructions: the bound selector's cache hit returns one.
 class selection_result {
  public:
-  selection_result(selection s) : value_(std::move(s)) {}        // NOLINT(google-explicit-constructor)
-  selection_result(selection_error e) : value_(std::move(e)) {}  // NOLINT(google-explicit-constructor)
+  selection_result(selection s) noexcept {
+    new (&value_) selection(std::move(s));
+  }                                    // NOLINT(google-explicit-constructor)
+  selection_result(selection_error e)  // NOLINT(google-explicit-constructor)
+      : error_(new selection_error(std::move(e))) {
+    new (&value_) selection();
+  }
+  selection_result(const selection_result& other)
+      : error_(other.error_ ? new selection_error(*other.error_) : nullptr) {
+    new (&value_) selection(other.value_);
+  }
+  selection_result(selection_result&& other) noexcept : error_(other.error_) {
+    new (&value_) selection(std::move(other.value_));
+    other.error_ = nullptr;
+  }
+  selection_result& operator=(const selection_result& other) {
+    if (this != &other) *this = selection_result(other);
+    return *this;
+  }
+  selection_result& operator=(selection_result&& other) noexcept {
+    if (this != &other) {
+      delete error_;
+      value_ = std::move(other.value_);
+      error_ = other.error_;
+      other.error_ = nullptr;
+    }
+    return *this;
+  }
+  // Inline and two tests for the usual success: nothing to free unless an error or a prefer-mode
+  // trace was stored.
+  ~selection_result() {
+    if (error_ != nullptr || value_.fallback.capacity() != 0) release();
+  }
 
-  [[nodiscard]] bool ok() const noexcept { return value_.index() == 0; }
+  [[nodiscard]] bool ok() const noexcept { return error_ == nullptr; }
   explicit operator bool() const noexcept { return ok(); }
-  /// Precondition: ok().
-  [[nodiscard]] const selection& value() const { return std::get<selection>(value_); }
-  /// Precondition: !ok().
-  [[nodiscard]] const selection_error& error() const { return std::get<selection_error>(value_); }
+  /// The selection; throws selection_exception (with the error) when !ok().
+  [[nodiscard]] const selection& value() const {
+    if (error_ != nullptr) throw_error();
+    return value_;
+  }
+  /// The error; throws std::logic_error when ok().
+  [[nodiscard]] const selection_error& error() const {
+    if (error_ == nullptr) throw_no_error();
+    return *error_;
+  }
   [[nodiscard]] const selection* operator->() const { return &value(); }
 
  private:
   friend class selector;
-  // An empty selection built in place: the bound selector fills it without a temporary to move.
-  selection_result() : value_(std::in_place_index<0>) {}
+  selection_result() noexcept { new (&value_) selection(); }  // an empty success: the bound selector fills it
 
-  std::variant<selection, selection_error> value_;
+  [[noreturn]] void throw_error() const;
+  [[noreturn]] static void throw_no_error();
+  void release() noexcept;  // destroys what the destructor's tests found to free
+
+  // A union member, so the destructor can skip selection's (out-of-line) destructor when its one
+  // vector never allocated: a vector without storage owns nothing.
+  union {
+    selection value_;  // meaningful when error_ is null
+  };
+  selection_error* error_ = nullptr;  // owned; set exactly when the selection failed
 };
 
 /// Everything `explain` found: the result and the full trace in trial order.

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -55,14 +56,19 @@ class emitter {
   explicit emitter(std::string prefix) : prefix_(std::move(prefix)) {}
 
   // Defines `inline constexpr TYPE NAME[] = {items};` (before its first use) and returns the
-  // `list` initializer naming it; `{}` when empty.
+  // `list` initializer naming it; `{}` when empty. Equal lists of one type are defined once, so the
+  // registry builder can tell equal feature lists apart by address alone (feature_interner).
   std::string list(std::string_view type, const std::vector<std::string>& items) {
     if (items.empty()) return "{}";
-    const std::string name = prefix_ + std::to_string(next_++);
-    defs_ << "inline constexpr " << type << " " << name << "[] = {";
-    for (std::size_t i = 0; i < items.size(); ++i) defs_ << (i ? ", " : "") << items[i];
-    defs_ << "};\n";
-    return "{" + name + ", " + std::to_string(items.size()) + "}";
+    std::string body;
+    for (std::size_t i = 0; i < items.size(); ++i) body += (i ? ", " : "") + items[i];
+    const auto key = std::string(type) + "[] = {" + body + "}";
+    auto it = defined_.find(key);
+    if (it == defined_.end()) {
+      it = defined_.emplace(key, prefix_ + std::to_string(next_++)).first;
+      defs_ << "inline constexpr " << type << " " << it->second << "[] = {" << body << "};\n";
+    }
+    return "{" + it->second + ", " + std::to_string(items.size()) + "}";
   }
 
   std::string strings(const std::vector<std::string>& names) {
@@ -171,6 +177,7 @@ class emitter {
   std::string prefix_;
   std::size_t next_ = 0;
   std::ostringstream defs_;
+  std::map<std::string, std::string> defined_;  // "TYPE[] = {items}" -> the array's name
 };
 
 int run(int argc, char** argv) {

@@ -125,6 +125,7 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
   for (std::size_t i = 0; i < reg.size(); ++i) {
     const auto& b = reg.backends()[i];
     auto& c = d.candidates[i];
+    c.backend = &b;
     c.serves = b.domains.contains(domain);
     c.usable = !first_platform_failure(b, domain, p);
     if (const auto* variant = c.serves ? resolve_variant(b, domain, p) : nullptr)
@@ -150,6 +151,14 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
     }
     d.rules.push_back(std::move(br));
   }
+}
+
+// A name no other selector in the process has had: this copy of the library's counter (its address
+// tells copies in different shared objects apart) and its next count.
+inline memo_owner next_memo_owner() noexcept {
+  static std::atomic<std::uint64_t> count{0};
+  return {static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&count)),
+          count.fetch_add(1, std::memory_order_relaxed) + 1};
 }
 
 // Open addressing over the dictionary, at most half full: a query's feature is found in a probe or two.
@@ -180,6 +189,7 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
   // it falls back to sees a closed platform too).
   s.plat = is_closed(reg, p) ? std::move(p) : close_platform(reg, p).value;
   s.options = options;
+  s.memo_id = detail::next_memo_owner();
   detail::collect_feature_names(reg, s.feature_names);
   for (const auto& f : s.feature_names) s.feature_names_valid = s.feature_names_valid && is_valid_feature_name(f);
   const override_request* ovr[2] = {&overrides.decoder, &overrides.encoder};
@@ -197,7 +207,10 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
   s.feature_table = detail::feature_table_of(s.feature_names);
   detail::bind_domain(reg, s.plat, attention_domain::decoder, *ovr[0], s.feature_names, s.domains[0]);
   detail::bind_domain(reg, s.plat, attention_domain::encoder, *ovr[1], s.feature_names, s.domains[1]);
-  if (options.cache && options.cache_slots > 0) s.cache.emplace(options.cache_slots);
+  // The cache key holds the enums above the first cache_feature_limit feature bits: a catalog with more
+  // feature names selects through the walk alone.
+  if (options.cache && options.cache_slots > 0 && s.feature_names.size() <= detail::cache_feature_limit)
+    s.cache.emplace(options.cache_slots);
 }
 
 ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const override_request& ovr,
@@ -266,6 +279,7 @@ ATTNSEL_INLINE ATTNSEL_FLATTEN std::uint64_t selector::walk(const detail::bound_
 }
 
 ATTNSEL_INLINE bool selector::feature_words_of(const query& q, detail::feature_words& out) const noexcept {
+  if (remembered_words(q, out)) return true;
   const auto& table = state_.feature_table;
   const std::size_t mask = table.size() - 1;
   for (const auto& f : q.required) {
@@ -278,6 +292,8 @@ ATTNSEL_INLINE bool selector::feature_words_of(const query& q, detail::feature_w
     if (f.size() > 8 && state_.feature_names[bit] != f) return false;
     out[bit / 64] |= std::uint64_t{1} << (bit % 64);
   }
+  // Remembered in the query's list (shared by its copies): the next call with it skips the loop.
+  q.required.memo()->store(state_.memo_id, out);
   return true;
 }
 
@@ -289,16 +305,19 @@ inline bool packable(const query& q) noexcept {
          q.num_heads <= max_num_heads && enums_in_range(q);
 }
 
-// The complete query in five words, each field whole (so the key is one-to-one on the raw fields and a
-// look-up needs no validation: only valid queries are ever stored): the feature bits, the head sizes,
-// the block size and head count, the enums.
+// The complete query in four words, each field whole (so the key is one-to-one on the raw fields and a
+// look-up needs no validation: only valid queries are ever stored): the feature bits, with the five
+// enums (a byte each) above the second word's feature bits, the head sizes, the block size and head
+// count. Needs a dictionary of at most cache_feature_limit names (the selector checks it).
 inline cache_key pack_query(const query& q, const feature_words& required) noexcept {
-  return {required[0], required[1],
+  static_assert(cache_feature_limit + 40 <= 128, "five enum bytes above the feature bits");
+  const std::uint64_t enums = static_cast<std::uint64_t>(q.domain) | (static_cast<std::uint64_t>(q.dtype) << 8) |
+                              (static_cast<std::uint64_t>(q.kv_cache_dtype) << 16) |
+                              (static_cast<std::uint64_t>(q.attn_type) << 24) |
+                              (static_cast<std::uint64_t>(q.mode) << 32);
+  return {required[0], required[1] | (enums << (cache_feature_limit - 64)),
           static_cast<std::uint64_t>(q.head_size) | (static_cast<std::uint64_t>(q.head_size_v) << 32),
-          static_cast<std::uint64_t>(q.block_size) | (static_cast<std::uint64_t>(q.num_heads) << 32),
-          static_cast<std::uint64_t>(q.domain) | (static_cast<std::uint64_t>(q.dtype) << 8) |
-              (static_cast<std::uint64_t>(q.kv_cache_dtype) << 16) | (static_cast<std::uint64_t>(q.attn_type) << 24) |
-              (static_cast<std::uint64_t>(q.mode) << 32)};
+          static_cast<std::uint64_t>(q.block_size) | (static_cast<std::uint64_t>(q.num_heads) << 32)};
 }
 
 }  // namespace detail
@@ -308,15 +327,27 @@ ATTNSEL_INLINE ATTNSEL_COLD selection_result selector::delegate(const detail::bo
 }
 
 // Always inlined: a cache hit is little more than this.
-ATTNSEL_GATE selection_result selector::answer(const detail::bound_domain& d, std::uint64_t packed) const {
-  const auto winner = detail::answer_winner(packed);
+ATTNSEL_GATE selection_result selector::answer(const detail::bound_domain& d, std::uint64_t packed) {
+  const auto& c = d.candidates[detail::answer_winner(packed)];
   selection_result out;  // built in place: no selection to move or destroy
-  auto& chosen = std::get<selection>(out.value_);
-  chosen.backend = &state_.reg->backends()[winner];
-  chosen.variant = d.candidates[winner].gates.variant;
+  auto& chosen = out.value_;
+  chosen.backend = c.backend;
+  chosen.variant = c.gates.variant;
   chosen.rank = detail::answer_rank(packed);
   chosen.overridden = detail::answer_forced(packed);
   chosen.source = d.answer_source;
+  return out;
+}
+
+ATTNSEL_GATE decision selector::answer_decision(const detail::bound_domain& d, std::uint64_t packed) noexcept {
+  const auto& c = d.candidates[detail::answer_winner(packed)];
+  decision out;
+  out.backend = c.backend;
+  out.variant = c.gates.variant;
+  out.rank = static_cast<std::uint32_t>(detail::answer_rank(packed));
+  out.overridden = detail::answer_forced(packed);
+  out.fell_back = detail::answer_fell_back(packed);
+  out.source = d.answer_source;
   return out;
 }
 
@@ -331,7 +362,7 @@ ATTNSEL_GATE std::uint64_t selector::fast_answer(const detail::bound_domain& d, 
   const auto key = detail::pack_query(q, required);
   std::uint64_t packed = 0;
   if (s.cache->find(key, packed)) return packed;
-  return miss(d, q, key);
+  return miss(d, q, required, key);
 }
 
 ATTNSEL_INLINE bool selector::valid_for_walk(const detail::bound_domain& d, const query& q) const noexcept {
@@ -340,18 +371,48 @@ ATTNSEL_INLINE bool selector::valid_for_walk(const detail::bound_domain& d, cons
 }
 
 ATTNSEL_INLINE ATTNSEL_COLD std::uint64_t selector::miss(const detail::bound_domain& d, const query& q,
+                                                         const detail::feature_words& required,
                                                          const cache_key& key) const noexcept {
   if (!valid_for_walk(d, q)) return 0;
-  const auto packed = walk(d, q, detail::facts_of(q, {key[0], key[1]}));
+  const auto packed = walk(d, q, detail::facts_of(q, required));
   if (packed != 0) state_.cache->store(key, packed);
   return packed;
 }
 
-ATTNSEL_INLINE selection_result selector::select(const query& q) const {
-  const auto& d = state_.domains[static_cast<std::size_t>(q.domain) & 1U];
-  const auto packed = fast_answer(d, q);
+// With the cache on, the look-up is inlined into select and decide for a query without features or
+// whose feature list remembers its bits for this selector; a hit returns without a call.
+ATTNSEL_GATE const detail::bound_domain& selector::domain_of(const query& q) const noexcept {
+  return state_.domains[static_cast<std::size_t>(q.domain) & 1U];
+}
+
+ATTNSEL_GATE bool selector::remembered_words(const query& q, detail::feature_words& out) const noexcept {
+  const auto* memo = q.required.memo();
+  return memo == nullptr || memo->find(state_.memo_id, out);
+}
+
+ATTNSEL_INLINE ATTNSEL_COLD std::uint64_t selector::miss_after_look_up(const detail::bound_domain& d,
+                                                                       const query& q) const noexcept {
+  detail::feature_words required{};
+  if (!feature_words_of(q, required)) return 0;
+  return miss(d, q, required, detail::pack_query(q, required));
+}
+
+ATTNSEL_INLINE ATTNSEL_NOINLINE selection_result selector::select_rest(const detail::bound_domain& d, const query& q,
+                                                                       std::uint64_t packed, bool looked_up) const {
+  if (packed == 0) packed = looked_up ? miss_after_look_up(d, q) : fast_answer(d, q);
   if (packed == 0 || detail::answer_fell_back(packed)) return delegate(d, q);
   return answer(d, packed);
+}
+
+ATTNSEL_INLINE selection_result selector::select(const query& q) const {
+  detail::feature_words required{};
+  if (state_.cache && remembered_words(q, required)) {
+    std::uint64_t packed = 0;
+    if (state_.cache->find(detail::pack_query(q, required), packed) && !detail::answer_fell_back(packed))
+      return answer(domain_of(q), packed);
+    return select_rest(domain_of(q), q, packed, true);
+  }
+  return select_rest(domain_of(q), q, 0, false);
 }
 
 ATTNSEL_INLINE ATTNSEL_COLD decision selector::delegate_decision(const detail::bound_domain& d, const query& q) const {
@@ -367,20 +428,22 @@ ATTNSEL_INLINE ATTNSEL_COLD decision selector::delegate_decision(const detail::b
   return out;
 }
 
-ATTNSEL_INLINE decision selector::decide(const query& q) const {
-  const auto& d = state_.domains[static_cast<std::size_t>(q.domain) & 1U];
-  const auto packed = fast_answer(d, q);
+ATTNSEL_INLINE ATTNSEL_NOINLINE decision selector::decide_rest(const detail::bound_domain& d, const query& q,
+                                                               bool looked_up) const {
+  const auto packed = looked_up ? miss_after_look_up(d, q) : fast_answer(d, q);
   // Only the free select answers: an error, or a query or override the fast path does not take.
   if (packed == 0) return delegate_decision(d, q);
-  decision out;
-  const auto winner = detail::answer_winner(packed);
-  out.backend = &state_.reg->backends()[winner];
-  out.variant = d.candidates[winner].gates.variant;
-  out.rank = static_cast<std::uint32_t>(detail::answer_rank(packed));
-  out.overridden = detail::answer_forced(packed);
-  out.fell_back = detail::answer_fell_back(packed);
-  out.source = d.answer_source;
-  return out;
+  return answer_decision(d, packed);
+}
+
+ATTNSEL_INLINE decision selector::decide(const query& q) const {
+  detail::feature_words required{};
+  if (state_.cache && remembered_words(q, required)) {
+    std::uint64_t packed = 0;
+    if (state_.cache->find(detail::pack_query(q, required), packed)) return answer_decision(domain_of(q), packed);
+    return decide_rest(domain_of(q), q, true);
+  }
+  return decide_rest(domain_of(q), q, false);
 }
 
 ATTNSEL_INLINE selection selector::select_or_throw(const query& q) const {
@@ -390,7 +453,7 @@ ATTNSEL_INLINE selection selector::select_or_throw(const query& q) const {
 }
 
 ATTNSEL_INLINE explanation selector::explain(const query& q) const {
-  const auto& d = state_.domains[static_cast<std::size_t>(q.domain) & 1U];
+  const auto& d = domain_of(q);
   return attnsel::explain(*state_.reg, q, state_.plat, override_request{d.spec, d.source}, state_.options.select);
 }
 

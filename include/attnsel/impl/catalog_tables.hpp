@@ -141,21 +141,21 @@ inline std::vector<std::string> to_strings(list<std::string_view> names) {
 }
 
 // Feature sets built so far, so that equal lists (the catalogs repeat a few across many variants and
-// entries) share one stored list, as the JSON loader shares an inherited one: fewer allocations.
+// entries) share one stored list, as the JSON loader shares an inherited one: fewer allocations. The
+// generator defines equal lists once, so a list is known by its address.
 class feature_interner {
  public:
   feature_set get(list<std::string_view> names) {
     if (names.size == 0) return {};
-    for (const auto& [seen, set] : built_) {
-      if (seen.size == names.size && std::equal(names.begin(), names.end(), seen.begin())) return set;
-    }
+    for (const auto& [seen, set] : built_)
+      if (seen == names.data) return set;
     std::vector<std::string> out(names.begin(), names.end());  // generated lists are sorted and unique
-    built_.emplace_back(names, feature_set(std::move(out)));
+    built_.emplace_back(names.data, feature_set(std::move(out)));
     return built_.back().second;
   }
 
  private:
-  std::vector<std::pair<list<std::string_view>, feature_set>> built_;
+  std::vector<std::pair<const std::string_view*, feature_set>> built_;
 };
 
 template <class T>
@@ -208,8 +208,9 @@ inline capabilities to_capabilities(const caps& c, feature_interner& features) {
 }
 
 /// The registry a compiled-in catalog describes: the same value `parse_catalog` builds from its JSON.
+/// The generator loaded that JSON through the checking loader, so the parts are indexed, not
+/// validated again (tests/test_builtin_tables.cpp compares the two registries).
 inline registry build_registry(const catalog& cat) {
-  registry reg;
   feature_interner features;
   std::vector<backend_descriptor> backends;
   backends.reserve(cat.backends.size);
@@ -224,7 +225,6 @@ inline registry build_registry(const catalog& cat) {
     for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v, features));
     backends.push_back(std::move(d));
   }
-  reg.add_or_replace_all(std::move(backends));  // indexed once
   priority_policy policy;
   policy.rules.reserve(cat.rules.size);
   for (const auto& r : cat.rules) {
@@ -250,15 +250,12 @@ inline registry build_registry(const catalog& cat) {
     }
     policy.rules.push_back(std::move(out));
   }
-  reg.set_policy(std::move(policy));
-  if (cat.implications.size) {
-    std::vector<component_implication> implications;
-    implications.reserve(cat.implications.size);
-    for (const auto& i : cat.implications)
-      implications.push_back(component_implication{std::string(i.component), to_strings(i.implies)});
-    reg.set_implications(std::move(implications));
-  }
-  return reg;
+  std::vector<component_implication> implications;
+  implications.reserve(cat.implications.size);
+  for (const auto& i : cat.implications)
+    implications.push_back(component_implication{std::string(i.component), to_strings(i.implies)});
+  return registry::from_validated(detail::validated_catalog{}, std::move(backends), std::move(policy),
+                                  std::move(implications));
 }
 
 }  // namespace detail::tables

@@ -125,7 +125,10 @@ inline bool name_less(const std::pair<std::string, std::size_t>& p, std::string_
 }  // namespace detail
 
 ATTNSEL_INLINE void registry::reindex() {
+  std::size_t name_count = backends_.size();
+  for (const auto& b : backends_) name_count += b.aliases.size();
   std::vector<std::pair<std::string, std::size_t>> names;
+  names.reserve(name_count);
   for (std::size_t i = 0; i < backends_.size(); ++i) {
     names.emplace_back(backends_[i].name, i);
     for (const auto& a : backends_[i].aliases) names.emplace_back(a, i);
@@ -136,13 +139,16 @@ ATTNSEL_INLINE void registry::reindex() {
       throw registry_error("name " + names[i].first + " is used by both " + backends_[names[i - 1].second].name +
                            " and " + backends_[names[i].second].name);
 
-  std::vector<std::vector<std::size_t>> resolved;
-  resolved.reserve(policy_.rules.size());
+  std::size_t entry_count = 0;
+  for (const auto& rule : policy_.rules) entry_count += rule.order.size();
+  std::vector<std::size_t> resolved;
+  resolved.reserve(entry_count);
+  std::vector<std::size_t> starts;
+  starts.reserve(policy_.rules.size());
   std::vector<std::size_t> seen(backends_.size(), std::numeric_limits<std::size_t>::max());
   for (std::size_t r = 0; r < policy_.rules.size(); ++r) {
     const auto& rule = policy_.rules[r];
-    std::vector<std::size_t> indices;
-    indices.reserve(rule.order.size());
+    starts.push_back(resolved.size());
     for (const auto& e : rule.order) {
       std::array<char, limits::name_length> buf{};
       std::string_view upper;
@@ -156,12 +162,12 @@ ATTNSEL_INLINE void registry::reindex() {
         throw registry_error("policy rule " + std::to_string(r) + " (" + to_string(rule) + ") lists " + e.backend +
                              " twice");
       seen[it->second] = r;
-      indices.push_back(it->second);
+      resolved.push_back(it->second);
     }
-    resolved.push_back(std::move(indices));
   }
   names_ = std::move(names);
   resolved_ = std::move(resolved);
+  rule_starts_ = std::move(starts);
 }
 
 // Adding a backend leaves every index of the resolved policy valid: only its names enter the sorted
@@ -301,6 +307,19 @@ ATTNSEL_INLINE void registry::merge(const registry& overlay) {
     next.set_implications(std::move(implications));
   }
   *this = std::move(next);
+}
+
+ATTNSEL_INLINE registry registry::from_validated(detail::validated_catalog, std::vector<backend_descriptor> backends,
+                                                 priority_policy policy,
+                                                 std::vector<component_implication> implications) {
+  registry out;
+  out.backends_ = std::move(backends);
+  out.policy_ = std::move(policy);
+  out.reindex();
+  std::sort(implications.begin(), implications.end(),
+            [](const component_implication& a, const component_implication& b) { return a.component < b.component; });
+  out.implications_ = std::move(implications);
+  return out;
 }
 
 ATTNSEL_INLINE void registry::set_implications(std::vector<component_implication> implications) {

@@ -6,6 +6,7 @@
 #  include <attnsel/selector.hpp>
 #endif
 
+#include <attnsel/impl/hot.hpp>
 #include <attnsel/impl/text.hpp>
 
 #include <algorithm>
@@ -245,6 +246,17 @@ inline void append_unvisited(const registry& reg, const query& q, const platform
 }
 
 }  // namespace detail
+
+ATTNSEL_INLINE ATTNSEL_COLD void selection_result::throw_error() const { throw selection_exception(*error_); }
+
+ATTNSEL_INLINE ATTNSEL_COLD void selection_result::release() noexcept {
+  value_.~selection();
+  delete error_;
+}
+
+ATTNSEL_INLINE ATTNSEL_COLD void selection_result::throw_no_error() {
+  throw std::logic_error("attnsel: selection_result::error() called on a successful selection");
+}
 
 ATTNSEL_INLINE std::uint32_t selection::block_size_for(std::uint32_t current) const noexcept {
   if (variant == nullptr) return current;
