@@ -165,6 +165,10 @@ TEST_CASE("The device index picks another CUDA device, and one out of range is a
   const auto none = detect_platform(o);
   CHECK(none.platform.vendor() == device_vendor::cpu);
   CHECK(source_contains(none, "cuda.device", "device index 5 is out of range: 2 visible device(s)"));
+  // The summary fact says why there is no GPU: not "none found" while the driver lists two.
+  CHECK(source_contains(none, "gpu", "none at the requested index: device index 5 is out of range"));
+  REQUIRE(none.report.find("gpu") != nullptr);
+  CHECK(none.report.find("gpu")->source.find("none found") == std::string::npos);
 }
 
 TEST_CASE("CUDA_VISIBLE_DEVICES hiding every device skips the driver", "[detect][cuda]") {
@@ -264,6 +268,7 @@ TEST_CASE("AMD GPUs come from the KFD topology, with family, ROCm version and vi
   const auto hidden = detect_platform(o);
   CHECK(hidden.platform.vendor() == device_vendor::cpu);
   CHECK(source_contains(hidden, "rocm.device", "out of range: 0 visible GPU(s)"));
+  CHECK(source_contains(hidden, "gpu", "none at the requested index: device index 0 is out of range: 0 visible"));
 }
 
 TEST_CASE("vLLM's AITER switches become components only with the aiter package", "[detect][rocm][switches]") {

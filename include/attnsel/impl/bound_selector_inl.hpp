@@ -351,7 +351,8 @@ ATTNSEL_GATE decision selector::answer_decision(const detail::bound_domain& d, s
   return out;
 }
 
-// With the cache, a hit is the key, one slot and the answer; everything else is in miss().
+// The general path (no cache, or feature bits not remembered yet): the bits, then the cache (a miss
+// walks and stores, out of line in miss()) or the walk.
 ATTNSEL_GATE std::uint64_t selector::fast_answer(const detail::bound_domain& d, const query& q) const noexcept {
   const auto& s = state_;
   detail::feature_words required{};
@@ -379,12 +380,12 @@ ATTNSEL_INLINE ATTNSEL_COLD std::uint64_t selector::miss(const detail::bound_dom
   return packed;
 }
 
-// With the cache on, the look-up is inlined into select and decide for a query without features or
-// whose feature list remembers its bits for this selector; a hit returns without a call.
 ATTNSEL_GATE const detail::bound_domain& selector::domain_of(const query& q) const noexcept {
   return state_.domains[static_cast<std::size_t>(q.domain) & 1U];
 }
 
+// With the cache on, the look-up is inlined into select and decide for a query without features or
+// whose feature list remembers its bits for this selector; a hit returns without a call.
 ATTNSEL_GATE bool selector::remembered_words(const query& q, detail::feature_words& out) const noexcept {
   const auto* memo = q.required.memo();
   return memo == nullptr || memo->find(state_.memo_id, out);

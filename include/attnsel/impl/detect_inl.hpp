@@ -697,7 +697,14 @@ ATTNSEL_INLINE detection detect_platform(const detect_options& options) noexcept
       out.platform = platform::cpu();
       std::string checked = options.probe_cuda ? "the CUDA driver" : "";
       if (options.probe_rocm) checked += (checked.empty() ? "" : " and ") + std::string("the KFD topology");
-      detail::detect::add(out.report, "gpu", "", checked.empty() ? "not probed" : "none found: checked " + checked,
+      // A driver that lists GPUs, just not the one asked for, records why in its device fact.
+      const detected_fact* past = nullptr;
+      for (const char* fact : {"cuda.device", "rocm.device"})
+        if (const auto* f = out.report.find(fact); f != nullptr && !f->found && past == nullptr) past = f;
+      detail::detect::add(out.report, "gpu", "",
+                          past != nullptr   ? "none at the requested index: " + past->source
+                          : checked.empty() ? std::string("not probed")
+                                            : "none found: checked " + checked,
                           false);
     }
     if (options.probe_cudnn) detail::detect::probe_cudnn(options, out.platform, out.report);

@@ -27,48 +27,36 @@ inline bool family_within(gfx_family inner, gfx_family outer) {
   return inner == gfx_family::mi300 && (outer == gfx_family::gfx9 || outer == gfx_family::cdna);
 }
 
-// The arch narrowing both platform constraints and rules carry.
-struct arch_filter {
-  device_vendor vendor;
-  std::optional<cuda_capability> min, max;
-  const std::vector<gfx_arch>* archs;
-  const std::vector<gfx_family>* families;
-};
-
-inline arch_filter filter_of(const platform_constraint& pc) {
-  return {pc.vendor, pc.min_capability, pc.max_capability, &pc.archs, &pc.families};
-}
-inline arch_filter filter_of(const policy_rule& r) {
-  return {r.vendor, r.min_capability, r.max_capability, &r.archs, &r.families};
-}
-
-// True when `outer` accepts every platform `inner` accepts.
-inline bool filter_covers(const arch_filter& outer, const arch_filter& inner) {
-  if (outer.vendor != inner.vendor) return false;
-  if (outer.min && (!inner.min || *inner.min < *outer.min)) return false;
-  if (outer.max && (!inner.max || *outer.max < *inner.max)) return false;
-  if (outer.archs->empty() && outer.families->empty()) return true;
-  if (inner.archs->empty() && inner.families->empty()) return false;
-  for (const auto& g : *inner.archs) {
-    const bool named = std::find(outer.archs->begin(), outer.archs->end(), g) != outer.archs->end();
+// Platform constraints and policy rules are both an arch_filter and a vendor.
+// True when (outer_vendor, outer) accepts every platform (inner_vendor, inner) accepts.
+inline bool filter_covers(device_vendor outer_vendor, const arch_filter& outer, device_vendor inner_vendor,
+                          const arch_filter& inner) {
+  if (outer_vendor != inner_vendor) return false;
+  if (outer.min_capability && (!inner.min_capability || *inner.min_capability < *outer.min_capability)) return false;
+  if (outer.max_capability && (!inner.max_capability || *outer.max_capability < *inner.max_capability)) return false;
+  if (outer.archs.empty() && outer.families.empty()) return true;
+  if (inner.archs.empty() && inner.families.empty()) return false;
+  for (const auto& g : inner.archs) {
+    const bool named = std::find(outer.archs.begin(), outer.archs.end(), g) != outer.archs.end();
     const bool in_family =
-        std::any_of(outer.families->begin(), outer.families->end(), [&](gfx_family f) { return g.in_family(f); });
+        std::any_of(outer.families.begin(), outer.families.end(), [&](gfx_family f) { return g.in_family(f); });
     if (!named && !in_family) return false;
   }
-  for (auto f : *inner.families)
-    if (std::none_of(outer.families->begin(), outer.families->end(), [&](gfx_family o) { return family_within(f, o); }))
+  for (auto f : inner.families)
+    if (std::none_of(outer.families.begin(), outer.families.end(), [&](gfx_family o) { return family_within(f, o); }))
       return false;
   return true;
 }
 
 // Why a filter can never accept a platform of its vendor; empty when it can.
-inline std::string filter_impossible(const arch_filter& f) {
-  const auto vendor = std::string(to_string(f.vendor));
-  if ((f.min || f.max) && f.vendor != device_vendor::cuda)
-    return "a compute-capability range on vendor " + vendor + " never matches (only CUDA platforms have one)";
-  if ((!f.archs->empty() || !f.families->empty()) && f.vendor != device_vendor::rocm)
-    return "gfx targets on vendor " + vendor + " never match (only ROCm platforms have one)";
-  if (f.min && f.max && *f.max < *f.min) return "min_capability is above max_capability";
+inline std::string filter_impossible(device_vendor vendor, const arch_filter& f) {
+  const auto name = std::string(to_string(vendor));
+  if ((f.min_capability || f.max_capability) && vendor != device_vendor::cuda)
+    return "a compute-capability range on vendor " + name + " never matches (only CUDA platforms have one)";
+  if ((!f.archs.empty() || !f.families.empty()) && vendor != device_vendor::rocm)
+    return "gfx targets on vendor " + name + " never match (only ROCm platforms have one)";
+  if (f.min_capability && f.max_capability && *f.max_capability < *f.min_capability)
+    return "min_capability is above max_capability";
   return {};
 }
 
@@ -82,7 +70,7 @@ bool set_covers(enum_set<E> outer, enum_set<E> inner) {
 // True when rule `outer` matches every query and platform rule `inner` matches.
 inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
   if (outer.domain != inner.domain) return false;
-  if (!filter_covers(filter_of(outer), filter_of(inner))) return false;
+  if (!filter_covers(outer.vendor, outer, inner.vendor, inner)) return false;
   if (!set_covers(outer.modes, inner.modes)) return false;
   if (outer.min_num_heads || outer.max_num_heads) {
     if (!inner.min_num_heads && !inner.max_num_heads) return false;
@@ -110,7 +98,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
     // Platform constraints that can never accept.
     const auto check_platforms = [&](const capabilities& c, const std::string& base) {
       for (std::size_t k = 0; k < c.platforms.size(); ++k) {
-        const auto why = filter_impossible(filter_of(c.platforms[k]));
+        const auto why = filter_impossible(c.platforms[k].vendor, c.platforms[k]);
         if (!why.empty()) out.push_back({lint_code::impossible_platform, lint_ptr(base + "/platforms", k), why});
       }
     };
@@ -131,7 +119,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
             if (earlier.platforms.empty()) return true;
             if (!pc) continue;
             for (const auto& epc : earlier.platforms)
-              if (filter_covers(filter_of(epc), filter_of(*pc))) return true;
+              if (filter_covers(epc.vendor, epc, pc->vendor, *pc)) return true;
           }
           return false;
         };
@@ -191,7 +179,7 @@ inline void check_rules(const registry& reg, const std::set<std::string>& compon
   for (std::size_t j = 0; j < rules.size(); ++j) {
     const auto& r = rules[j];
     const auto rp = lint_ptr("/policies", j);
-    auto why = filter_impossible(filter_of(r));
+    auto why = filter_impossible(r.vendor, r);
     if (why.empty() && r.features.intersects(r.without_features))
       why = "a feature is both required (features) and excluded (without_features)";
     if (why.empty() && r.max_num_heads && r.min_num_heads > r.max_num_heads)
