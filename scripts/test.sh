@@ -4,7 +4,7 @@
 # Usage: scripts/test.sh [quick|full]   (default full)
 #   quick: the dev workflow (both library modes, CLI, docs freshness, the three consumer projects)
 #   full:  quick + the suites built with clang (C++20, clang-tidy) + AddressSanitizer/UBSan + ThreadSanitizer + every fuzzer
-#          for FUZZ_SECONDS (default 40)
+#          for FUZZ_SECONDS (default 30)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode="${1:-full}"
@@ -29,8 +29,8 @@ if [[ "$mode" == "full" ]]; then
   cmake --workflow --preset asan | tee -a "$log"
   step "ThreadSanitizer"
   cmake --workflow --preset tsan | tee -a "$log"
-  step "fuzzers (${FUZZ_SECONDS:-40}s each)"
-  tools/run_fuzzers.sh "${FUZZ_SECONDS:-40}" | tee -a "$log"
+  step "fuzzers (${FUZZ_SECONDS:-30}s each)"
+  tools/run_fuzzers.sh "${FUZZ_SECONDS:-30}" | tee -a "$log"
 fi
 
 # Any failure above has already stopped the script (set -e, pipefail); count what ran.
