@@ -309,6 +309,15 @@ ATTNSEL_INLINE void registry::merge(const registry& overlay) {
   *this = std::move(next);
 }
 
+namespace detail {
+// One canonical order of implications (by component), so a catalog round-trips through its JSON object
+// exactly; both ways into a registry use it.
+inline void sort_by_component(std::vector<component_implication>& implications) {
+  std::sort(implications.begin(), implications.end(),
+            [](const component_implication& a, const component_implication& b) { return a.component < b.component; });
+}
+}  // namespace detail
+
 ATTNSEL_INLINE registry registry::from_validated(detail::validated_catalog, std::vector<backend_descriptor> backends,
                                                  priority_policy policy,
                                                  std::vector<component_implication> implications) {
@@ -316,8 +325,7 @@ ATTNSEL_INLINE registry registry::from_validated(detail::validated_catalog, std:
   out.backends_ = std::move(backends);
   out.policy_ = std::move(policy);
   out.reindex();
-  std::sort(implications.begin(), implications.end(),
-            [](const component_implication& a, const component_implication& b) { return a.component < b.component; });
+  detail::sort_by_component(implications);
   out.implications_ = std::move(implications);
   return out;
 }
@@ -325,9 +333,7 @@ ATTNSEL_INLINE registry registry::from_validated(detail::validated_catalog, std:
 ATTNSEL_INLINE void registry::set_implications(std::vector<component_implication> implications) {
   const auto problem = implication_problem(implications);
   if (!problem.empty()) throw registry_error("implications: " + problem);
-  // One canonical order (by component), so a catalog round-trips through its JSON object exactly.
-  std::sort(implications.begin(), implications.end(),
-            [](const component_implication& a, const component_implication& b) { return a.component < b.component; });
+  detail::sort_by_component(implications);
   implications_ = std::move(implications);
 }
 
