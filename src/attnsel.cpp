@@ -24,3 +24,4 @@
 #include <attnsel/impl/registry_inl.hpp>
 #include <attnsel/impl/report_inl.hpp>
 #include <attnsel/impl/selector_inl.hpp>
+#include <attnsel/impl/shape_inl.hpp>

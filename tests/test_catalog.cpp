@@ -68,7 +68,7 @@ TEST_CASE("every malformed field is reported at its JSON pointer with what was e
   const std::vector<row> rows = {
       {"not an object", [](json& d) { d = json::array(); }, "", "expected an object, got an array"},
       {"wrong format", [](json& d) { d["format"] = "other"; }, "/format", "expected \"attnsel-catalog\""},
-      {"future version", [](json& d) { d["version"] = 2; }, "/version", "unsupported catalog version 2"},
+      {"future version", [](json& d) { d["version"] = 3; }, "/version", "unsupported catalog version 3"},
       {"unknown top key", [](json& d) { d["extra"] = 1; }, "/extra", "unknown key \"extra\""},
       {"unknown backend key", [](json& d) { d["backends"][0]["head_size"] = 64; }, "/backends/0/head_size",
        "unknown key \"head_size\"; expected one of"},

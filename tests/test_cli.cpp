@@ -655,7 +655,7 @@ TEST_CASE("an unknown command is named and the commands are listed (issue 9, def
   const auto r = run({"frobnicate"});
   CHECK(r.status == 2);
   CHECK(r.err.find("'frobnicate' is not an attnsel command") != std::string::npos);
-  CHECK(r.err.find("select, explain, list, matrix, validate") != std::string::npos);
+  CHECK(r.err.find("select, explain, plan, list, matrix, validate") != std::string::npos);
 }
 
 TEST_CASE("a binary file is reported as not JSON text (issue 9, defect 13)", "[cli][catalog]") {

@@ -4,12 +4,18 @@
 """Usage: PYTHONPATH=<build>/python python3 tools/torch_agreement.py [--json FILE] [--device cuda]
                                                                    [--platform-from detect|torch]
 
-Sweeps dtypes x head dims x {plain, causal, mask, dropout} x {MHA, GQA} x sequence shapes on CUDA
-tensors. For each configuration it compares attnsel.torch.select_sdpa (torch_sdpa catalog; the platform
-from attnsel.detect_platform(), no component typed by hand, or with --platform-from torch from
-attnsel.torch.platform()) with torch._fused_sdp_choice, then runs F.scaled_dot_product_attention
-inside attnsel.torch.use_backend(choice) to check that the chosen kernel really runs. Prints a summary
-and every disagreement; --json writes every row.
+Compares attnsel.torch.select_sdpa (torch_sdpa catalog; the platform from attnsel.detect_platform(),
+no component typed by hand, or with --platform-from torch from attnsel.torch.platform()) with
+torch._fused_sdp_choice over a grid of realistic SDPA calls on CUDA tensors, then runs
+F.scaled_dot_product_attention inside attnsel.torch.use_backend(choice) to check that the chosen kernel
+really runs. The grid (over 3,000 calls):
+  - dtypes x (q/k, v) head dims x {plain, causal, bool mask, float mask, dropout} x {MHA, GQA 8/2} x
+    sequence shapes {square 128, prefill 64x256, decode 1x256, key length 1 (16x1), q longer than k
+    (256x64), 1x1};
+  - training (requires_grad) and deterministic mode (torch.use_deterministic_algorithms) on a subgrid;
+  - batch 1 on a subgrid.
+Prints a summary and every disagreement; --json writes every row. Run it once with and once without
+TORCH_CUDNN_SDPA_DEPRIORITIZED=1 (PyTorch reads the variable once per process).
 """
 import argparse
 import itertools
@@ -23,10 +29,28 @@ import attnsel
 import attnsel.torch as at
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
-HEAD_DIMS = [16, 32, 64, 72, 96, 128, 160, 192, 256, 320]
-MODES = ["plain", "causal", "mask", "dropout"]
+# (q/k head dim, v head dim): aligned and unaligned dims, fp32-only alignment (4, 12, 100), dims past 256,
+# and value dims that differ from the query's.
+HEAD_DIMS = [(4, 4), (12, 12), (16, 16), (64, 64), (72, 72), (100, 100), (128, 128), (160, 160), (192, 192),
+             (256, 256), (264, 264), (64, 128), (128, 64), (192, 128), (256, 128), (320, 320)]
+MODES = ["plain", "causal", "bool_mask", "float_mask", "dropout"]
 GQA = [False, True]
-SEQS = [(128, 128), (64, 256), (1, 256)]  # (query length, key length): square, prefill-like, decode-like
+# (query length, key length): square, prefill over a cache, decode, key length 1, query longer, 1x1.
+SEQS = [(128, 128), (64, 256), (1, 256), (16, 1), (256, 64), (1, 1)]
+SUB_HEADS = [(12, 12), (64, 64), (128, 128), (192, 192), (256, 256), (64, 128)]
+SUB_MODES = ["plain", "causal", "bool_mask", "dropout"]
+SUB_SEQS = [(128, 128), (1, 256), (16, 1), (256, 64)]
+
+
+def grid():
+    """(dtype, (d, dv), mode, gqa, (sq, sk), batch, extra) for every call of the sweep."""
+    for dtype, dims, mode, gqa, seqs in itertools.product(DTYPES, HEAD_DIMS, MODES, GQA, SEQS):
+        yield dtype, dims, mode, gqa, seqs, 2, None
+    for extra in ("train", "deterministic"):
+        for dtype, dims, mode, gqa, seqs in itertools.product(DTYPES, SUB_HEADS, SUB_MODES, GQA, SUB_SEQS):
+            yield dtype, dims, mode, gqa, seqs, 2, extra
+    for dtype, dims, mode, seqs in itertools.product(DTYPES, SUB_HEADS, SUB_MODES, SUB_SEQS):
+        yield dtype, dims, mode, False, seqs, 1, None
 
 
 def torch_name(index: int) -> str:
@@ -66,30 +90,41 @@ def main() -> int:
     print(f"sdp priority order after first call: {torch._C._get_sdp_priority_order()}")
 
     rows = []
-    for dtype, d, mode, gqa, (sq, sk) in itertools.product(DTYPES, HEAD_DIMS, MODES, GQA, SEQS):
-        b, h, hk = 2, 8, (2 if gqa else 8)
-        q = torch.randn(b, h, sq, d, device=dev, dtype=dtype)
-        k = torch.randn(b, hk, sk, d, device=dev, dtype=dtype)
-        v = torch.randn(b, hk, sk, d, device=dev, dtype=dtype)
-        mask = torch.rand(1, 1, sq, sk, device=dev) > 0.2 if mode == "mask" else None
+    for dtype, (d, dv), mode, gqa, (sq, sk), b, extra in grid():
+        h, hk = 8, (2 if gqa else 8)
+        train = extra == "train"
+        q = torch.randn(b, h, sq, d, device=dev, dtype=dtype, requires_grad=train)
+        k = torch.randn(b, hk, sk, d, device=dev, dtype=dtype, requires_grad=train)
+        v = torch.randn(b, hk, sk, dv, device=dev, dtype=dtype, requires_grad=train)
+        mask = None
+        if mode == "bool_mask":
+            mask = torch.rand(b, 1, sq, sk, device=dev) > 0.2
+            mask[..., 0] = True  # no fully masked row: every kernel then agrees on the output
+        elif mode == "float_mask":
+            mask = torch.randn(sq, sk, device=dev, dtype=dtype)
         dropout = 0.1 if mode == "dropout" else 0.0
         causal = mode == "causal"
-        row = {"dtype": str(dtype).replace("torch.", ""), "head_dim": d, "mode": mode, "gqa": gqa,
-               "seq_q": sq, "seq_k": sk}
+        row = {"dtype": str(dtype).replace("torch.", ""), "head_dim": d, "head_dim_v": dv, "mode": mode, "gqa": gqa,
+               "seq_q": sq, "seq_k": sk, "batch": b, "extra": extra}
+        torch.use_deterministic_algorithms(extra == "deterministic")
         try:
-            theirs = torch_name(torch._fused_sdp_choice(q, k, v, mask, dropout, causal, scale=None, enable_gqa=gqa))
-        except RuntimeError as e:
-            theirs = f"error: {str(e).splitlines()[0]}"
-        choice = at.select_sdpa(q, k, v, mask, dropout, causal, gqa, registry=reg, platform=platform)
-        row.update(attnsel=choice.backend, torch=theirs, agree=choice.backend == theirs)
-        try:
-            with at.use_backend(choice):
-                torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout,
-                                                                 is_causal=causal, enable_gqa=gqa)
-            row["ran"] = True
-        except RuntimeError as e:
-            row["ran"] = False
-            row["run_error"] = str(e).splitlines()[0][:200]
+            try:
+                theirs = torch_name(torch._fused_sdp_choice(q, k, v, mask, dropout, causal, scale=None,
+                                                            enable_gqa=gqa))
+            except RuntimeError as e:
+                theirs = f"error: {str(e).splitlines()[0]}"
+            choice = at.select_sdpa(q, k, v, mask, dropout, causal, gqa, registry=reg, platform=platform)
+            row.update(attnsel=choice.backend, torch=theirs, agree=choice.backend == theirs)
+            try:
+                with at.use_backend(choice):
+                    torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout,
+                                                                     is_causal=causal, enable_gqa=gqa)
+                row["ran"] = True
+            except RuntimeError as e:
+                row["ran"] = False
+                row["run_error"] = str(e).splitlines()[0][:200]
+        finally:
+            torch.use_deterministic_algorithms(False)
         rows.append(row)
 
     agree = sum(r["agree"] for r in rows)

@@ -24,4 +24,5 @@
 #include <attnsel/registry.hpp>
 #include <attnsel/report.hpp>
 #include <attnsel/selector.hpp>
+#include <attnsel/shape.hpp>
 #include <attnsel/shared_registry.hpp>

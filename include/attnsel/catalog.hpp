@@ -39,8 +39,11 @@ struct catalog {
   friend bool operator==(const catalog& a, const catalog& b) { return a.info == b.info && a.registry == b.registry; }
 };
 
-/// Format version this library reads and writes.
-inline constexpr int catalog_format_version = 1;
+/// Newest catalog format version this library reads; the writer uses it when a catalog needs it
+/// (version 2: the call's shape and phase) and version 1 otherwise.
+inline constexpr int catalog_format_version = 2;
+/// Oldest catalog format version this library reads (version-1 files load unchanged).
+inline constexpr int oldest_catalog_format_version = 1;
 
 /// Parses JSON text strictly: refuses text over `limits.max_bytes`, nesting over `limits.max_depth`,
 /// text that is not JSON, and any object key repeated within one object (at the key's JSON pointer).

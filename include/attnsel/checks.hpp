@@ -50,7 +50,7 @@ struct gate_info {
 };
 
 /// Every check gate, in run order; docs/reasons.md lists the codes in this order (a test ties them).
-inline constexpr std::array<gate_info, 12> check_gates{{
+inline constexpr std::array<gate_info, 16> check_gates{{
     {"domain", reason_code::domain, gate_input::domain, true},
     {"platform", reason_code::platform, gate_input::platform, true},
     {"capability", reason_code::capability, gate_input::platform, true},
@@ -61,7 +61,11 @@ inline constexpr std::array<gate_info, 12> check_gates{{
     {"kv_cache_dtype", reason_code::kv_cache_dtype, gate_input::query, false},
     {"head_size", reason_code::head_size, gate_input::query, false},
     {"block_size", reason_code::block_size, gate_input::query, false},
+    {"seq_len", reason_code::seq_len, gate_input::query, false},
+    {"batch_size", reason_code::batch_size, gate_input::query, false},
+    {"gqa_group", reason_code::gqa_group, gate_input::query, false},
     {"feature", reason_code::feature, gate_input::query, false},
+    {"call_rule", reason_code::call_rule, gate_input::query, false},
     {"custom", reason_code::custom, gate_input::query, false},
 }};
 

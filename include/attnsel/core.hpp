@@ -15,3 +15,4 @@
 #include <attnsel/reference.hpp>
 #include <attnsel/registry.hpp>
 #include <attnsel/selector.hpp>
+#include <attnsel/shape.hpp>

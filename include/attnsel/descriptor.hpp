@@ -4,9 +4,12 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/head_sizes.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
+#include <attnsel/shape.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -18,33 +21,6 @@
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
-
-/// Accepted head sizes: any, an explicit set, or a range `[min, max]` stepping by `multiple_of`.
-struct head_size_spec {
-  enum class kind : std::uint8_t { any, set, range };
-
-  kind form = kind::any;
-  std::vector<std::uint32_t> values;  ///< sorted; form == set
-  std::uint32_t min = 1;              ///< form == range
-  std::uint32_t max = std::numeric_limits<std::uint32_t>::max();
-  std::uint32_t multiple_of = 1;
-
-  static head_size_spec any() { return {}; }
-  static head_size_spec set(std::vector<std::uint32_t> sizes);
-  static head_size_spec range(std::uint32_t min, std::uint32_t max, std::uint32_t multiple_of = 1);
-
-  [[nodiscard]] bool accepts(std::uint32_t size) const noexcept;
-  /// Deprecated: `to_string(spec)`.
-  [[deprecated("use to_string(spec)")]] [[nodiscard]] std::string describe() const;
-
-  friend bool operator==(const head_size_spec& a, const head_size_spec& b) {
-    return a.form == b.form && a.values == b.values && a.min == b.min && a.max == b.max &&
-           a.multiple_of == b.multiple_of;
-  }
-};
-
-/// `any`, `{64, 128, 256}`, `[8, 256] multiple of 8`.
-[[nodiscard]] std::string to_string(const head_size_spec& spec);
 
 /// The arch half of a platform constraint or policy rule: the capability lies in [min, max] (a range
 /// needs a known capability) and, when targets are listed, the gfx arch is one of `archs` or in one of
@@ -102,13 +78,25 @@ struct platform_constraint : arch_filter {
 /// `cuda [8.0, 12.1]`, `rocm gfx942|gfx950`, `rocm gfx9`.
 [[nodiscard]] std::string to_string(const platform_constraint& constraint);
 
-/// A component the backend needs on the platform, optionally at a minimum version.
+/// A component the backend needs on the platform, optionally at a version in [min_version, below_version).
 struct component_requirement {
   std::string name;
-  std::optional<component_version> min_version;
+  std::optional<component_version> min_version;      ///< inclusive
+  std::optional<component_version> below_version{};  ///< exclusive (format 2)
 
   friend bool operator==(const component_requirement& a, const component_requirement& b) {
-    return a.name == b.name && a.min_version == b.min_version;
+    return a.name == b.name && a.min_version == b.min_version && a.below_version == b.below_version;
+  }
+};
+
+/// Head sizes that replace a variant's `head_sizes` (and `value_head_sizes`, when it declares them) for
+/// one compute dtype (format 2): PyTorch's efficient attention aligns fp16/bf16 to 8 and fp32 to 4.
+struct dtype_head_sizes {
+  data_type dtype = data_type::float16;
+  head_size_spec head_sizes;
+
+  friend bool operator==(const dtype_head_sizes& a, const dtype_head_sizes& b) {
+    return a.dtype == b.dtype && a.head_sizes == b.head_sizes;
   }
 };
 
@@ -127,13 +115,31 @@ struct capabilities {
   feature_set features;                        ///< features this variant supports
   std::vector<platform_constraint> platforms;  ///< empty = every platform; else any one must accept
   std::vector<component_requirement> requires_components;
+  // The call (format 2); see docs/model.md "Shape and phase".
+  std::vector<dtype_head_sizes> head_sizes_by_dtype{};  ///< per-dtype head sizes; empty = `head_sizes` for all
+  shape_limits shape{};                                 ///< ranges on the stated sequence lengths, batch, GQA group
+  std::vector<call_rule> call_rules{};                  ///< conditional limits on the call
+
+  /// The head sizes that apply to `dtype`: its `head_sizes_by_dtype` entry, else `head_sizes`.
+  [[nodiscard]] const head_size_spec& head_sizes_for(data_type dtype) const noexcept {
+    for (const auto& d : head_sizes_by_dtype)
+      if (d.dtype == dtype) return d.head_sizes;
+    return head_sizes;
+  }
+  /// True when the variant states anything about the call (a format-2 field).
+  [[nodiscard]] bool reads_call() const noexcept {
+    return !head_sizes_by_dtype.empty() || !shape.empty() || !call_rules.empty() ||
+           std::any_of(requires_components.begin(), requires_components.end(),
+                       [](const component_requirement& r) { return r.below_version.has_value(); });
+  }
 
   friend bool operator==(const capabilities& a, const capabilities& b) {
     return a.variant == b.variant && a.domains == b.domains && a.dtypes == b.dtypes &&
            a.kv_cache_dtypes == b.kv_cache_dtypes && a.head_sizes == b.head_sizes &&
            a.value_head_sizes == b.value_head_sizes && a.block_size_multiples == b.block_size_multiples &&
            a.preferred_block_size == b.preferred_block_size && a.attn_types == b.attn_types && a.mode == b.mode &&
-           a.features == b.features && a.platforms == b.platforms && a.requires_components == b.requires_components;
+           a.features == b.features && a.platforms == b.platforms && a.requires_components == b.requires_components &&
+           a.head_sizes_by_dtype == b.head_sizes_by_dtype && a.shape == b.shape && a.call_rules == b.call_rules;
   }
 };
 

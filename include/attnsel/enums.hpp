@@ -48,26 +48,34 @@ enum class attention_type : std::uint8_t { decoder, encoder, encoder_only, encod
 /// Attention formulation; a backend's mode must match the query's exactly, in both directions.
 enum class attention_mode : std::uint8_t { standard, mla, sparse_mla };
 
+/// The phase of the call a query describes (catalog format 2): a prompt pass (`prefill`), a one-token step
+/// over a KV cache (`decode`), or `unstated` (the layer as a whole, for every call).
+enum class attention_phase : std::uint8_t { unstated, prefill, decode };
+
 /// ROCm architecture families a platform constraint or policy rule may name.
 enum class gfx_family : std::uint8_t { gfx9, gfx10, gfx11, gfx12, mi300, cdna, rdna };
 
 /// Stable code of one failed capability check or one skipped candidate. Part of the API.
 enum class reason_code : std::uint8_t {
-  platform,         ///< the backend does not run on this vendor
-  capability,       ///< the vendor matches but the compute capability / gfx arch does not
-  component,        ///< a required library or kernel package is missing or too old
-  domain,           ///< the backend does not serve this domain (decoder / encoder)
-  mode,             ///< standard / MLA / sparse MLA mismatch
-  attn_type,        ///< attention type (decoder, encoder, encoder_only, encoder_decoder)
-  dtype,            ///< compute dtype
-  kv_cache_dtype,   ///< KV-cache dtype
-  head_size,        ///< head size or value head size
-  block_size,       ///< KV-cache block size
-  feature,          ///< a feature the query requires (sinks, alibi, ...) is not declared
-  custom,           ///< the backend's own cross-field predicate
-  excluded,         ///< removed from automatic selection by a `-NAME` override entry
-  not_in_policy,    ///< the platform's priority order does not list it (still forcible)
-  policy_condition  ///< listed by the policy, but its component condition is not met
+  platform,          ///< the backend does not run on this vendor
+  capability,        ///< the vendor matches but the compute capability / gfx arch does not
+  component,         ///< a required library or kernel package is missing or too old
+  domain,            ///< the backend does not serve this domain (decoder / encoder)
+  mode,              ///< standard / MLA / sparse MLA mismatch
+  attn_type,         ///< attention type (decoder, encoder, encoder_only, encoder_decoder)
+  dtype,             ///< compute dtype
+  kv_cache_dtype,    ///< KV-cache dtype
+  head_size,         ///< head size or value head size
+  block_size,        ///< KV-cache block size
+  feature,           ///< a feature the query requires (sinks, alibi, ...) is not declared
+  custom,            ///< the backend's own cross-field predicate
+  excluded,          ///< removed from automatic selection by a `-NAME` override entry
+  not_in_policy,     ///< the platform's priority order does not list it (still forcible)
+  policy_condition,  ///< listed by the policy, but its component condition is not met
+  seq_len,           ///< a sequence length is outside the backend's range (format 2)
+  batch_size,        ///< the batch size is outside the backend's range (format 2)
+  gqa_group,         ///< the GQA group size (num_heads / num_kv_heads) is outside the backend's range
+  call_rule          ///< a conditional rule on the call refuses this combination (format 2)
 };
 
 /// Stable code of a failed selection. Part of the API.
@@ -171,6 +179,16 @@ struct enum_table<attention_mode> {
 };
 
 template <>
+struct enum_table<attention_phase> {
+  static constexpr std::string_view type_name = "phase";
+  static constexpr std::array<enum_row<attention_phase>, 3> rows{{
+      {attention_phase::unstated, "unstated", "any none", "not stated: the layer as a whole, for every call"},
+      {attention_phase::prefill, "prefill", "prompt extend", "a prompt pass (many query tokens per sequence)"},
+      {attention_phase::decode, "decode", "generate", "a token step over the KV cache"},
+  }};
+};
+
+template <>
 struct enum_table<gfx_family> {
   static constexpr std::string_view type_name = "gfx family";
   static constexpr std::array<enum_row<gfx_family>, 7> rows{{
@@ -193,7 +211,7 @@ struct reason_row : enum_row<reason_code> {
 template <>
 struct enum_table<reason_code> {
   static constexpr std::string_view type_name = "reason code";
-  static constexpr std::array<reason_row, 15> rows{{
+  static constexpr std::array<reason_row, 19> rows{{
       {{reason_code::platform, "platform", "", "No variant runs on this vendor."}, "runs on cuda, not rocm"},
       {{reason_code::capability, "capability", "",
         "The vendor matches but the compute capability or gfx target is outside every variant's range. An unknown "
@@ -235,7 +253,21 @@ struct enum_table<reason_code> {
       {{reason_code::policy_condition, "policy_condition", "",
         "Listed by the policy on a condition that is not met (a component absent or present, a feature "
         "required)."},
-       "the policy tries it only when component aiter_mha is present"},
+       "the policy tries it only when component aiter_mha is present\nthe policy tries it only in the decode phase"},
+      {{reason_code::seq_len, "seq_len", "",
+        "A stated sequence length (seq_len_q, seq_len_kv) is outside the variant's range. An unstated length is "
+        "never checked; explain lists the range under `unstated`."},
+       "seq_len_kv 1 is outside [2, inf]"},
+      {{reason_code::batch_size, "batch_size", "", "The stated batch size is outside the variant's range."},
+       "batch_size 70000 is outside [1, 65535]"},
+      {{reason_code::gqa_group, "gqa_group", "",
+        "The GQA group size (num_heads / num_kv_heads, both stated) is outside the variant's range."},
+       "gqa_group 4 is outside [1, 1]"},
+      {{reason_code::call_rule, "call_rule", "",
+        "A conditional rule of the variant refuses the stated call: its `when` holds and its `require` does not. "
+        "A rule whose condition reads an unstated field is not applied; explain lists it under `unstated`."},
+       "when attn_type decoder, requires seq_len_q == seq_len_kv: seq_len_q 1, seq_len_kv 256 (causal flash "
+       "needs equal lengths)"},
   }};
 };
 
@@ -373,5 +405,6 @@ using data_type_set = enum_set<data_type>;
 using cache_dtype_set = enum_set<cache_dtype>;
 using attention_type_set = enum_set<attention_type>;
 using attention_mode_set = enum_set<attention_mode>;
+using phase_set = enum_set<attention_phase>;
 
 ATTNSEL_END_NAMESPACE

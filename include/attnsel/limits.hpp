@@ -19,6 +19,10 @@ inline constexpr std::uint32_t head_size = 1u << 16;
 inline constexpr std::uint32_t block_size = 1u << 20;
 /// Largest number of query heads (query, policy rule head ranges, `--num-heads`).
 inline constexpr std::uint32_t num_heads = 1u << 20;
+/// Longest sequence length (query and key/value) a query or a catalog range may state.
+inline constexpr std::uint32_t seq_len = 1u << 30;
+/// Largest batch size a query or a catalog range may state.
+inline constexpr std::uint32_t batch_size = 1u << 24;
 /// Longest backend, alias or feature name, in characters.
 inline constexpr std::size_t name_length = 64;
 

@@ -4,6 +4,7 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/query.hpp>
 #include <attnsel/registry.hpp>
 
 #include <array>
@@ -33,9 +34,23 @@ struct override_request {
 struct override_set {
   override_request decoder;
   override_request encoder;
+  /// Decoder calls in the prefill / decode phase (SGLang's --prefill-attention-backend and
+  /// --decode-attention-backend). Unset: the phase inherits `decoder`. A query with an unstated phase
+  /// reads `decoder`.
+  std::optional<override_request> prefill{};
+  std::optional<override_request> decode{};
 
   [[nodiscard]] const override_request& for_domain(attention_domain d) const noexcept {
     return d == attention_domain::encoder ? encoder : decoder;
+  }
+  /// The override a query reads: its domain's, or for a decoder query in a stated phase that phase's
+  /// when set.
+  [[nodiscard]] const override_request& for_query(const query& q) const noexcept {
+    if (q.domain == attention_domain::decoder) {
+      if (q.phase == attention_phase::prefill && prefill) return *prefill;
+      if (q.phase == attention_phase::decode && decode) return *decode;
+    }
+    return for_domain(q.domain);
   }
 };
 

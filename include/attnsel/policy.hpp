@@ -7,6 +7,7 @@
 #include <attnsel/enums.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
+#include <attnsel/shape.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -23,14 +24,20 @@ struct policy_entry {
   std::vector<std::string> when;    ///< every one of these components must be present
   std::vector<std::string> unless;  ///< none of these components may be present
   feature_set unless_features;      ///< skipped when the query requires any of these
+  phase_set phases{};               ///< format 2: tried only in these (stated) phases; empty = any
+  shape_limits shape{};             ///< format 2: tried only when these (stated) shape fields are in range
 
   /// True when the entry's conditions hold for `p` and `q`.
   [[nodiscard]] bool enabled(const platform& p, const query& q) const noexcept;
   /// The platform half of `enabled`: the component conditions.
   [[nodiscard]] bool enabled_on(const platform& p) const noexcept;
+  /// The query half of `enabled`: features, phase and shape. A phase or range on a field the query
+  /// leaves unstated does not hold.
+  [[nodiscard]] bool enabled_for(const query& q) const noexcept;
 
   friend bool operator==(const policy_entry& a, const policy_entry& b) {
-    return a.backend == b.backend && a.when == b.when && a.unless == b.unless && a.unless_features == b.unless_features;
+    return a.backend == b.backend && a.when == b.when && a.unless == b.unless &&
+           a.unless_features == b.unless_features && a.phases == b.phases && a.shape == b.shape;
   }
 };
 
@@ -47,15 +54,18 @@ struct policy_rule : arch_filter {
   data_type_set dtypes;             ///< empty = any
   feature_set features;             ///< the query must require all of these
   feature_set without_features;     ///< the query must require none of these
+  phase_set phases{};               ///< format 2: the query's stated phase is one of these; empty = any
+  shape_limits shape{};             ///< format 2: the stated shape fields are in these ranges
   std::string note;                 ///< why this order (shown by explain and in docs)
   std::vector<policy_entry> order;
 
   [[nodiscard]] bool matches(const query& q, const platform& p) const noexcept;
   /// The platform half of `matches`: vendor and arch. A platform-bound selector tests it once.
   [[nodiscard]] bool matches_platform(const platform& p) const noexcept;
-  /// The query half of `matches` except the domain: modes, head count, dtypes, features.
+  /// The query half of `matches` except the domain: modes, head count, dtypes, features, phase, shape.
+  /// A phase or range on a field the query leaves unstated does not hold.
   [[nodiscard]] bool matches_query(const query& q) const noexcept;
-  /// `matches_query` without the features: modes, head count, kv-cache dtypes, dtypes.
+  /// `matches_query` without the features: modes, head count, kv-cache dtypes, dtypes, phase, shape.
   [[nodiscard]] bool matches_fields(const query& q) const noexcept;
   /// Deprecated: `to_string(rule)`.
   [[deprecated("use to_string(rule)")]] [[nodiscard]] std::string describe() const;
@@ -65,9 +75,15 @@ struct policy_rule : arch_filter {
            static_cast<const arch_filter&>(a) == static_cast<const arch_filter&>(b) && a.modes == b.modes &&
            a.min_num_heads == b.min_num_heads && a.max_num_heads == b.max_num_heads &&
            a.kv_cache_dtypes == b.kv_cache_dtypes && a.dtypes == b.dtypes && a.features == b.features &&
-           a.without_features == b.without_features && a.note == b.note && a.order == b.order;
+           a.without_features == b.without_features && a.phases == b.phases && a.shape == b.shape && a.note == b.note &&
+           a.order == b.order;
   }
 };
+
+namespace detail {
+/// True when the query states `phases` (empty: any) and every range of `shape` holds for a stated field.
+[[nodiscard]] bool call_matches(const phase_set& phases, const shape_limits& shape, const query& q) noexcept;
+}  // namespace detail
 
 /// `decoder cuda [10.0, 10.9] mode mla`: a one-line summary of a rule for docs and traces.
 [[nodiscard]] std::string to_string(const policy_rule& rule);

@@ -227,18 +227,28 @@ struct query {
   std::uint32_t num_heads = 0;  ///< query heads per rank; 0 = unknown (only policies read it)
   feature_set required;         ///< features the layer cannot run without
 
+  // The call (catalog format 2). Every field may stay unstated (0); see docs/model.md "Shape and phase".
+  attention_phase phase = attention_phase::unstated;  ///< prefill, decode, or unstated
+  std::uint32_t seq_len_q = 0;                        ///< query tokens per sequence in the call; 0 = unstated
+  std::uint32_t seq_len_kv = 0;    ///< key/value tokens per sequence (KV cache included); 0 = unstated
+  std::uint32_t batch_size = 0;    ///< sequences in the call; 0 = unstated
+  std::uint32_t num_kv_heads = 0;  ///< key/value heads per rank; 0 = unstated
+
   /// The value head size the layer actually uses.
   [[nodiscard]] std::uint32_t value_head_size() const noexcept { return head_size_v ? head_size_v : head_size; }
 
   friend bool operator==(const query& a, const query& b) {
     return a.domain == b.domain && a.head_size == b.head_size && a.value_head_size() == b.value_head_size() &&
            a.dtype == b.dtype && a.kv_cache_dtype == b.kv_cache_dtype && a.block_size == b.block_size &&
-           a.attn_type == b.attn_type && a.mode == b.mode && a.num_heads == b.num_heads && a.required == b.required;
+           a.attn_type == b.attn_type && a.mode == b.mode && a.num_heads == b.num_heads && a.required == b.required &&
+           a.phase == b.phase && a.seq_len_q == b.seq_len_q && a.seq_len_kv == b.seq_len_kv &&
+           a.batch_size == b.batch_size && a.num_kv_heads == b.num_kv_heads;
   }
 };
 
 /// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that
-/// range, block size and head count within their maxima, feature names lower_snake. Allocates nothing.
+/// range, block size and head counts within their maxima, sequence lengths and batch within theirs,
+/// num_kv_heads dividing num_heads when both are stated, feature names lower_snake. Allocates nothing.
 [[nodiscard]] bool is_valid(const query& q) noexcept;
 /// Why `q` is not valid (empty when it is).
 [[nodiscard]] std::string validation_message(const query& q);

@@ -115,6 +115,11 @@ class registry {
 /// holds nothing the catalog loader would refuse.
 void validate_descriptor(const backend_descriptor& backend);
 
+namespace detail {
+/// True when a variant or a policy condition of `reg` reads the call (a catalog format 2 field).
+[[nodiscard]] bool registry_reads_call(const registry& reg) noexcept;
+}  // namespace detail
+
 /// Throws registry_error when `rule` holds a value the catalog loader would refuse: a head-count
 /// bound past `limits::num_heads` or inverted, an arch filter no device of its vendor can pass, a
 /// feature name that is not lower_snake. (Entry names resolve case-insensitively here; catalog files

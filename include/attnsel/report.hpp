@@ -14,13 +14,15 @@ ATTNSEL_BEGIN_NAMESPACE
 /// `{"vendor": "rocm", "arch": "gfx942", "components": [{"name": "aiter", "version": null}]}`.
 [[nodiscard]] nlohmann::json to_json(const platform& p);
 /// Every query field by name (`domain`, `head_size`, `head_size_v`, `dtype`, `kv_cache_dtype`,
-/// `block_size` (null when unset), `attn_type`, `mode`, `num_heads` (null when unknown), `features`).
+/// `block_size` (null when unset), `attn_type`, `mode`, `num_heads` (null when unknown), `features`, and the
+/// call: `num_kv_heads`, `phase`, `seq_len_q`, `seq_len_kv`, `batch_size` (each null when unstated)).
 [[nodiscard]] nlohmann::json to_json(const query& q);
 /// `{"name", "variant", "rank", "verdict", "forced", "reasons": [{"code", "message"}]}`.
 [[nodiscard]] nlohmann::json to_json(const candidate_report& c);
 
 /// The report `attnsel select --json` prints: backend, domain, platform, query, override, rule,
-/// candidates and error (see docs/cli.md for the exact shape).
+/// candidates, unstated (what the answer depends on that the query left unstated) and error (see
+/// docs/cli.md for the exact shape).
 [[nodiscard]] nlohmann::json to_json(const explanation& ex, const query& q, const platform& p,
                                      const override_request& ovr);
 

@@ -143,6 +143,18 @@ class selection_result {
   selection_error* error_ = nullptr;  // owned; set exactly when the selection failed
 };
 
+/// A limit or policy condition the answer depends on that reads a field the query left unstated
+/// (format 2): with that field stated, the answer may differ.
+struct unstated_dependency {
+  std::string subject;    ///< `CUDNN_ATTENTION/SM90`, `policy rule decoder cuda phase decode`, `policy entry X`
+  std::string fields;     ///< the unstated fields it reads: `seq_len_q, seq_len_kv`
+  std::string condition;  ///< the limit or condition: `seq_len_kv [2, any]`
+
+  friend bool operator==(const unstated_dependency& a, const unstated_dependency& b) {
+    return a.subject == b.subject && a.fields == b.fields && a.condition == b.condition;
+  }
+};
+
 /// Everything `explain` found: the result and the full trace in trial order.
 struct explanation {
   selection_result result;
@@ -154,6 +166,9 @@ struct explanation {
   /// Components the catalog's implications added to the platform before selection, with the
   /// component that implied each; empty when the platform was already closed (`close_platform`).
   std::vector<implied_component> implied;
+  /// What the answer depends on that the query left unstated (phase, sequence lengths, batch, GQA
+  /// group), with the thresholds that matter; empty when the answer holds for every call.
+  std::vector<unstated_dependency> unstated;
 };
 
 /// Selects a backend for `q` on `p`. The success path allocates nothing and formats nothing; an
@@ -162,10 +177,11 @@ struct explanation {
 [[nodiscard]] selection_result select(const registry& reg, const query& q, const platform& p,
                                       const override_request& ovr = {}, const select_options& options = {});
 
-/// Selects with the override of `q.domain`: a decoder override never affects encoder selection.
+/// Selects with the override `q` reads (`override_set::for_query`): a decoder override never affects
+/// encoder selection, and a phase override only that phase.
 [[nodiscard]] inline selection_result select(const registry& reg, const query& q, const platform& p,
                                              const override_set& overrides, const select_options& options = {}) {
-  return select(reg, q, p, overrides.for_domain(q.domain), options);
+  return select(reg, q, p, overrides.for_query(q), options);
 }
 
 /// As `select`, but throws selection_exception on failure.
@@ -176,6 +192,26 @@ struct explanation {
 /// components the registry's implications added to `p`.
 [[nodiscard]] explanation explain(const registry& reg, const query& q, const platform& p,
                                   const override_request& ovr = {}, const select_options& options = {});
+
+/// Both phases' backends for one decoder layer (SGLang's prefill/decode split, vLLM's per-phase
+/// backends). Each phase is selected on its own (with its override), then the pair is checked to share
+/// one KV cache: the same kv-cache dtype (given by the query) and a block size both accept.
+struct phase_plan {
+  selection_result prefill;  ///< `layer` with phase prefill
+  selection_result decode;   ///< `layer` with phase decode and, when unstated, seq_len_q 1
+  /// The KV-cache block size of the pair: the query's when pinned, else the decode backend's choice
+  /// (decode first, as vLLM's composite inherits the decode backend's KV layout) when prefill accepts
+  /// it, else prefill's when decode accepts it; 0 when the two share none (see `conflict`).
+  std::uint32_t block_size = 0;
+  std::string conflict;  ///< why the two selected backends cannot share one KV cache; empty when they can
+
+  [[nodiscard]] bool ok() const noexcept { return prefill.ok() && decode.ok() && conflict.empty(); }
+};
+
+/// Plans both phases of the decoder layer `layer` (its own phase is ignored) with the overrides'
+/// prefill and decode entries (unset ones inherit the decoder override).
+[[nodiscard]] phase_plan plan_phases(const registry& reg, const query& layer, const platform& p,
+                                     const override_set& overrides = {}, const select_options& options = {});
 
 ATTNSEL_END_NAMESPACE
 

@@ -73,8 +73,9 @@ int run_app(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(main_footer);
   // Registration order is the order --help and the unknown-command message list them in.
-  const command commands[] = {setup_select(app),   setup_explain(app), setup_list(app), setup_matrix(app),
-                              setup_validate(app), setup_doctor(app),  setup_diff(app), setup_lint(app)};
+  const command commands[] = {setup_select(app), setup_explain(app), setup_plan(app),
+                              setup_list(app),   setup_matrix(app),  setup_validate(app),
+                              setup_doctor(app), setup_diff(app),    setup_lint(app)};
 
   try {
     app.parse(argc, argv);

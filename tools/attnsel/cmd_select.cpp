@@ -56,12 +56,31 @@ command setup_selection(CLI::App& app, const char* name, const char* description
            "Override: NAME, auto, A,B, A,auto or -NAME,auto (default: $ATTNSEL_BACKEND for the decoder, "
            "$ATTNSEL_ENCODER_BACKEND for the encoder)")
         ->type_name("SPEC");
+    cli.add_option_function<std::string>(
+           "--prefill-backend", [&flags](const std::string& spec) { flags.prefill_backend = spec; },
+           "Override for decoder calls in the prefill phase (default: $ATTNSEL_PREFILL_BACKEND, else the "
+           "decoder override)")
+        ->type_name("SPEC");
+    cli.add_option_function<std::string>(
+           "--decode-backend", [&flags](const std::string& spec) { flags.decode_backend = spec; },
+           "Override for decoder calls in the decode phase (default: $ATTNSEL_DECODE_BACKEND, else the "
+           "decoder override)")
+        ->type_name("SPEC");
     cli.add_flag("--prefer", flags.prefer, "When every forced backend is rejected, fall back to automatic selection");
     cli.add_flag("--json", flags.json, "Print one JSON report on stdout");
   });
 }
 
+constexpr const char* plan_footer = R"(Examples:
+  attnsel plan --catalog sglang --platform cuda --arch 9.0 --head-size 128
+  attnsel plan --platform cuda --arch 9.0 --prefill-backend FLASH_ATTN --decode-backend FLASHINFER --json
+
+Each phase reads its own override (--prefill-backend / --decode-backend, or $ATTNSEL_PREFILL_BACKEND /
+$ATTNSEL_DECODE_BACKEND); an unset one inherits --backend / $ATTNSEL_BACKEND.
+Exit status: 0 both phases selected and they share one KV cache, 1 otherwise, 2 usage error.)";
+
 int run_select_only(const select_flags& flags) { return run_select(flags, false); }
+int run_plan(const select_flags& flags);
 int run_explain(const select_flags& flags) { return run_select(flags, true); }
 
 void print_error(const attnsel::selection_error& e) {
@@ -72,6 +91,11 @@ void print_error(const attnsel::selection_error& e) {
 
 command setup_select(CLI::App& app) {
   return setup_selection(app, "select", "Print the backend that would be selected", select_footer, run_select_only);
+}
+
+command setup_plan(CLI::App& app) {
+  return setup_selection(app, "plan", "Print a decoder layer's prefill and decode backends and block size", plan_footer,
+                         run_plan);
 }
 
 command setup_explain(CLI::App& app) {
@@ -99,8 +123,13 @@ int run_select(const select_flags& flags, bool explain_mode) {
   }
   add_features(q, flags.query, c.registry);
 
-  const auto ovr = choose_override(flags.backend_given, flags.backend, q.domain);
+  auto ovr = choose_override(flags.backend_given, flags.backend, q.domain);
   if (!ovr.note.empty()) print_diagnostic("note", ovr.note);
+  // A decoder call in a stated phase reads that phase's override when one is given.
+  if (q.domain == attnsel::attention_domain::decoder && q.phase != attnsel::attention_phase::unstated) {
+    const auto& flag = q.phase == attnsel::attention_phase::prefill ? flags.prefill_backend : flags.decode_backend;
+    if (auto phase_ovr = choose_phase_override(flag, q.phase)) ovr = std::move(*phase_ovr);
+  }
   attnsel::select_options options;
   options.prefer = flags.prefer;
 
@@ -135,5 +164,65 @@ int run_select(const select_flags& flags, bool explain_mode) {
   }
   return exit_ok;
 }
+
+namespace {
+
+int run_plan(const select_flags& flags) {
+  const auto p = build_platform(flags.platform, nullptr);
+  auto q = build_query(flags.query);
+  if (q.domain != attnsel::attention_domain::decoder)
+    throw usage_error("plan: the prefill/decode split is for the decoder domain (got --domain " +
+                      std::string(attnsel::to_string(q.domain)) + ")");
+  const auto c = load_catalog(flags.catalog);
+  add_features(q, flags.query, c.registry);
+  const auto base = choose_override(flags.backend_given, flags.backend, q.domain);
+  if (!base.note.empty()) print_diagnostic("note", base.note);
+  const auto prefill = choose_phase_override(flags.prefill_backend, attnsel::attention_phase::prefill);
+  const auto decode = choose_phase_override(flags.decode_backend, attnsel::attention_phase::decode);
+  attnsel::override_set overrides;
+  overrides.decoder = base.request();
+  if (prefill) overrides.prefill = prefill->request();
+  if (decode) overrides.decode = decode->request();
+  attnsel::select_options options;
+  options.prefer = flags.prefer;
+  const auto plan = attnsel::plan_phases(c.registry, q, p, overrides, options);
+
+  const auto phase_query = [&](attnsel::attention_phase phase) {
+    auto pq = q;
+    pq.phase = phase;
+    if (phase == attnsel::attention_phase::decode && (pq.seq_len_q == 0 || pq.seq_len_q == q.seq_len_q))
+      pq.seq_len_q = 1;
+    return pq;
+  };
+  if (flags.json) {
+    nlohmann::json report;
+    for (const auto phase : {attnsel::attention_phase::prefill, attnsel::attention_phase::decode}) {
+      const auto pq = phase_query(phase);
+      const auto& request = overrides.for_query(pq);
+      report[std::string(attnsel::to_string(phase))] =
+          attnsel::to_json(attnsel::explain(c.registry, pq, p, request, options), pq, p, request);
+    }
+    report["block_size"] = plan.block_size ? nlohmann::json(plan.block_size) : nlohmann::json(nullptr);
+    report["conflict"] = plan.conflict.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.conflict);
+    std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::fflush(stdout);
+  } else {
+    for (const auto* r : {&plan.prefill, &plan.decode}) {
+      const char* label = r == &plan.prefill ? "prefill" : "decode";
+      if (r->ok())
+        std::printf("%s: %s\n", label, attnsel::printable(r->value().name(), 200).c_str());
+      else
+        std::printf("%s: (none)\n", label);
+    }
+    if (plan.prefill.ok() && plan.decode.ok() && plan.conflict.empty())
+      std::printf("block_size: %s\n", plan.block_size ? std::to_string(plan.block_size).c_str() : "any");
+  }
+  if (!plan.prefill.ok()) print_error(plan.prefill.error());
+  if (!plan.decode.ok()) print_error(plan.decode.error());
+  if (!plan.conflict.empty()) print_diagnostic("error", "kv_cache: " + plan.conflict);
+  return plan.ok() ? exit_ok : exit_failure;
+}
+
+}  // namespace
 
 }  // namespace attnsel_cli

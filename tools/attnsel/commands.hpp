@@ -36,6 +36,8 @@ template <class Flags, class AddFlags>
 [[nodiscard]] command setup_select(CLI::App& app);
 /// `explain`: every candidate with its verdict and reasons, and the rule used (`--json`: the report).
 [[nodiscard]] command setup_explain(CLI::App& app);
+/// `plan`: the prefill and the decode backend of a decoder layer and their common KV block size.
+[[nodiscard]] command setup_plan(CLI::App& app);
 /// Runs `select` (explain_mode false) or `explain`. 0 selected, 1 selection failed.
 [[nodiscard]] int run_select(const select_flags& flags, bool explain_mode);
 

@@ -157,6 +157,8 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
   } else {
     labelled(out, "rule", "none matched: backends are tried in registration order");
   }
+  for (const auto& u : ex.unstated)
+    labelled(out, "unstated", safe(u.subject) + " depends on " + safe(u.fields) + ": " + safe(u.condition));
   if (ex.result.ok() && ex.result->fell_back)
     labelled(out, "prefer", "every forced backend was rejected; fell back to automatic selection");
   if (ex.result.ok())

@@ -101,6 +101,12 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
   app.add_flag("--mla", flags.mla, "Multi-head latent attention (DeepSeek)");
   app.add_flag("--sparse", flags.sparse, "Sparse MLA (DeepSeek V3.2); implies --mla");
   count_flag("--num-heads", q.num_heads, "Query heads per rank", attnsel::limits::num_heads, "unknown");
+  count_flag("--num-kv-heads", q.num_kv_heads, "Key/value heads per rank", attnsel::limits::num_heads, "unstated");
+  enum_flag("--phase", q.phase, "Phase of the call", "PHASE");
+  count_flag("--seq-len-q", q.seq_len_q, "Query tokens per sequence in the call", attnsel::limits::seq_len, "unstated");
+  count_flag("--seq-len-kv", q.seq_len_kv, "Key/value tokens per sequence (KV cache included)",
+             attnsel::limits::seq_len, "unstated");
+  count_flag("--batch-size", q.batch_size, "Sequences in the call", attnsel::limits::batch_size, "unstated");
   app.add_option("--feature", flags.features,
                  "Required feature (repeatable): " + documented_features() + "or one a backend of the catalog declares")
       ->type_name("NAME")

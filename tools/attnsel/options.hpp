@@ -44,7 +44,9 @@ struct select_flags {
   query_flags query;
   catalog_flags catalog;
   std::string backend;
-  bool backend_given = false;  ///< `--backend` appeared, even with an empty value
+  bool backend_given = false;                  ///< `--backend` appeared, even with an empty value
+  std::optional<std::string> prefill_backend;  ///< `--prefill-backend`; unset inherits the decoder override
+  std::optional<std::string> decode_backend;   ///< `--decode-backend`; unset inherits the decoder override
   bool prefer = false;
   bool json = false;
 };

@@ -30,4 +30,24 @@ chosen_override choose_override(bool flag_given, const std::string& flag, attnse
   return out;
 }
 
+std::optional<chosen_override> choose_phase_override(const std::optional<std::string>& flag,
+                                                     attnsel::attention_phase phase) {
+  const bool prefill = phase == attnsel::attention_phase::prefill;
+  const char* variable = prefill ? "ATTNSEL_PREFILL_BACKEND" : "ATTNSEL_DECODE_BACKEND";
+  const char* env = std::getenv(variable);
+  chosen_override out;
+  if (flag) {
+    out.spec = *flag;
+    out.source = attnsel::override_source::flag;
+    out.origin = prefill ? "--prefill-backend" : "--decode-backend";
+  } else if (env != nullptr && *env != '\0') {
+    out.spec = env;
+    out.source = attnsel::override_source::env;
+    out.origin = std::string("$") + variable;
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
 }  // namespace attnsel_cli

@@ -5,6 +5,7 @@
 #include <attnsel/enums.hpp>
 #include <attnsel/override.hpp>
 
+#include <optional>
 #include <string>
 
 namespace attnsel_cli {
@@ -27,5 +28,11 @@ struct chosen_override {
 /// non-empty, else no override. Each domain reads only its own variable.
 [[nodiscard]] chosen_override choose_override(bool flag_given, const std::string& flag,
                                               attnsel::attention_domain domain);
+
+/// The override of one decoder phase: the flag (`--prefill-backend` / `--decode-backend`) when given,
+/// else ATTNSEL_PREFILL_BACKEND / ATTNSEL_DECODE_BACKEND when set and non-empty, else nullopt (the
+/// phase inherits the decoder override, as SGLang's per-phase flags inherit --attention-backend).
+[[nodiscard]] std::optional<chosen_override> choose_phase_override(const std::optional<std::string>& flag,
+                                                                   attnsel::attention_phase phase);
 
 }  // namespace attnsel_cli

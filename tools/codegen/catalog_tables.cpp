@@ -111,21 +111,51 @@ class emitter {
            std::to_string(h.multiple_of) + "U}";
   }
 
+  static std::string version(const std::optional<component_version>& v) {
+    if (!v) return "{}";
+    std::string out = "{true, {{";
+    for (std::size_t i = 0; i < v->parts.size(); ++i) out += (i ? ", " : "") + std::to_string(v->parts[i]) + "U";
+    return out + "}, " + std::to_string(v->count) + "}}";
+  }
+
+  std::string requirements(const std::vector<component_condition>& list_of) {
+    std::vector<std::string> items;
+    for (const auto& r : list_of)
+      items.push_back("{" + literal(r.name) + ", " + version(r.min_version) + ", " + version(r.below_version) + "}");
+    return list("requirement", items);
+  }
+
+  static std::string shape(const shape_limits& s) {
+    std::string out = "{{";
+    for (shape_field f : shape_fields) {
+      const auto& r = s[f];
+      out += (f == shape_fields.front() ? "" : ", ");
+      out += r ? "{true, " + std::to_string(r->min) + "U, " + std::to_string(r->max) + "U}" : std::string("{}");
+    }
+    return out + "}}";
+  }
+
+  std::string condition(const call_condition& c) {
+    return "{" + std::to_string(c.phases.bits()) + "U, " + std::to_string(c.dtypes.bits()) + "U, " +
+           std::to_string(c.attn_types.bits()) + "U, " + strings(c.features) + ", " + strings(c.without_features) +
+           ", " + shape(c.shape) + ", " + (c.equal_seq_lens ? "true" : "false") + ", " +
+           (c.head_sizes ? "true, " + head_sizes(*c.head_sizes) : std::string("false, {}")) + ", " +
+           (c.value_head_sizes ? "true, " + head_sizes(*c.value_head_sizes) : std::string("false, {}")) + ", " +
+           requirements(c.components) + ", " + (c.never ? "true" : "false") + "}";
+  }
+
   std::string caps(const capabilities& c) {
-    std::vector<std::string> platforms, components;
+    std::vector<std::string> platforms, by_dtype, rules;
+    std::vector<component_condition> components;
     for (const auto& pc : c.platforms)
       platforms.push_back("{static_cast<device_vendor>(" + std::to_string(static_cast<unsigned>(pc.vendor)) + "), " +
                           arch(pc.min_capability, pc.max_capability, pc.archs, pc.families) + "}");
-    for (const auto& r : c.requires_components) {
-      std::string version = "{}";
-      if (r.min_version) {
-        version = "{{";
-        for (std::size_t i = 0; i < r.min_version->parts.size(); ++i)
-          version += (i ? ", " : "") + std::to_string(r.min_version->parts[i]) + "U";
-        version += "}, " + std::to_string(r.min_version->count) + "}";
-      }
-      components.push_back("{" + literal(r.name) + ", " + (r.min_version ? "true" : "false") + ", " + version + "}");
-    }
+    for (const auto& r : c.requires_components) components.push_back({r.name, r.min_version, r.below_version});
+    for (const auto& d : c.head_sizes_by_dtype)
+      by_dtype.push_back("{static_cast<data_type>(" + std::to_string(static_cast<unsigned>(d.dtype)) + "), " +
+                         head_sizes(d.head_sizes) + "}");
+    for (const auto& r : c.call_rules)
+      rules.push_back("{" + condition(r.when) + ", " + condition(r.require) + ", " + literal(r.note) + "}");
     std::ostringstream out;
     out << "{" << literal(c.variant) << ", " << c.domains.bits() << "U, " << c.dtypes.bits() << "U, "
         << c.kv_cache_dtypes.bits() << "U, " << head_sizes(c.head_sizes) << ", "
@@ -133,7 +163,8 @@ class emitter {
         << (c.value_head_sizes ? head_sizes(*c.value_head_sizes) : std::string("{}")) << ", "
         << uints(c.block_size_multiples) << ", " << c.preferred_block_size << "U, " << c.attn_types.bits() << "U, "
         << "static_cast<attention_mode>(" << static_cast<unsigned>(c.mode) << "), " << strings(c.features) << ", "
-        << list("constraint", platforms) << ", " << list("requirement", components) << "}";
+        << list("constraint", platforms) << ", " << requirements(components) << ", " << list("dtype_heads", by_dtype)
+        << ", " << shape(c.shape) << ", " << list("call_rule", rules) << "}";
     return out.str();
   }
 
@@ -148,13 +179,15 @@ class emitter {
     std::vector<std::string> order;
     for (const auto& e : r.order)
       order.push_back("{" + literal(e.backend) + ", " + strings(e.when) + ", " + strings(e.unless) + ", " +
-                      strings(e.unless_features) + "}");
+                      strings(e.unless_features) + ", " + std::to_string(e.phases.bits()) + "U, " + shape(e.shape) +
+                      "}");
     std::ostringstream out;
     out << "{static_cast<attention_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
         << static_cast<unsigned>(r.vendor) << "), " << arch(r.min_capability, r.max_capability, r.archs, r.families)
         << ", " << r.modes.bits() << "U, " << r.min_num_heads << "U, " << r.max_num_heads << "U, "
         << r.kv_cache_dtypes.bits() << "U, " << r.dtypes.bits() << "U, " << strings(r.features) << ", "
-        << strings(r.without_features) << ", " << literal(r.note) << ", " << list("entry", order) << "}";
+        << strings(r.without_features) << ", " << r.phases.bits() << "U, " << shape(r.shape) << ", " << literal(r.note)
+        << ", " << list("entry", order) << "}";
     return out.str();
   }
 

@@ -181,6 +181,15 @@ inline std::vector<feature_slot> feature_table_of(const std::vector<std::string>
 
 }  // namespace detail
 
+namespace detail {
+// True when the query states a field of the call (format 2).
+inline bool states_call(const query& q) noexcept {
+  return q.phase != attention_phase::unstated || q.seq_len_q != 0 || q.seq_len_kv != 0 || q.batch_size != 0 ||
+         q.num_kv_heads != 0;
+}
+
+}  // namespace detail
+
 ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const override_set& overrides,
                                   selector_options options) {
   auto& s = state_;
@@ -193,7 +202,7 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
   detail::collect_feature_names(reg, s.feature_names);
   for (const auto& f : s.feature_names) s.feature_names_valid = s.feature_names_valid && is_valid_feature_name(f);
   const override_request* ovr[2] = {&overrides.decoder, &overrides.encoder};
-  if (s.feature_names.size() > 128) {
+  if (s.feature_names.size() > 128 || detail::registry_reads_call(reg)) {
     // More names than the bit words hold: every select goes to the free select (still correct). One
     // empty dictionary slot: every feature look-up misses.
     s.feature_table.resize(1);
@@ -406,6 +415,7 @@ ATTNSEL_INLINE ATTNSEL_NOINLINE selection_result selector::select_rest(const det
 }
 
 ATTNSEL_INLINE selection_result selector::select(const query& q) const {
+  if (detail::states_call(q)) return delegate(domain_of(q), q);
   detail::feature_words required{};
   if (state_.cache && remembered_words(q, required)) {
     std::uint64_t packed = 0;
@@ -438,6 +448,7 @@ ATTNSEL_INLINE ATTNSEL_NOINLINE decision selector::decide_rest(const detail::bou
 }
 
 ATTNSEL_INLINE decision selector::decide(const query& q) const {
+  if (detail::states_call(q)) return delegate_decision(domain_of(q), q);
   detail::feature_words required{};
   if (state_.cache && remembered_words(q, required)) {
     std::uint64_t packed = 0;

@@ -70,32 +70,161 @@ class catalog_reader : public json_reader {
   }
 
   std::vector<component_requirement> requirements(const json& j, const std::string& ptr) const {
-    list(j, ptr, "an array of {component, min_version}", true);
+    list(j, ptr, "an array of {component, min_version, below_version}", true);
     std::vector<component_requirement> out;
     out.reserve(j.size());
     for (std::size_t i = 0; i < j.size(); ++i) {
-      const auto p = child(ptr, i);
-      object(j[i], p, {"component", "min_version"});
-      component_requirement r;
-      r.name = string(required(j[i], p, "component"), child(p, "component"));
-      if (r.name.empty() || r.name.size() > limits::name_length || !is_printable_name(r.name))
-        expected(child(p, "component"),
-                 "a non-empty component name of at most " + std::to_string(limits::name_length) +
-                     " characters, without control characters",
-                 j[i]["component"]);
-      if (const json* m = member(j[i], "min_version")) {
-        const auto text = string(*m, child(p, "min_version"));
-        r.min_version = parse_component_version(text);
-        if (!r.min_version) expected(child(p, "min_version"), "a version of 1-4 dot-separated numbers", *m);
+      const auto c = component_condition_of(j[i], child(ptr, i));
+      out.push_back(component_requirement{c.name, c.min_version, c.below_version});
+    }
+    return out;
+  }
+
+  // `{component, min_version, below_version}`: a component and an optional version range.
+  component_condition component_condition_of(const json& j, const std::string& p) const {
+    object(j, p, {"component", "min_version", "below_version"});
+    component_condition r;
+    r.name = string(required(j, p, "component"), child(p, "component"));
+    if (r.name.empty() || r.name.size() > limits::name_length || !is_printable_name(r.name))
+      expected(child(p, "component"),
+               "a non-empty component name of at most " + std::to_string(limits::name_length) +
+                   " characters, without control characters",
+               j["component"]);
+    const auto version = [&](std::string_view key) -> std::optional<component_version> {
+      const json* m = member(j, key);
+      if (m == nullptr) return std::nullopt;
+      const auto kp = child(p, key);
+      auto v = parse_component_version(string(*m, kp));
+      if (!v) expected(kp, "a version of 1-4 dot-separated numbers", *m);
+      return v;
+    };
+    r.min_version = version("min_version");
+    if (member(j, "below_version")) needs_version_2(child(p, "below_version"));
+    r.below_version = version("below_version");
+    if (r.min_version && r.below_version && !(*r.min_version < *r.below_version))
+      fail(child(p, "below_version"), "version range is empty: below_version " + to_string(*r.below_version) +
+                                          " is not above min_version " + to_string(*r.min_version));
+    return r;
+  }
+
+  // Format 2 keys in a version-1 document are refused by name, never ignored.
+  void needs_version_2(const std::string& ptr) const {
+    if (version_ < 2)
+      fail(ptr, "this key needs catalog version 2; the document says version " + std::to_string(version_));
+  }
+
+  // `{"min": N, "max": M}` (at least one), each in [1, limit].
+  count_range range(const json& j, const std::string& ptr, std::uint32_t limit) const {
+    object(j, ptr, {"min", "max"});
+    if (j.empty()) expected(ptr, "a range with min, max or both", j);
+    count_range r;
+    if (const json* m = member(j, "min")) r.min = uint32(*m, child(ptr, "min"), 1, limit);
+    if (const json* m = member(j, "max")) r.max = uint32(*m, child(ptr, "max"), 1, limit);
+    if (r.min > r.max) fail(ptr, "range is empty: min " + std::to_string(r.min) + " > max " + std::to_string(r.max));
+    return r;
+  }
+
+  static constexpr std::uint32_t shape_limit(shape_field f) noexcept {
+    switch (f) {
+      case shape_field::seq_len_q:
+      case shape_field::seq_len_kv:
+        return limits::seq_len;
+      case shape_field::batch_size:
+        return limits::batch_size;
+      case shape_field::gqa_group:
+        return limits::num_heads;
+    }
+    return 0;
+  }
+
+  // The shape-field keys of `obj` (format 2), onto `out`; "any" clears an inherited range.
+  void read_shape(const json& obj, const std::string& ptr, shape_limits& out) const {
+    for (shape_field f : shape_fields)
+      if (const json* m = member(obj, to_string(f))) {
+        const auto p = child(ptr, to_string(f));
+        needs_version_2(p);
+        if (m->is_string() && m->get_ref<const std::string&>() == "any")
+          out[f].reset();
+        else
+          out[f] = range(*m, p, shape_limit(f));
       }
+  }
+
+  // A call condition; `require` conditions may be `{"never": true}`.
+  call_condition condition(const json& j, const std::string& ptr, bool require) const {
+    object(j, ptr,
+           {"phases", "dtypes", "attn_types", "features", "without_features", "seq_len_q", "seq_len_kv", "batch_size",
+            "gqa_group", "equal_seq_lens", "head_sizes", "value_head_sizes", "components", "never"});
+    call_condition c;
+    if (const json* m = member(j, "phases")) c.phases = enum_list<attention_phase>(*m, child(ptr, "phases"), false);
+    if (c.phases.contains(attention_phase::unstated))
+      fail(child(ptr, "phases"), "\"unstated\" is not a phase a condition can name");
+    if (const json* m = member(j, "dtypes")) c.dtypes = enum_list<data_type>(*m, child(ptr, "dtypes"), false);
+    if (const json* m = member(j, "attn_types"))
+      c.attn_types = enum_list<attention_type>(*m, child(ptr, "attn_types"), false);
+    if (const json* m = member(j, "features")) c.features = features(*m, child(ptr, "features"));
+    if (const json* m = member(j, "without_features"))
+      c.without_features = features(*m, child(ptr, "without_features"));
+    read_shape(j, ptr, c.shape);
+    if (const json* m = member(j, "equal_seq_lens")) {
+      if (!m->is_boolean() || !m->get<bool>()) expected(child(ptr, "equal_seq_lens"), "true", *m);
+      c.equal_seq_lens = true;
+    }
+    if (const json* m = member(j, "head_sizes")) c.head_sizes = head_sizes(*m, child(ptr, "head_sizes"));
+    if (const json* m = member(j, "value_head_sizes"))
+      c.value_head_sizes = head_sizes(*m, child(ptr, "value_head_sizes"));
+    if (const json* m = member(j, "components")) {
+      const auto cp = child(ptr, "components");
+      list(*m, cp, "a non-empty array of {component, min_version, below_version}");
+      for (std::size_t i = 0; i < m->size(); ++i) c.components.push_back(component_condition_of((*m)[i], child(cp, i)));
+    }
+    if (const json* m = member(j, "never")) {
+      if (!require) fail(child(ptr, "never"), "\"never\" belongs in a rule's \"require\", not its \"when\"");
+      if (!m->is_boolean() || !m->get<bool>()) expected(child(ptr, "never"), "true", *m);
+      if (j.size() != 1) fail(ptr, "\"never\" stands alone: a require that forbids its when has no other key");
+      c.never = true;
+    }
+    if (require && c.empty()) expected(ptr, "a non-empty condition (or {\"never\": true})", j);
+    return c;
+  }
+
+  std::vector<call_rule> call_rules(const json& j, const std::string& ptr) const {
+    needs_version_2(ptr);
+    list(j, ptr, "an array of {when, require, note} rules", true);
+    std::vector<call_rule> out;
+    out.reserve(j.size());
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const auto p = child(ptr, i);
+      object(j[i], p, {"when", "require", "note"});
+      call_rule r;
+      if (const json* m = member(j[i], "when")) r.when = condition(*m, child(p, "when"), false);
+      r.require = condition(required(j[i], p, "require"), child(p, "require"), true);
+      if (const json* m = member(j[i], "note")) r.note = string(*m, child(p, "note"));
       out.push_back(std::move(r));
     }
     return out;
   }
 
-  static constexpr std::array<std::string_view, 11> capability_keys{
+  // `{"float32": <head sizes>, ...}`.
+  std::vector<dtype_head_sizes> head_sizes_by_dtype(const json& j, const std::string& ptr) const {
+    needs_version_2(ptr);
+    if (!j.is_object()) expected(ptr, "an object of dtype name -> head sizes", j);
+    std::vector<dtype_head_sizes> out;
+    for (const auto& item : j.items()) {
+      const auto p = child(ptr, item.key());
+      const auto dtype = parse_enum<data_type>(item.key());
+      if (!dtype || to_string(*dtype) != item.key())
+        fail(p,
+             "\"" + printable(item.key(), 40) + "\" is not a dtype name; expected one of " + enum_names<data_type>());
+      out.push_back(dtype_head_sizes{*dtype, head_sizes(item.value(), p)});
+    }
+    return out;
+  }
+
+  static constexpr std::array<std::string_view, 17> capability_keys{
       {"dtypes", "kv_cache_dtypes", "head_sizes", "value_head_sizes", "block_size_multiples", "preferred_block_size",
-       "attn_types", "mode", "features", "platforms", "requires"}};
+       "attn_types", "mode", "features", "platforms", "requires", "head_sizes_by_dtype", "seq_len_q", "seq_len_kv",
+       "batch_size", "gqa_group", "call_rules"}};
 
   // Applies the capability keys present in `j` onto `c` (variants start from the backend's values).
   void apply_capabilities(const json& j, const std::string& ptr, capabilities& c) const {
@@ -126,6 +255,10 @@ class catalog_reader : public json_reader {
     if (const json* m = member(j, "features")) c.features = features(*m, child(ptr, "features"));
     if (const json* m = member(j, "platforms")) c.platforms = platforms(*m, child(ptr, "platforms"));
     if (const json* m = member(j, "requires")) c.requires_components = requirements(*m, child(ptr, "requires"));
+    if (const json* m = member(j, "head_sizes_by_dtype"))
+      c.head_sizes_by_dtype = head_sizes_by_dtype(*m, child(ptr, "head_sizes_by_dtype"));
+    read_shape(j, ptr, c.shape);
+    if (const json* m = member(j, "call_rules")) c.call_rules = call_rules(*m, child(ptr, "call_rules"));
   }
 
   // A variant starts as a copy of its backend's capabilities. The feature list is shared (feature_set
@@ -203,6 +336,17 @@ class catalog_reader : public json_reader {
     return b;
   }
 
+  // The `phases` key of a rule or entry (format 2): named phases, never "unstated".
+  phase_set phases(const json& obj, const std::string& ptr) const {
+    const json* m = member(obj, "phases");
+    if (m == nullptr) return {};
+    const auto p = child(ptr, "phases");
+    needs_version_2(p);
+    const auto out = enum_list<attention_phase>(*m, p, false);
+    if (out.contains(attention_phase::unstated)) fail(p, "\"unstated\" is not a phase a policy can name");
+    return out;
+  }
+
   policy_entry entry(const json& j, const std::string& ptr) const {
     policy_entry e;
     const auto backend_name = [&](const json& v, const std::string& p) {
@@ -215,18 +359,23 @@ class catalog_reader : public json_reader {
       e.backend = backend_name(j, ptr);
       return e;
     }
-    object(j, ptr, {"backend", "when", "unless", "unless_features"});
+    object(j, ptr,
+           {"backend", "when", "unless", "unless_features", "phases", "seq_len_q", "seq_len_kv", "batch_size",
+            "gqa_group"});
     e.backend = backend_name(required(j, ptr, "backend"), child(ptr, "backend"));
     if (const json* m = member(j, "when")) e.when = names(*m, child(ptr, "when"), "component names");
     if (const json* m = member(j, "unless")) e.unless = names(*m, child(ptr, "unless"), "component names");
     if (const json* m = member(j, "unless_features")) e.unless_features = features(*m, child(ptr, "unless_features"));
+    e.phases = phases(j, ptr);
+    read_shape(j, ptr, e.shape);
     return e;
   }
 
   policy_rule rule(const json& j, const std::string& ptr) const {
-    object(j, ptr,
-           {"domain", "vendor", "min_capability", "max_capability", "archs", "families", "modes", "min_num_heads",
-            "max_num_heads", "kv_cache_dtypes", "dtypes", "features", "without_features", "note", "order"});
+    object(j, ptr, {"domain",     "vendor",     "min_capability",   "max_capability", "archs",
+                    "families",   "modes",      "min_num_heads",    "max_num_heads",  "kv_cache_dtypes",
+                    "dtypes",     "features",   "without_features", "phases",         "seq_len_q",
+                    "seq_len_kv", "batch_size", "gqa_group",        "note",           "order"});
     policy_rule r;
     r.domain = enumerator<attention_domain>(required(j, ptr, "domain"), child(ptr, "domain"));
     r.vendor = enumerator<device_vendor>(required(j, ptr, "vendor"), child(ptr, "vendor"));
@@ -244,6 +393,8 @@ class catalog_reader : public json_reader {
     if (const json* m = member(j, "features")) r.features = features(*m, child(ptr, "features"));
     if (const json* m = member(j, "without_features"))
       r.without_features = features(*m, child(ptr, "without_features"));
+    r.phases = phases(j, ptr);
+    read_shape(j, ptr, r.shape);
     if (const json* m = member(j, "note")) r.note = string(*m, child(ptr, "note"));
     const auto op = child(ptr, "order");
     const json& order = list(required(j, ptr, "order"), op, "a non-empty array of backend names");
@@ -280,9 +431,11 @@ class catalog_reader : public json_reader {
     if (string(required(j, "", "format"), "/format") != "attnsel-catalog")
       expected("/format", "\"attnsel-catalog\"", j["format"]);
     const auto version = unsigned_int(required(j, "", "version"), "/version", 1, 1000);
-    if (version != catalog_format_version)
-      fail("/version", "unsupported catalog version " + std::to_string(version) + "; this library reads version " +
+    if (version < oldest_catalog_format_version || version > catalog_format_version)
+      fail("/version", "unsupported catalog version " + std::to_string(version) + "; this library reads versions " +
+                           std::to_string(oldest_catalog_format_version) + " to " +
                            std::to_string(catalog_format_version));
+    version_ = static_cast<int>(version);
     catalog c;
     c.info.name = string(required(j, "", "name"), "/name");
     if (const json* m = member(j, "description")) c.info.description = string(*m, "/description");
@@ -335,6 +488,10 @@ class catalog_reader : public json_reader {
     return c;
   }
 
+ private:
+  mutable int version_ = catalog_format_version;  // of the document being read
+
+ public:
   // `"implications": {"aiter_mha": ["aiter_enabled"], ...}` layered on `reg`'s: an entry replaces the
   // one of the same component, others are added.
   void implications(const json& j, registry& reg) const {

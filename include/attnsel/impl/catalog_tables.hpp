@@ -58,10 +58,55 @@ struct head_sizes {
   std::uint32_t multiple_of = 1;
 };
 
+// An optional component version: `has` false = unset.
+struct version {
+  bool has = false;
+  component_version value;
+};
+
 struct requirement {
   std::string_view name;
-  bool has_version = false;
-  component_version version;
+  version min;
+  version below;
+};
+
+// An optional count range: `has` false = unset.
+struct range {
+  bool has = false;
+  std::uint32_t min = 1;
+  std::uint32_t max = 0;
+};
+
+// Ranges by shape_field.
+struct shape {
+  range ranges[4];
+};
+
+struct dtype_heads {
+  data_type dtype = data_type::float16;
+  head_sizes heads;
+};
+
+struct condition {
+  std::uint32_t phases = 0;
+  std::uint32_t dtypes = 0;
+  std::uint32_t attn_types = 0;
+  list<std::string_view> features;
+  list<std::string_view> without_features;
+  shape ranges;
+  bool equal_seq_lens = false;
+  bool has_heads = false;
+  head_sizes heads;
+  bool has_value_heads = false;
+  head_sizes value_heads;
+  list<requirement> components;
+  bool never = false;
+};
+
+struct call_rule {
+  condition when;
+  condition require;
+  std::string_view note;
 };
 
 // Enum sets are stored as their bit masks (`enum_set::bits()`).
@@ -80,6 +125,9 @@ struct caps {
   list<std::string_view> features;
   list<constraint> platforms;
   list<requirement> requires_components;
+  list<dtype_heads> heads_by_dtype;
+  shape ranges;
+  list<call_rule> call_rules;
 };
 
 struct backend {
@@ -96,6 +144,8 @@ struct entry {
   list<std::string_view> when;
   list<std::string_view> unless;
   list<std::string_view> unless_features;
+  std::uint32_t phases = 0;
+  shape ranges;
 };
 
 struct rule {
@@ -109,6 +159,8 @@ struct rule {
   std::uint32_t dtypes = 0;
   list<std::string_view> features;
   list<std::string_view> without_features;
+  std::uint32_t phases = 0;
+  shape ranges;
   std::string_view note;
   list<entry> order;
 };
@@ -177,6 +229,36 @@ inline head_size_spec to_head_sizes(const head_sizes& h) {
   return out;
 }
 
+inline std::optional<component_version> to_optional(version v) {
+  return v.has ? std::optional<component_version>(v.value) : std::nullopt;
+}
+
+inline shape_limits to_shape(const shape& s) {
+  shape_limits out;
+  for (shape_field f : shape_fields) {
+    const auto& r = s.ranges[static_cast<std::size_t>(f)];
+    if (r.has) out[f] = count_range{r.min, r.max};
+  }
+  return out;
+}
+
+inline call_condition to_condition(const condition& c, feature_interner& features) {
+  call_condition out;
+  out.phases = to_set<attention_phase>(c.phases);
+  out.dtypes = to_set<data_type>(c.dtypes);
+  out.attn_types = to_set<attention_type>(c.attn_types);
+  out.features = features.get(c.features);
+  out.without_features = features.get(c.without_features);
+  out.shape = to_shape(c.ranges);
+  out.equal_seq_lens = c.equal_seq_lens;
+  if (c.has_heads) out.head_sizes = to_head_sizes(c.heads);
+  if (c.has_value_heads) out.value_head_sizes = to_head_sizes(c.value_heads);
+  for (const auto& r : c.components)
+    out.components.push_back(component_condition{std::string(r.name), to_optional(r.min), to_optional(r.below)});
+  out.never = c.never;
+  return out;
+}
+
 inline capabilities to_capabilities(const caps& c, feature_interner& features) {
   capabilities out;
   out.variant = std::string(c.variant);
@@ -200,10 +282,14 @@ inline capabilities to_capabilities(const caps& c, feature_interner& features) {
     p.families = to_vector(pc.arch.families);
     out.platforms.push_back(std::move(p));
   }
-  for (const auto& r : c.requires_components) {
-    out.requires_components.push_back(component_requirement{
-        std::string(r.name), r.has_version ? std::optional<component_version>(r.version) : std::nullopt});
-  }
+  for (const auto& r : c.requires_components)
+    out.requires_components.push_back(
+        component_requirement{std::string(r.name), to_optional(r.min), to_optional(r.below)});
+  for (const auto& d : c.heads_by_dtype) out.head_sizes_by_dtype.push_back({d.dtype, to_head_sizes(d.heads)});
+  out.shape = to_shape(c.ranges);
+  for (const auto& r : c.call_rules)
+    out.call_rules.push_back(
+        attnsel::call_rule{to_condition(r.when, features), to_condition(r.require, features), std::string(r.note)});
   return out;
 }
 
@@ -242,11 +328,14 @@ inline registry build_registry(const catalog& cat) {
     out.dtypes = to_set<data_type>(r.dtypes);
     out.features = features.get(r.features);
     out.without_features = features.get(r.without_features);
+    out.phases = to_set<attention_phase>(r.phases);
+    out.shape = to_shape(r.ranges);
     out.note = std::string(r.note);
     out.order.reserve(r.order.size);
     for (const auto& e : r.order) {
       out.order.push_back(policy_entry{std::string(e.backend), to_strings(e.when), to_strings(e.unless),
-                                       features.get(e.unless_features)});
+                                       features.get(e.unless_features), to_set<attention_phase>(e.phases),
+                                       to_shape(e.ranges)});
     }
     policy.rules.push_back(std::move(out));
   }

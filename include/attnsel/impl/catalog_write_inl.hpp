@@ -64,7 +64,56 @@ inline void arch_filter_json(const arch_filter& f, nlohmann::json& out) {
   }
 }
 
-inline nlohmann::json capabilities_json(const capabilities& c, nlohmann::json out) {
+inline nlohmann::json range_json(const count_range& r) {
+  nlohmann::json out = nlohmann::json::object();
+  if (r.min != 1 || !r.bounded_above()) out["min"] = r.min;
+  if (r.bounded_above()) out["max"] = r.max;
+  return out;
+}
+
+inline nlohmann::json component_condition_json(const component_condition& c) {
+  json out = {{"component", c.name}};
+  if (c.min_version) out["min_version"] = to_string(*c.min_version);
+  if (c.below_version) out["below_version"] = to_string(*c.below_version);
+  return out;
+}
+
+// The shape ranges of `limits`: set ones, or with `all` every field ("any" when unset, so a variant
+// that drops its backend's range reads back without it).
+inline void shape_json(const shape_limits& limits, bool all, nlohmann::json& out) {
+  for (shape_field f : shape_fields) {
+    const auto key = std::string(to_string(f));
+    if (limits[f])
+      out[key] = range_json(*limits[f]);
+    else if (all)
+      out[key] = "any";
+  }
+}
+
+inline nlohmann::json condition_json(const call_condition& c) {
+  json out = json::object();
+  if (c.never) {
+    out["never"] = true;
+    return out;
+  }
+  if (!c.phases.empty()) out["phases"] = enum_list_json(c.phases);
+  if (!c.dtypes.empty()) out["dtypes"] = enum_list_json(c.dtypes);
+  if (!c.attn_types.empty()) out["attn_types"] = enum_list_json(c.attn_types);
+  if (!c.features.empty()) out["features"] = names_json(c.features);
+  if (!c.without_features.empty()) out["without_features"] = names_json(c.without_features);
+  shape_json(c.shape, false, out);
+  if (c.equal_seq_lens) out["equal_seq_lens"] = true;
+  if (c.head_sizes) out["head_sizes"] = head_sizes_json(*c.head_sizes);
+  if (c.value_head_sizes) out["value_head_sizes"] = head_sizes_json(*c.value_head_sizes);
+  if (!c.components.empty()) {
+    out["components"] = json::array();
+    for (const auto& comp : c.components) out["components"].push_back(component_condition_json(comp));
+  }
+  return out;
+}
+
+// `version` 2 writes the format-2 keys (all of them, so variants read back without inheriting).
+inline nlohmann::json capabilities_json(const capabilities& c, nlohmann::json out, int version) {
   out["dtypes"] = enum_list_json(c.dtypes);
   out["kv_cache_dtypes"] = enum_list_json(c.kv_cache_dtypes);
   out["head_sizes"] = head_sizes_json(c.head_sizes);
@@ -85,26 +134,36 @@ inline nlohmann::json capabilities_json(const capabilities& c, nlohmann::json ou
     }
   }
   out["requires"] = json::array();
-  for (const auto& r : c.requires_components) {
-    json req = {{"component", r.name}};
-    if (r.min_version) req["min_version"] = to_string(*r.min_version);
-    out["requires"].push_back(std::move(req));
+  for (const auto& r : c.requires_components)
+    out["requires"].push_back(component_condition_json(component_condition{r.name, r.min_version, r.below_version}));
+  if (version < 2) return out;
+  out["head_sizes_by_dtype"] = json::object();
+  for (const auto& d : c.head_sizes_by_dtype)
+    out["head_sizes_by_dtype"][std::string(to_string(d.dtype))] = head_sizes_json(d.head_sizes);
+  shape_json(c.shape, true, out);
+  out["call_rules"] = json::array();
+  for (const auto& r : c.call_rules) {
+    json rj = json::object();
+    if (!r.when.empty()) rj["when"] = condition_json(r.when);
+    rj["require"] = condition_json(r.require);
+    if (!r.note.empty()) rj["note"] = r.note;
+    out["call_rules"].push_back(std::move(rj));
   }
   return out;
 }
 
-inline nlohmann::json backend_json(const backend_descriptor& b) {
+inline nlohmann::json backend_json(const backend_descriptor& b, int version) {
   json j = {{"name", b.name}};
   if (!b.aliases.empty()) j["aliases"] = b.aliases;
   if (!b.description.empty()) j["description"] = b.description;
   j["domains"] = enum_list_json(b.domains);
-  j = capabilities_json(b.caps, std::move(j));
+  j = capabilities_json(b.caps, std::move(j), version);
   if (!b.variants.empty()) {
     j["variants"] = json::array();
     for (const auto& v : b.variants) {
       json vj = {{"name", v.variant}};
       if (!v.domains.empty()) vj["domains"] = enum_list_json(v.domains);
-      j["variants"].push_back(capabilities_json(v, std::move(vj)));
+      j["variants"].push_back(capabilities_json(v, std::move(vj), version));
     }
   }
   return j;
@@ -120,10 +179,12 @@ inline nlohmann::json rule_json(const policy_rule& r) {
   if (!r.dtypes.empty()) j["dtypes"] = enum_list_json(r.dtypes);
   if (!r.features.empty()) j["features"] = names_json(r.features);
   if (!r.without_features.empty()) j["without_features"] = names_json(r.without_features);
+  if (!r.phases.empty()) j["phases"] = enum_list_json(r.phases);
+  shape_json(r.shape, false, j);
   if (!r.note.empty()) j["note"] = r.note;
   j["order"] = json::array();
   for (const auto& e : r.order) {
-    if (e.when.empty() && e.unless.empty() && e.unless_features.empty()) {
+    if (e.when.empty() && e.unless.empty() && e.unless_features.empty() && e.phases.empty() && e.shape.empty()) {
       j["order"].push_back(e.backend);
       continue;
     }
@@ -131,6 +192,8 @@ inline nlohmann::json rule_json(const policy_rule& r) {
     if (!e.when.empty()) ej["when"] = e.when;
     if (!e.unless.empty()) ej["unless"] = e.unless;
     if (!e.unless_features.empty()) ej["unless_features"] = names_json(e.unless_features);
+    if (!e.phases.empty()) ej["phases"] = enum_list_json(e.phases);
+    shape_json(e.shape, false, ej);
     j["order"].push_back(std::move(ej));
   }
   return j;
@@ -140,12 +203,14 @@ inline nlohmann::json rule_json(const policy_rule& r) {
 
 ATTNSEL_INLINE nlohmann::json to_json(const catalog& c) {
   using detail::json;
-  json out = {{"format", "attnsel-catalog"}, {"version", catalog_format_version}, {"name", c.info.name}};
+  // Version 1 unless the catalog states something about the call: old readers keep reading it.
+  const int version = detail::registry_reads_call(c.registry) ? 2 : 1;
+  json out = {{"format", "attnsel-catalog"}, {"version", version}, {"name", c.info.name}};
   if (!c.info.description.empty()) out["description"] = c.info.description;
   if (!c.info.source.empty()) out["source"] = c.info.source;
   if (!c.info.commits.empty()) out["commits"] = c.info.commits;
   out["backends"] = json::array();
-  for (const auto& b : c.registry.backends()) out["backends"].push_back(detail::backend_json(b));
+  for (const auto& b : c.registry.backends()) out["backends"].push_back(detail::backend_json(b, version));
   out["policies"] = json::array();
   for (const auto& r : c.registry.policy().rules) out["policies"].push_back(detail::rule_json(r));
   if (!c.registry.implications().empty()) {

@@ -10,6 +10,7 @@
 #include <attnsel/impl/query_gates.hpp>
 
 #include <algorithm>
+#include <attnsel/impl/shape_inl.hpp>
 #include <attnsel/impl/value_text.hpp>
 
 #include <array>
@@ -128,11 +129,13 @@ ATTNSEL_GATE bool gate_component(const gate_context& g, reason_sink& sink) {
       ok = false;
       if (sink.fail(reason_code::component, [&] { return "needs component " + req.name + ", which is not present"; }))
         return false;
-    } else if (req.min_version && (!found->version || *found->version < *req.min_version)) {
+    } else if ((req.min_version && (!found->version || *found->version < *req.min_version)) ||
+               (req.below_version && (!found->version || !(*found->version < *req.below_version)))) {
       ok = false;
       if (sink.fail(reason_code::component, [&] {
-            return "needs " + req.name + " >= " + to_string(*req.min_version) + ", found " +
-                   (found->version ? to_string(*found->version) : std::string("no version"));
+            return "needs " +
+                   component_condition_text(component_condition{req.name, req.min_version, req.below_version}) +
+                   ", found " + (found->version ? to_string(*found->version) : std::string("no version"));
           }))
         return false;
     }
@@ -179,11 +182,15 @@ ATTNSEL_GATE bool gate_kv_cache_dtype(const gate_context& g, reason_sink& sink) 
 ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
   const capabilities& c = *g.variant;
   const query& q = g.q;
+  const head_size_spec& sizes = c.head_sizes_for(q.dtype);
+  const bool by_dtype = &sizes != &c.head_sizes;
+  const auto for_dtype = [&] { return by_dtype ? " for " + std::string(to_string(q.dtype)) : std::string(); };
   bool ok = true;
-  if (!c.head_sizes.accepts(q.head_size)) {
+  if (!sizes.accepts(q.head_size)) {
     ok = false;
-    if (sink.fail(reason_code::head_size,
-                  [&] { return "head size " + std::to_string(q.head_size) + " not in " + to_string(c.head_sizes); }))
+    if (sink.fail(reason_code::head_size, [&] {
+          return "head size " + std::to_string(q.head_size) + " not in " + to_string(sizes) + for_dtype();
+        }))
       return false;
   }
   if (q.value_head_size() == q.head_size) return ok;
@@ -194,9 +201,11 @@ ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
     });
     return false;
   }
-  if (c.value_head_sizes->accepts(q.value_head_size())) return ok;
+  // A per-dtype entry replaces the value head sizes too (the alignment applies to every head dim).
+  const head_size_spec& values = by_dtype ? sizes : *c.value_head_sizes;
+  if (values.accepts(q.value_head_size())) return ok;
   sink.fail(reason_code::head_size, [&] {
-    return "value head size " + std::to_string(q.value_head_size()) + " not in " + to_string(*c.value_head_sizes);
+    return "value head size " + std::to_string(q.value_head_size()) + " not in " + to_string(values) + for_dtype();
   });
   return false;
 }
@@ -208,6 +217,73 @@ ATTNSEL_GATE bool gate_block_size(const gate_context& g, reason_sink& sink) {
            format_uints(g.variant->block_size_multiples);
   });
   return false;
+}
+
+// A stated shape field outside the variant's range. An unstated field is never checked here.
+template <shape_field F>
+bool shape_field_ok(const gate_context& g, reason_sink& sink, reason_code code) {
+  const auto& range = g.variant->shape[F];
+  if (!range) return true;
+  const auto v = shape_value(g.q, F);
+  if (!v || range->contains(*v)) return true;
+  sink.fail(code, [&] {
+    std::string what = std::string(to_string(F)) + " " + std::to_string(*v);
+    if (F == shape_field::gqa_group)
+      what +=
+          " (num_heads " + std::to_string(g.q.num_heads) + " / num_kv_heads " + std::to_string(g.q.num_kv_heads) + ")";
+    return what + " is outside " + to_string(*range);
+  });
+  return false;
+}
+
+ATTNSEL_GATE bool gate_seq_len(const gate_context& g, reason_sink& sink) {
+  const bool q_ok = shape_field_ok<shape_field::seq_len_q>(g, sink, reason_code::seq_len);
+  if (!q_ok && !sink.collecting()) return false;
+  return shape_field_ok<shape_field::seq_len_kv>(g, sink, reason_code::seq_len) && q_ok;
+}
+
+ATTNSEL_GATE bool gate_batch_size(const gate_context& g, reason_sink& sink) {
+  return shape_field_ok<shape_field::batch_size>(g, sink, reason_code::batch_size);
+}
+
+ATTNSEL_GATE bool gate_gqa_group(const gate_context& g, reason_sink& sink) {
+  return shape_field_ok<shape_field::gqa_group>(g, sink, reason_code::gqa_group);
+}
+
+// The stated values a call condition reads, for a message: `seq_len_q 1, seq_len_kv 256`.
+inline std::string stated_values(const call_condition& c, const query& q) {
+  std::string out;
+  const auto add = [&out](std::string_view name, std::uint32_t v) {
+    const auto part = std::string(name) + " " + std::to_string(v);
+    if (out.find(part) == std::string::npos) out += (out.empty() ? "" : ", ") + part;
+  };
+  for (shape_field f : shape_fields)
+    if (const auto v = shape_value(q, f); v && c.shape[f]) add(to_string(f), *v);
+  if (c.equal_seq_lens) {
+    add("seq_len_q", q.seq_len_q);
+    add("seq_len_kv", q.seq_len_kv);
+  }
+  if (!c.phases.empty()) out += std::string(out.empty() ? "" : ", ") + "phase " + std::string(to_string(q.phase));
+  return out;
+}
+
+// Each call rule whose `when` holds for the stated call must have its `require` hold. A rule that
+// hangs on an unstated field is not applied (explain lists it).
+ATTNSEL_GATE bool gate_call_rule(const gate_context& g, reason_sink& sink) {
+  bool ok = true;
+  for (const auto& rule : g.variant->call_rules) {
+    if (rule.when.evaluate(g.q, g.p) != truth::yes || rule.require.evaluate(g.q, g.p) != truth::no) continue;
+    ok = false;
+    if (sink.fail(reason_code::call_rule, [&] {
+          std::string msg = to_string(rule);
+          const auto values = stated_values(rule.require.never ? rule.when : rule.require, g.q);
+          if (!values.empty()) msg += ": " + values;
+          if (!rule.note.empty()) msg += " (" + rule.note + ")";
+          return msg;
+        }))
+      return false;
+  }
+  return ok;
 }
 
 // One reason per missing feature.
@@ -263,7 +339,11 @@ inline constexpr std::array<gate_entry, check_gates.size()> gate_table{{
     {reason_code::kv_cache_dtype, gate_kv_cache_dtype},
     {reason_code::head_size, gate_head_size},
     {reason_code::block_size, gate_block_size},
+    {reason_code::seq_len, gate_seq_len},
+    {reason_code::batch_size, gate_batch_size},
+    {reason_code::gqa_group, gate_gqa_group},
     {reason_code::feature, gate_feature},
+    {reason_code::call_rule, gate_call_rule},
     {reason_code::custom, gate_custom},
 }};
 

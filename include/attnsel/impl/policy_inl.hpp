@@ -7,6 +7,7 @@
 #endif
 
 #include <attnsel/impl/hot.hpp>
+#include <attnsel/impl/value_text.hpp>
 
 #include <algorithm>
 
@@ -17,8 +18,23 @@ ATTNSEL_INLINE bool policy_entry::enabled_on(const platform& p) const noexcept {
   return std::all_of(when.begin(), when.end(), present) && std::none_of(unless.begin(), unless.end(), present);
 }
 
+ATTNSEL_INLINE bool detail::call_matches(const phase_set& phases, const shape_limits& shape, const query& q) noexcept {
+  if (!phases.empty() && (q.phase == attention_phase::unstated || !phases.contains(q.phase))) return false;
+  for (shape_field f : shape_fields) {
+    const auto& range = shape[f];
+    if (!range) continue;
+    const auto v = shape_value(q, f);
+    if (!v || !range->contains(*v)) return false;
+  }
+  return true;
+}
+
+ATTNSEL_INLINE bool policy_entry::enabled_for(const query& q) const noexcept {
+  return !q.required.intersects(unless_features) && detail::call_matches(phases, shape, q);
+}
+
 ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) const noexcept {
-  return enabled_on(p) && !q.required.intersects(unless_features);
+  return enabled_on(p) && enabled_for(q);
 }
 
 ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) const noexcept {
@@ -41,7 +57,8 @@ ATTNSEL_INLINE bool policy_rule::matches_fields(const query& q) const noexcept {
     if (max_num_heads && q.num_heads > max_num_heads) return false;
   }
   if (!kv_cache_dtypes.empty() && !kv_cache_dtypes.contains(q.kv_cache_dtype)) return false;
-  return dtypes.empty() || dtypes.contains(q.dtype);
+  if (!dtypes.empty() && !dtypes.contains(q.dtype)) return false;
+  return detail::call_matches(phases, shape, q);
 }
 
 ATTNSEL_INLINE std::string to_string(const policy_rule& rule) {
@@ -65,6 +82,8 @@ ATTNSEL_INLINE std::string to_string(const policy_rule& rule) {
   }
   for (const auto& f : rule.features) out += " +" + f;
   for (const auto& f : rule.without_features) out += " -" + f;
+  if (!rule.phases.empty()) out += " phase " + detail::format_enum_list(rule.phases, "|");
+  if (!rule.shape.empty()) out += " " + to_string(rule.shape);
   return out;
 }
 

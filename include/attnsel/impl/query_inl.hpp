@@ -16,7 +16,11 @@ ATTNSEL_BEGIN_NAMESPACE
 
 ATTNSEL_INLINE bool is_valid(const query& q) noexcept {
   if (q.head_size == 0 || q.head_size > max_head_size || q.head_size_v > max_head_size) return false;
-  if (q.block_size > max_block_size || q.num_heads > max_num_heads) return false;
+  if (q.block_size > max_block_size || q.num_heads > max_num_heads || q.num_kv_heads > max_num_heads) return false;
+  if (q.seq_len_q > limits::seq_len || q.seq_len_kv > limits::seq_len || q.batch_size > limits::batch_size)
+    return false;
+  if (static_cast<std::size_t>(q.phase) >= enum_values<attention_phase>().size()) return false;
+  if (q.num_heads != 0 && q.num_kv_heads != 0 && q.num_heads % q.num_kv_heads != 0) return false;
   return std::all_of(q.required.begin(), q.required.end(),
                      [](const std::string& f) { return is_valid_feature_name(f); });
 }
@@ -30,6 +34,16 @@ ATTNSEL_INLINE std::string validation_message(const query& q) {
   if (q.head_size_v > max_head_size) return range("value head size", q.head_size_v, 1, max_head_size);
   if (q.block_size > max_block_size) return range("block size", q.block_size, 1, max_block_size);
   if (q.num_heads > max_num_heads) return range("num_heads", q.num_heads, 1, max_num_heads);
+  if (q.num_kv_heads > max_num_heads) return range("num_kv_heads", q.num_kv_heads, 1, max_num_heads);
+  if (q.seq_len_q > limits::seq_len) return range("seq_len_q", q.seq_len_q, 1, limits::seq_len);
+  if (q.seq_len_kv > limits::seq_len) return range("seq_len_kv", q.seq_len_kv, 1, limits::seq_len);
+  if (q.batch_size > limits::batch_size) return range("batch_size", q.batch_size, 1, limits::batch_size);
+  if (static_cast<std::size_t>(q.phase) >= enum_values<attention_phase>().size())
+    return "phase " + std::to_string(static_cast<unsigned>(q.phase)) + " is not one of " +
+           enum_names<attention_phase>();
+  if (q.num_heads != 0 && q.num_kv_heads != 0 && q.num_heads % q.num_kv_heads != 0)
+    return "num_heads " + std::to_string(q.num_heads) + " is not a multiple of num_kv_heads " +
+           std::to_string(q.num_kv_heads);
   for (const auto& f : q.required)
     if (!is_valid_feature_name(f))
       // Escaped and cut by detail::escape_text(): the message is ASCII, so JSON and terminals take it whole.
@@ -45,7 +59,12 @@ ATTNSEL_INLINE std::string to_string(const query& q) {
   if (q.block_size) out += ", block_size=" + std::to_string(q.block_size);
   out += ", attn_type=" + std::string(to_string(q.attn_type)) + ", mode=" + std::string(to_string(q.mode));
   if (q.num_heads) out += ", num_heads=" + std::to_string(q.num_heads);
+  if (q.num_kv_heads) out += ", num_kv_heads=" + std::to_string(q.num_kv_heads);
   if (!q.required.empty()) out += ", features=" + detail::format_names(q.required);
+  if (q.phase != attention_phase::unstated) out += ", phase=" + std::string(to_string(q.phase));
+  if (q.seq_len_q) out += ", seq_len_q=" + std::to_string(q.seq_len_q);
+  if (q.seq_len_kv) out += ", seq_len_kv=" + std::to_string(q.seq_len_kv);
+  if (q.batch_size) out += ", batch_size=" + std::to_string(q.batch_size);
   return out + ")";
 }
 

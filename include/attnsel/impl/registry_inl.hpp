@@ -79,6 +79,20 @@ inline void validate_capabilities(const std::string& where, const capabilities& 
 
 }  // namespace detail
 
+ATTNSEL_INLINE bool detail::registry_reads_call(const registry& reg) noexcept {
+  for (const auto& b : reg.backends()) {
+    if (b.caps.reads_call()) return true;
+    for (const auto& v : b.variants)
+      if (v.reads_call()) return true;
+  }
+  for (const auto& r : reg.policy().rules) {
+    if (!r.phases.empty() || !r.shape.empty()) return true;
+    for (const auto& e : r.order)
+      if (!e.phases.empty() || !e.shape.empty()) return true;
+  }
+  return false;
+}
+
 ATTNSEL_INLINE void validate_descriptor(const backend_descriptor& b) {
   if (!is_valid_backend_name(b.name))
     throw registry_error("backend name '" + detail::escape_text(b.name, limits::echoed_text) +

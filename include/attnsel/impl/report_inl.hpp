@@ -42,6 +42,13 @@ ATTNSEL_INLINE nlohmann::json to_json(const query& q) {
   };
   j["features"] = nlohmann::json::array();
   for (const auto& f : q.required) j["features"].push_back(f);
+  const auto stated = [](std::uint32_t v) { return v ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  j["num_kv_heads"] = stated(q.num_kv_heads);
+  j["phase"] =
+      q.phase == attention_phase::unstated ? nlohmann::json(nullptr) : nlohmann::json(std::string(to_string(q.phase)));
+  j["seq_len_q"] = stated(q.seq_len_q);
+  j["seq_len_kv"] = stated(q.seq_len_kv);
+  j["batch_size"] = stated(q.batch_size);
   return j;
 }
 
@@ -75,6 +82,9 @@ ATTNSEL_INLINE nlohmann::json to_json(const explanation& ex, const query& q, con
   for (const auto& i : ex.implied) j["implied"].push_back({{"component", i.name}, {"because", i.because}});
   j["candidates"] = nlohmann::json::array();
   for (const auto& c : ex.candidates) j["candidates"].push_back(to_json(c));
+  j["unstated"] = nlohmann::json::array();
+  for (const auto& u : ex.unstated)
+    j["unstated"].push_back({{"subject", u.subject}, {"fields", u.fields}, {"condition", u.condition}});
   if (ex.result.ok()) {
     j["error"] = nullptr;
   } else {
@@ -129,7 +139,7 @@ ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
   const detail::json_reader in("query", detail::json_error_style::invalid_argument);
   in.object(j, "",
             {"domain", "head_size", "head_size_v", "dtype", "kv_cache_dtype", "block_size", "attn_type", "mode",
-             "num_heads", "features"});
+             "num_heads", "features", "num_kv_heads", "phase", "seq_len_q", "seq_len_kv", "batch_size"});
   query q;
   // Bounds from limits.hpp; a value in range but still invalid (head_size 0) is select()'s bad_query.
   if (const auto* m = detail::json_reader::nullable_member(j, "domain"))
@@ -151,6 +161,16 @@ ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
   if (const auto* m = detail::json_reader::nullable_member(j, "num_heads"))
     q.num_heads = in.uint32(*m, "/num_heads", 0, limits::num_heads);
   if (const auto* m = detail::json_reader::nullable_member(j, "features")) q.required = in.features(*m, "/features");
+  if (const auto* m = detail::json_reader::nullable_member(j, "num_kv_heads"))
+    q.num_kv_heads = in.uint32(*m, "/num_kv_heads", 0, limits::num_heads);
+  if (const auto* m = detail::json_reader::nullable_member(j, "phase"))
+    q.phase = in.enumerator<attention_phase>(*m, "/phase");
+  if (const auto* m = detail::json_reader::nullable_member(j, "seq_len_q"))
+    q.seq_len_q = in.uint32(*m, "/seq_len_q", 0, limits::seq_len);
+  if (const auto* m = detail::json_reader::nullable_member(j, "seq_len_kv"))
+    q.seq_len_kv = in.uint32(*m, "/seq_len_kv", 0, limits::seq_len);
+  if (const auto* m = detail::json_reader::nullable_member(j, "batch_size"))
+    q.batch_size = in.uint32(*m, "/batch_size", 0, limits::batch_size);
   return q;
 }
 

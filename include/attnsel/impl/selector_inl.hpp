@@ -8,6 +8,7 @@
 
 #include <attnsel/impl/hot.hpp>
 #include <attnsel/impl/text.hpp>
+#include <attnsel/impl/value_text.hpp>
 
 #include <algorithm>
 
@@ -103,6 +104,67 @@ inline std::string condition_message(const policy_entry& e) {
   for (const auto& f : e.unless_features) {
     out.append(sep).append("feature ").append(f).append(" is not required");
     sep = " and ";
+  }
+  if (!e.phases.empty()) {
+    out.append(sep).append("in the ").append(format_enum_list(e.phases, " or ")).append(" phase");
+    sep = " and ";
+  }
+  for (shape_field f : shape_fields)
+    if (const auto& r = e.shape[f]) {
+      out.append(sep).append(to_string(f)).append(" is in ").append(to_string(*r));
+      sep = " and ";
+    }
+  return out;
+}
+
+// The limits and policy conditions the answer hangs on that read a field `q` leaves unstated: the
+// shape ranges and call rules of each listed candidate's variant, the rules above the matching one
+// that only an unstated field kept from matching, and the matching rule's entries conditioned on one.
+inline std::vector<unstated_dependency> unstated_dependencies(const registry& reg, const query& q, const platform& p,
+                                                              const std::vector<candidate_report>& candidates) {
+  std::vector<unstated_dependency> out;
+  for (const auto& c : candidates) {
+    const auto index = reg.index_of(c.name);
+    if (!index) continue;
+    const auto* v = resolve_variant(reg.backends()[*index], q.domain, p);
+    if (v == nullptr) continue;
+    const auto subject = c.name + (v->variant.empty() ? "" : "/" + v->variant);
+    for (shape_field f : shape_fields)
+      if (v->shape[f] && !shape_value(q, f))
+        out.push_back({subject, std::string(to_string(f)), std::string(to_string(f)) + " " + to_string(*v->shape[f])});
+    for (const auto& rule : v->call_rules) {
+      const truth when = rule.when.evaluate(q, p);
+      if (when == truth::no) continue;
+      if (when == truth::yes && rule.require.evaluate(q, p) != truth::unknown) continue;
+      auto fields = unstated_fields(rule.when, q);
+      const auto more = unstated_fields(rule.require, q);
+      if (!more.empty() && fields.find(more) == std::string::npos) fields += (fields.empty() ? "" : ", ") + more;
+      out.push_back({subject, fields, to_string(rule) + (rule.note.empty() ? "" : " (" + rule.note + ")")});
+    }
+  }
+  const auto* matched = reg.policy().match(q, p);
+  for (const auto& rule : reg.policy().rules) {
+    if (&rule == matched) {
+      for (const auto& e : rule.order) {
+        call_condition c;
+        c.phases = e.phases;
+        c.shape = e.shape;
+        const auto fields = unstated_fields(c, q);
+        if (!fields.empty()) out.push_back({"policy entry " + e.backend, fields, condition_message(e)});
+      }
+      break;
+    }
+    if (rule.domain != q.domain || !rule.matches_platform(p)) continue;
+    call_condition c;
+    c.phases = rule.phases;
+    c.shape = rule.shape;
+    const auto fields = unstated_fields(c, q);
+    if (fields.empty()) continue;
+    // Would it match with its call conditions stated? Test the rest of the rule on its own.
+    policy_rule rest = rule;
+    rest.phases = {};
+    rest.shape = {};
+    if (rest.matches_query(q)) out.push_back({"policy rule " + to_string(rule), fields, to_string(c)});
   }
   return out;
 }
@@ -333,7 +395,7 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     ex.implied = std::move(closed.implied);
     return ex;
   }
-  explanation ex{select(reg, q, p, ovr, options), {}, {}, {}, {}};
+  explanation ex{select(reg, q, p, ovr, options), {}, {}, {}, {}, {}};
   const auto plan = override_plan::parse(ovr.spec, reg);
   if (!plan.ok() || !is_valid(q)) return ex;
   // The rule is reported whenever the automatic order was walked: plain auto, or --prefer falling back.
@@ -352,7 +414,44 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     ex.candidates = std::move(trace.out);
   }
   if (walked_automatic) detail::append_unvisited(reg, q, p, ex.candidates);
+  ex.unstated = detail::unstated_dependencies(reg, q, p, ex.candidates);
   return ex;
+}
+
+namespace detail {
+inline bool accepts_block(const selection& s, std::uint32_t block) noexcept {
+  return block != 0 && s.variant != nullptr && s.block_size_for(block) == block;
+}
+}  // namespace detail
+
+ATTNSEL_INLINE phase_plan plan_phases(const registry& reg, const query& layer, const platform& p,
+                                      const override_set& overrides, const select_options& options) {
+  query prefill = layer;
+  prefill.phase = attention_phase::prefill;
+  query decode = layer;
+  decode.phase = attention_phase::decode;
+  if (decode.seq_len_q == 0 || decode.seq_len_q == layer.seq_len_q) decode.seq_len_q = 1;
+  phase_plan out{select(reg, prefill, p, overrides, options), select(reg, decode, p, overrides, options), 0, {}};
+  if (!out.prefill.ok() || !out.decode.ok()) return out;
+  const selection& pre = out.prefill.value();
+  const selection& dec = out.decode.value();
+  if (layer.block_size != 0) {
+    out.block_size = layer.block_size;  // both passed the block-size gate with it
+    return out;
+  }
+  const std::uint32_t decode_choice = dec.block_size_for(0);
+  const std::uint32_t prefill_choice = pre.block_size_for(0);
+  if (decode_choice == 0 && prefill_choice == 0) return out;  // neither cares: any block size
+  if (decode_choice == 0 || detail::accepts_block(pre, decode_choice)) {
+    out.block_size = decode_choice != 0 ? decode_choice : prefill_choice;
+  } else if (detail::accepts_block(dec, prefill_choice)) {
+    out.block_size = prefill_choice;
+  } else {
+    out.conflict = "prefill backend " + std::string(pre.name()) + " wants KV-cache block size " +
+                   std::to_string(prefill_choice) + " and decode backend " + std::string(dec.name()) + " wants " +
+                   std::to_string(decode_choice) + "; neither accepts the other's";
+  }
+  return out;
 }
 
 ATTNSEL_END_NAMESPACE

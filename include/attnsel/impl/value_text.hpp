@@ -9,22 +9,29 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
 
+/// `float16|bfloat16` (the members joined by `sep`), or `any` for an empty set.
+template <class E>
+std::string format_enum_list(enum_set<E> set, std::string_view sep) {
+  if (set.empty()) return "any";
+  std::string out;
+  set.for_each([&](E v) {
+    if (!out.empty()) out += sep;
+    out += to_string(v);
+  });
+  return out;
+}
+
 /// `{float16, bfloat16}`, or `any` for an empty (unrestricted) set.
 template <class E>
 std::string format_enum_set(enum_set<E> set) {
-  if (set.empty()) return "any";
-  std::string out = "{";
-  set.for_each([&](E v) {
-    if (out.size() > 1) out += ", ";
-    out += to_string(v);
-  });
-  return out + "}";
+  return set.empty() ? std::string("any") : "{" + format_enum_list(set, ", ") + "}";
 }
 
 /// `{16, 32}`.

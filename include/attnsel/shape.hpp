@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// The call's shape as data (catalog format 2): ranges over a query's sequence lengths, batch and GQA
+// group, and the conditions descriptors and policies state over the call.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/enums.hpp>
+#include <attnsel/head_sizes.hpp>
+#include <attnsel/platform.hpp>
+#include <attnsel/query.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// The shape fields a range may read. `gqa_group` is `num_heads / num_kv_heads`, stated when both are.
+enum class shape_field : std::uint8_t { seq_len_q, seq_len_kv, batch_size, gqa_group };
+
+/// Every shape field, in the order catalogs, reports and shape classes use.
+inline constexpr std::array<shape_field, 4> shape_fields{
+    {shape_field::seq_len_q, shape_field::seq_len_kv, shape_field::batch_size, shape_field::gqa_group}};
+
+/// The field's name in catalogs, queries and messages (`seq_len_q`, ...).
+[[nodiscard]] constexpr std::string_view to_string(shape_field f) noexcept {
+  switch (f) {
+    case shape_field::seq_len_q:
+      return "seq_len_q";
+    case shape_field::seq_len_kv:
+      return "seq_len_kv";
+    case shape_field::batch_size:
+      return "batch_size";
+    case shape_field::gqa_group:
+      return "gqa_group";
+  }
+  return "?";
+}
+
+/// The query's value of `f`, or std::nullopt when the query leaves it unstated (0).
+[[nodiscard]] constexpr std::optional<std::uint32_t> shape_value(const query& q, shape_field f) noexcept {
+  std::uint32_t v = 0;
+  switch (f) {
+    case shape_field::seq_len_q:
+      v = q.seq_len_q;
+      break;
+    case shape_field::seq_len_kv:
+      v = q.seq_len_kv;
+      break;
+    case shape_field::batch_size:
+      v = q.batch_size;
+      break;
+    case shape_field::gqa_group:
+      v = (q.num_heads != 0 && q.num_kv_heads != 0) ? q.num_heads / q.num_kv_heads : 0;
+      break;
+  }
+  return v != 0 ? std::optional<std::uint32_t>(v) : std::nullopt;
+}
+
+/// An inclusive range of counts. The defaults bound nothing.
+struct count_range {
+  std::uint32_t min = 1;
+  std::uint32_t max = std::numeric_limits<std::uint32_t>::max();
+
+  [[nodiscard]] constexpr bool contains(std::uint32_t v) const noexcept { return v >= min && v <= max; }
+  [[nodiscard]] constexpr bool bounded_above() const noexcept {
+    return max != std::numeric_limits<std::uint32_t>::max();
+  }
+  friend constexpr bool operator==(const count_range& a, const count_range& b) noexcept {
+    return a.min == b.min && a.max == b.max;
+  }
+  friend constexpr bool operator!=(const count_range& a, const count_range& b) noexcept { return !(a == b); }
+};
+
+/// `[1, 65535]`, `[2, inf]`.
+[[nodiscard]] std::string to_string(const count_range& r);
+
+/// Optional ranges over the shape fields (indexed by `shape_field`). An unset range bounds nothing.
+struct shape_limits {
+  std::array<std::optional<count_range>, shape_fields.size()> ranges{};
+
+  [[nodiscard]] const std::optional<count_range>& operator[](shape_field f) const noexcept {
+    return ranges[static_cast<std::size_t>(f)];
+  }
+  [[nodiscard]] std::optional<count_range>& operator[](shape_field f) noexcept {
+    return ranges[static_cast<std::size_t>(f)];
+  }
+  [[nodiscard]] bool empty() const noexcept {
+    for (const auto& r : ranges)
+      if (r) return false;
+    return true;
+  }
+  friend bool operator==(const shape_limits& a, const shape_limits& b) noexcept { return a.ranges == b.ranges; }
+  friend bool operator!=(const shape_limits& a, const shape_limits& b) noexcept { return !(a == b); }
+};
+
+/// `seq_len_q [1, 1], batch_size [1, 65535]`; empty when no range is set.
+[[nodiscard]] std::string to_string(const shape_limits& limits);
+
+/// A component a condition looks at: present, with a version in [min_version, below_version).
+struct component_condition {
+  std::string name;
+  std::optional<component_version> min_version;    ///< inclusive
+  std::optional<component_version> below_version;  ///< exclusive
+
+  friend bool operator==(const component_condition& a, const component_condition& b) {
+    return a.name == b.name && a.min_version == b.min_version && a.below_version == b.below_version;
+  }
+};
+
+/// Three-valued answer of a condition: a part that reads an unstated field is `unknown`.
+enum class truth : std::uint8_t { no, yes, unknown };
+
+/// A condition on one call (format 2). Every part that is set must hold; an empty condition holds.
+struct call_condition {
+  phase_set phases;                                ///< empty = any phase; else the query's (stated) phase is one
+  data_type_set dtypes;                            ///< empty = any
+  attention_type_set attn_types;                   ///< empty = any
+  feature_set features;                            ///< the query requires all of these
+  feature_set without_features;                    ///< and none of these
+  shape_limits shape;                              ///< stated shape fields in range
+  bool equal_seq_lens = false;                     ///< seq_len_q == seq_len_kv
+  std::optional<head_size_spec> head_sizes;        ///< the head size is one of these
+  std::optional<head_size_spec> value_head_sizes;  ///< the value head size is one of these
+  std::vector<component_condition> components;     ///< present, with a version in range
+  bool never = false;                              ///< holds for no call (a `require` that forbids its `when`)
+
+  /// `yes` or `no` from the stated fields; `unknown` when the answer hangs on an unstated one.
+  [[nodiscard]] truth evaluate(const query& q, const platform& p) const noexcept;
+  [[nodiscard]] bool empty() const noexcept {
+    return phases.empty() && dtypes.empty() && attn_types.empty() && features.empty() && without_features.empty() &&
+           shape.empty() && !equal_seq_lens && !head_sizes && !value_head_sizes && components.empty() && !never;
+  }
+
+  friend bool operator==(const call_condition& a, const call_condition& b) {
+    return a.phases == b.phases && a.dtypes == b.dtypes && a.attn_types == b.attn_types && a.features == b.features &&
+           a.without_features == b.without_features && a.shape == b.shape && a.equal_seq_lens == b.equal_seq_lens &&
+           a.head_sizes == b.head_sizes && a.value_head_sizes == b.value_head_sizes && a.components == b.components &&
+           a.never == b.never;
+  }
+};
+
+/// `phase decode, +dropout, seq_len_q [1, 1]`; `never` for a forbidding condition; `any call` when empty.
+[[nodiscard]] std::string to_string(const call_condition& c);
+
+/// A conditional limit of a variant: when `when` holds for the call, `require` must hold too.
+struct call_rule {
+  call_condition when;
+  call_condition require;
+  std::string note;  ///< why, in a few words (shown in the reason message)
+
+  friend bool operator==(const call_rule& a, const call_rule& b) {
+    return a.when == b.when && a.require == b.require && a.note == b.note;
+  }
+};
+
+/// `when attn_type decoder, requires seq_len_q == seq_len_kv`.
+[[nodiscard]] std::string to_string(const call_rule& r);
+
+/// The names of the shape fields (and `phase`) `c` reads that `q` leaves unstated, comma-separated;
+/// empty when it reads none.
+[[nodiscard]] std::string unstated_fields(const call_condition& c, const query& q);
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/shape_inl.hpp>
+#endif
