@@ -200,6 +200,7 @@ TEST_CASE("lint finds each planted defect at its pointer", "[lint]") {
       {"unknown_component.json", lint_code::unknown_component, "/policies/0/order/0/when/0"},
       {"shadowed_variant.json", lint_code::shadowed_variant, "/backends/0/variants/1"},
       {"unknown_feature.json", lint_code::unknown_feature, "/policies/0/without_features"},
+      {"impossible_call_rule.json", lint_code::impossible_call_rule, "/backends/0/call_rules/0"},
   };
   for (const auto& r : rows) {
     INFO(r.file);
@@ -211,6 +212,10 @@ TEST_CASE("lint finds each planted defect at its pointer", "[lint]") {
     const auto j = to_json(findings[0]);
     CHECK(j.at("code") == to_string(r.code));
   }
+}
+
+TEST_CASE("lint reads phases and shape ranges: a narrower rule is not shadowed by a phase rule", "[lint]") {
+  CHECK(lint_catalog(lint_catalog_file("phase_rules_clean.json")).empty());
 }
 
 TEST_CASE("a catalog file with a never-matching rule or platform does not load at all", "[lint][catalog]") {

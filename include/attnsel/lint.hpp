@@ -17,20 +17,21 @@ ATTNSEL_BEGIN_NAMESPACE
 
 /// Stable code of a lint finding. Part of the API.
 enum class lint_code : std::uint8_t {
-  unreachable_backend,  ///< no rule lists the backend and no platform falls back to registration order for it
-  shadowed_rule,        ///< an earlier rule matches everything this rule matches
-  unknown_component,    ///< a `when` / `unless` condition names a component nothing defines
-  shadowed_variant,     ///< an earlier variant takes every domain and platform this variant accepts
-  impossible_rule,      ///< the rule can never match (capability off CUDA, arch off ROCm, contradictions)
-  impossible_platform,  ///< a platform constraint can never accept (capability off CUDA, arch off ROCm)
-  unknown_feature,      ///< a rule or entry names a feature no backend declares
+  unreachable_backend,   ///< no rule lists the backend and no platform falls back to registration order for it
+  shadowed_rule,         ///< an earlier rule matches everything this rule matches
+  unknown_component,     ///< a `when` / `unless` condition names a component nothing defines
+  shadowed_variant,      ///< an earlier variant takes every domain and platform this variant accepts
+  impossible_rule,       ///< the rule can never match (capability off CUDA, arch off ROCm, contradictions)
+  impossible_platform,   ///< a platform constraint can never accept (capability off CUDA, arch off ROCm)
+  unknown_feature,       ///< a rule or entry names a feature no backend declares
+  impossible_call_rule,  ///< a call rule's condition lies outside its variant's own shape range (format 2)
 };
 
 namespace detail {
 template <>
 struct enum_table<lint_code> {
   static constexpr std::string_view type_name = "lint code";
-  static constexpr std::array<enum_row<lint_code>, 7> rows{{
+  static constexpr std::array<enum_row<lint_code>, 8> rows{{
       {lint_code::unreachable_backend, "unreachable_backend", "", "no rule lists it and no platform falls back to it"},
       {lint_code::shadowed_rule, "shadowed_rule", "", "an earlier rule matches everything this one matches"},
       {lint_code::unknown_component, "unknown_component", "", "a condition names a component nothing defines"},
@@ -38,6 +39,8 @@ struct enum_table<lint_code> {
       {lint_code::impossible_rule, "impossible_rule", "", "the rule can never match"},
       {lint_code::impossible_platform, "impossible_platform", "", "the platform constraint can never accept"},
       {lint_code::unknown_feature, "unknown_feature", "", "a rule names a feature no backend declares"},
+      {lint_code::impossible_call_rule, "impossible_call_rule", "",
+       "a call rule's condition lies outside its variant's own range"},
   }};
 };
 }  // namespace detail

@@ -67,6 +67,17 @@ bool set_covers(enum_set<E> outer, enum_set<E> inner) {
   return (inner.bits() & ~outer.bits()) == 0;
 }
 
+// True when every value `inner` admits for a stated field, `outer` admits too (an unset range admits all).
+inline bool shape_covers(const shape_limits& outer, const shape_limits& inner) {
+  for (shape_field f : shape_fields) {
+    const auto& o = outer[f];
+    if (!o) continue;
+    const auto& i = inner[f];
+    if (!i || i->min < o->min || i->max > o->max) return false;
+  }
+  return true;
+}
+
 // True when rule `outer` matches every query and platform rule `inner` matches.
 inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
   if (outer.domain != inner.domain) return false;
@@ -79,6 +90,7 @@ inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
   }
   if (!set_covers(outer.kv_cache_dtypes, inner.kv_cache_dtypes)) return false;
   if (!set_covers(outer.dtypes, inner.dtypes)) return false;
+  if (!set_covers(outer.phases, inner.phases) || !shape_covers(outer.shape, inner.shape)) return false;
   return inner.features.includes(outer.features) && inner.without_features.includes(outer.without_features);
 }
 
@@ -86,7 +98,21 @@ inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
 inline bool catches_all(const policy_rule& r, attention_mode m) {
   return !r.min_capability && !r.max_capability && r.archs.empty() && r.families.empty() &&
          (r.modes.empty() || r.modes.contains(m)) && !r.min_num_heads && !r.max_num_heads &&
-         r.kv_cache_dtypes.empty() && r.dtypes.empty() && r.features.empty() && r.without_features.empty();
+         r.kv_cache_dtypes.empty() && r.dtypes.empty() && r.features.empty() && r.without_features.empty() &&
+         r.phases.empty() && r.shape.empty();
+}
+
+// Why a range of a call rule's `when` can never meet the variant's own range of that field (a stated
+// value outside the variant's range fails its gate first), or empty.
+inline std::string dead_call_rule(const capabilities& c, const call_rule& r) {
+  for (shape_field f : shape_fields) {
+    const auto& own = c.shape[f];
+    const auto& when = r.when.shape[f];
+    if (own && when && (when->max < own->min || when->min > own->max))
+      return std::string("its condition ") + std::string(to_string(f)) + " " + to_string(*when) +
+             " lies outside the variant's own range " + to_string(*own) + ": the rule never applies";
+  }
+  return {};
 }
 
 inline void check_backends(const registry& reg, std::vector<lint_finding>& out) {
@@ -104,6 +130,16 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
     };
     if (b.variants.empty()) check_platforms(b.caps, bp);
     for (std::size_t k = 0; k < b.variants.size(); ++k) check_platforms(b.variants[k], lint_ptr(bp + "/variants", k));
+
+    // Call rules whose condition the variant's own ranges exclude.
+    const auto check_call_rules = [&](const capabilities& c, const std::string& base) {
+      for (std::size_t k = 0; k < c.call_rules.size(); ++k) {
+        auto why = dead_call_rule(c, c.call_rules[k]);
+        if (!why.empty()) out.push_back({lint_code::impossible_call_rule, lint_ptr(base + "/call_rules", k), why});
+      }
+    };
+    if (b.variants.empty()) check_call_rules(b.caps, bp);
+    for (std::size_t k = 0; k < b.variants.size(); ++k) check_call_rules(b.variants[k], lint_ptr(bp + "/variants", k));
 
     // Variants no query can reach: an earlier variant takes each of its domains on each of its platforms.
     for (std::size_t k = 1; k < b.variants.size(); ++k) {
