@@ -321,8 +321,7 @@ TEST_CASE("a rejected forced backend fails unless --prefer falls back", "[cli][e
 }
 
 TEST_CASE("no backend for the query is status 1 with every reason on stderr", "[cli][errors]") {
-  const auto r =
-      run({"select", "--platform", "cuda", "--arch", "9.0", "--feature", "alibi", "--feature", "non_causal"});
+  const auto r = run({"select", "--platform", "cuda", "--arch", "9.0", "--feature", "alibi", "--feature", "dcp"});
   CHECK(r.status == 1);
   CHECK(r.out.empty());
   CHECK(r.err.find("no_backend") != std::string::npos);

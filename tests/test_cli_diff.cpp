@@ -79,11 +79,11 @@ TEST_CASE("attnsel lint exits 0 on built-ins, 1 with pointed findings, 2 on unre
 TEST_CASE("list --catalogs names every built-in catalog with its source commits", "[cli][catalogs]") {
   const auto r = run({"list", "--catalogs"});
   CHECK(r.status == 0);
-  for (const char* name : {"vllm ", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa"})
+  for (const char* name : {"vllm ", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa"})
     CHECK(r.out.find(name) != std::string::npos);
   CHECK(r.out.find("vllm-project/vllm@e2a00c7b342a") != std::string::npos);
   const auto j = nlohmann::json::parse(run({"list", "--catalogs", "--json"}).out);
-  REQUIRE(j.size() == 4);
+  REQUIRE(j.size() == 5);
   CHECK(j[0].at("name") == "vllm");
   CHECK_FALSE(j[0].at("commits").empty());
 }
@@ -100,7 +100,7 @@ TEST_CASE("--catalog-name picks a built-in catalog and refuses unknown names", "
   unknown.insert(unknown.end(), {"--catalog-name", "vllm@nope"});
   const auto r = run(unknown);
   CHECK(r.status == 2);
-  CHECK(r.err.find("--catalog-name: 'vllm@nope' is not one of vllm, vllm@0013943") != std::string::npos);
+  CHECK(r.err.find("--catalog-name: 'vllm@nope' is not one of vllm, vllm@00159db, vllm@0013943") != std::string::npos);
 }
 
 TEST_CASE("diff and lint help has examples and fits 100 columns", "[cli][help]") {

@@ -246,13 +246,20 @@ TEST_CASE("lint accepts a component the caller's detection defines", "[lint]") {
   CHECK(lint_catalog(c, options).size() == 1);
 }
 
-TEST_CASE("docs/diff.md shows the tool's real ROCm refactor diff and documents every lint code", "[docs][diff][lint]") {
+TEST_CASE("docs/diff.md shows the tool's real ROCm and issue-20 diffs and documents every lint code",
+          "[docs][diff][lint]") {
   std::ifstream in(std::string(ATTNSEL_SOURCE_DIR) + "/docs/diff.md");
   REQUIRE(in);
   std::stringstream ss;
   ss << in.rdbuf();
   const auto doc = ss.str();
   CHECK(doc.find(diff_text(rocm_refactor_diff())) != std::string::npos);
+  // The issue-20 example: automatic decoder selection, vllm@00159db -> vllm.
+  diff_options newest;
+  newest.encoder = false;
+  newest.overrides = false;
+  CHECK(doc.find(diff_text(diff_catalogs(builtin_catalog("vllm@00159db"), builtin_catalog("vllm"), newest))) !=
+        std::string::npos);
   for (auto code : enum_values<lint_code>()) {
     INFO(to_string(code));
     CHECK(doc.find("| `" + std::string(to_string(code)) + "` |") != std::string::npos);
