@@ -106,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       violated("components are sorted by name without duplicates", text);
   (void)to_string(p);
 
-  // A platform survives the JSON form `attnsel --json` reports and `--platform-json` reads.
+  // A platform survives the JSON form `attnsel --json` reports and `platform_from_json` reads.
   const auto j = to_json(p);
   try {
     if (!(platform_from_json(j) == p)) violated("platform_from_json(to_json(p)) == p", text);

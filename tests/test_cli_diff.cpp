@@ -3,9 +3,14 @@
 #include "catch.hpp"
 #include "cli_run.hpp"
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
+#include <vector>
 
 using cli_run::run;
 
@@ -121,4 +126,142 @@ TEST_CASE("diff and lint help has examples and fits 100 columns", "[cli][help]")
   }
   const auto top = run({"--help"});
   for (const char* word : {"diff", "lint"}) CHECK(top.out.find(word) != std::string::npos);
+}
+
+// ---- Issue 22: hardening round three, through the tool ----
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A temporary file removed at scope end.
+class temp_file {
+ public:
+  explicit temp_file(const std::string& text, const std::string& suffix = ".json") {
+    static int counter = 0;
+    path_ = "/tmp/attnsel_cli22_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + suffix;
+    std::ofstream(path_, std::ios::binary) << text;
+  }
+  ~temp_file() { std::remove(path_.c_str()); }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+TEST_CASE("every integer option is decimal only: no octal, hex or signs (issue 22)", "[cli][usage]") {
+  const std::vector<std::vector<std::string>> options = {{"select", "--head-size"},  {"select", "--head-size-v"},
+                                                         {"select", "--block-size"}, {"select", "--num-heads"},
+                                                         {"explain", "--head-size"}, {"doctor", "--device"}};
+  for (const auto& o : options) {
+    for (const std::string bad : {"0x40", "+5", "-0", "1e2", "64.0", " 64", "0b1", "１"}) {
+      INFO(o[0] << " " << o[1] << " " << bad);
+      auto args = o;
+      args.push_back(bad);
+      if (o[0] != "doctor") args.insert(args.end(), {"--platform", "cuda", "--arch", "9.0"});
+      const auto r = run(args);
+      CHECK(r.status == 2);
+      CHECK(has(r.err, "is not a decimal integer in"));
+      CHECK(r.out.empty());
+    }
+  }
+  // Leading zeros are decimal: 0100 is 100, never 64.
+  const auto r = run({"select", "--platform", "cuda", "--arch", "9.0", "--head-size", "0100", "--json"});
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("query").at("head_size") == 100);
+  const auto over = run({"select", "--head-size", "00000000000000000000065537"});
+  CHECK(over.status == 2);
+  CHECK(has(over.err, "is outside 1..65536"));
+}
+
+TEST_CASE("an internal error has its own exit status, never diff's or lint's 1 (issue 22)", "[cli][robustness]") {
+  // A catalog the loader accepts but whose parse needs far more memory than the limit allows.
+  std::string backends;
+  for (int k = 0; k < 60000; ++k)
+    backends += (k ? "," : "") + std::string(R"({"name": "B)") + std::to_string(k) +
+                R"(", "domains": ["decoder"], "description": ")" + std::string(100, 'x') + "\"}";
+  const temp_file big(R"({"format": "attnsel-catalog", "version": 1, "name": "big", "backends": [)" + backends +
+                      R"(], "policies": []})");
+  for (const std::string command : {"lint", "validate"}) {
+    const auto r = cli_run::run_in("sh -c 'ulimit -v 400000; exec \"$0\" \"$@\"'", {command, big.path()});
+    INFO(command << ": " << r.err);
+    CHECK(r.status == 70);
+    CHECK(has(r.err, "attnsel: internal error: out of memory"));
+  }
+}
+
+TEST_CASE("diff's text report escapes catalog text (issue 22)", "[cli][diff]") {
+  const auto catalog = [](const std::string& name, const std::string& first) {
+    return R"({"format": "attnsel-catalog", "version": 1, "name": ")" + name +
+           R"(", "backends": [{"name": "A", "domains": ["decoder"]}, {"name": "B", "domains": ["decoder"]}],
+           "policies": [{"domain": "decoder", "vendor": "cuda", "order": [")" +
+           first + R"("]}]})";
+  };
+  const temp_file a(catalog("before\\u001b[31m\\u0000cut", "A"));
+  const temp_file b(catalog("after\\nforged line", "B"));
+  const auto r = run({"diff", a.path(), b.path(), "--no-overrides"});
+  CHECK(r.status == 1);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find('\0') == std::string::npos);
+  CHECK(has(r.out, "attnsel diff before\\x1b[31m\\x00cut -> after\\x0aforged line\n"));
+  CHECK(has(r.out, "A -> B"));  // the report goes on past the NUL
+}
+
+TEST_CASE("list --json and matrix --format json print a JSON error object when the catalog fails (issue 22)",
+          "[cli][catalog]") {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"list", "--json", "--catalog-only", "/nonexistent/x.json"},
+                                             {"matrix", "--format", "json", "--catalog-only", "/nonexistent/x.json"},
+                                             {"list", "--json", "--catalog", "vlm"}}) {
+    const auto r = run(args);
+    INFO(args[0] << " " << r.out);
+    CHECK(r.status == 1);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("error").at("code") == "catalog");
+    CHECK(!j.at("error").at("message").get<std::string>().empty());
+  }
+}
+
+TEST_CASE("an unknown catalog name is named as such, with the built-in names (issue 22)", "[cli][catalog]") {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"list", "--catalog", "vlm"}, {"lint", "vlm"}, {"diff", "vlm", "vllm"}}) {
+    const auto r = run(args);
+    INFO(r.err);
+    CHECK(r.status == (args[0] == "list" ? 1 : 2));
+    CHECK(has(r.err, "unknown catalog name 'vlm'; built-in catalogs: "));
+    CHECK(has(r.err, "vllm"));
+    CHECK_FALSE(has(r.err, "no such file"));
+  }
+  // A path is still a path.
+  CHECK(has(run({"lint", "./vlm"}).err, "no such file"));
+  CHECK(has(run({"lint", "vlm.json"}).err, "no such file"));
+}
+
+TEST_CASE("an empty --arch or --library-dir is a usage error, not ignored (issue 22)", "[cli][usage]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"select", "--arch", ""},
+                                                                {"select", "--platform", "cuda", "--arch", ""},
+                                                                {"explain", "--arch", ""},
+                                                                {"doctor", "--library-dir", ""},
+                                                                {"select", "--library-dir", ""}}) {
+    const auto r = run(args);
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "attnsel: usage error:"));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("a line break in a path is escaped in messages (issue 22)", "[cli][catalog]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"validate", "/tmp/no\nsuch.json"},
+                                                                {"list", "--catalog-only", "/tmp/no\nsuch.json"},
+                                                                {"lint", "/tmp/no\nsuch.json"}}) {
+    const auto r = run(args);
+    INFO(r.err);
+    CHECK(r.status != 0);
+    CHECK(has(r.err, "/tmp/no\\x0asuch.json"));
+    CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+  }
 }

@@ -195,3 +195,23 @@ TEST_CASE("doctor --device past the visible GPUs says the index is out of range,
   CHECK(contains(j["summary"].get<std::string>(), "2 visible device(s)"));
   CHECK(j["platform"]["vendor"] == "cpu");
 }
+
+TEST_CASE("doctor --library-dir with a FIFO named like cuDNN refuses it instead of hanging", "[cli][doctor]") {
+  char dir_template[] = "/tmp/attnsel_fifo_XXXXXX";
+  const char* dir = ::mkdtemp(dir_template);
+  REQUIRE(dir != nullptr);
+  const std::string lib = std::string(dir) + "/libcudnn.so.9";
+  REQUIRE(::mkfifo(lib.c_str(), 0600) == 0);
+  // `timeout` makes a regression (dlopen blocking on the FIFO) fail with 124 instead of hanging the suite.
+  const auto r = cli_run::run_in("timeout 60 env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND",
+                                 {"doctor", "--json", "--library-dir", dir});
+  std::remove(lib.c_str());
+  ::rmdir(dir);
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  bool refused = false;
+  for (const auto& f : j["facts"])
+    refused = refused || (f["fact"] == "cudnn.version" &&
+                          contains(f["source"].get<std::string>(), "libcudnn.so.9 is a FIFO, not a regular file"));
+  CHECK(refused);
+}

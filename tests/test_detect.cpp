@@ -4,6 +4,7 @@
 
 #include <attnsel/detect.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -267,8 +268,55 @@ TEST_CASE("AMD GPUs come from the KFD topology, with family, ROCm version and vi
   o.environment = std::map<std::string, std::string>{{"ROCR_VISIBLE_DEVICES", ""}};
   const auto hidden = detect_platform(o);
   CHECK(hidden.platform.vendor() == device_vendor::cpu);
-  CHECK(source_contains(hidden, "rocm.device", "out of range: 0 visible GPU(s)"));
-  CHECK(source_contains(hidden, "gpu", "none at the requested index: device index 0 is out of range: 0 visible"));
+  // Hidden devices are hidden, not an index out of range (issue 22).
+  CHECK(source_contains(hidden, "rocm.visible_devices", "ROCR_VISIBLE_DEVICES='' hides every device"));
+  CHECK_FALSE(source_contains(hidden, "rocm.device", "out of range"));
+  CHECK(source_contains(hidden, "gpu", "none visible: environment ROCR_VISIBLE_DEVICES='' hides every device"));
+  o.environment = std::map<std::string, std::string>{{"HIP_VISIBLE_DEVICES", "-1"}};
+  CHECK(source_contains(detect_platform(o), "gpu", "none visible: environment HIP_VISIBLE_DEVICES='-1'"));
+  // An index past the visible devices is still an index error.
+  o.environment = std::map<std::string, std::string>{{"HIP_VISIBLE_DEVICES", "1"}};
+  o.device_index = 1;
+  CHECK(source_contains(detect_platform(o), "gpu", "none at the requested index: device index 1 is out of range"));
+}
+
+TEST_CASE("Detection never reads a FIFO, device or directory where it expects a file", "[detect][fifo]") {
+  // A regression blocks in open(2) forever: the alarm turns that into a failure (SIGALRM kills the run).
+  ::alarm(60);
+  fake_tree t;
+  const auto fifo = [&](const std::string& rel) {
+    fs::create_directories(fs::path(t.path(rel)).parent_path());
+    REQUIRE(::mkfifo(t.path(rel).c_str(), 0600) == 0);
+  };
+  fifo("proc/cpuinfo");
+  fifo("sys/class/kfd/kfd/topology/nodes/0/properties");
+  fifo("opt/rocm/.info/version");
+  fifo("torch_lib/libcudnn.so.9");
+  auto o = isolated(t);
+  o.library_dirs = {t.path("torch_lib")};
+  const auto d = detect_platform(o);
+  CHECK(d.platform.vendor() == device_vendor::cpu);
+  CHECK(source_contains(d, "cpu.flags", "cpuinfo is a FIFO, not a regular file"));
+  CHECK(source_contains(d, "rocm.kfd", "properties is a FIFO, not a regular file"));
+  CHECK(source_contains(d, "cudnn.version", "libcudnn.so.9 is a FIFO, not a regular file"));
+
+  // The ROCm version file is read once a GPU is found.
+  fs::remove(t.path("sys/class/kfd/kfd/topology/nodes/0/properties"));
+  t.kfd_node(0, 90402);
+  const auto rocm = detect_platform(o);
+  CHECK(rocm.platform.vendor() == device_vendor::rocm);
+  CHECK(source_contains(rocm, "rocm.version", ".info/version is a FIFO, not a regular file"));
+  CHECK_FALSE(rocm.platform.has_component("rocm"));
+
+  // A directory where cpuinfo should be, and a FIFO as the CUDA driver named by path.
+  fs::remove(t.path("proc/cpuinfo"));
+  fs::create_directories(t.path("proc/cpuinfo"));
+  fifo("drv/libcuda.so.1");
+  o.cuda_driver_libraries = {t.path("drv/libcuda.so.1")};
+  const auto dir = detect_platform(o);
+  CHECK(source_contains(dir, "cpu.flags", "cpuinfo is a directory"));
+  CHECK(source_contains(dir, "cuda.driver", "libcuda.so.1 is a FIFO, not a regular file"));
+  ::alarm(0);
 }
 
 TEST_CASE("vLLM's AITER switches become components only with the aiter package", "[detect][rocm][switches]") {
@@ -334,6 +382,13 @@ TEST_CASE("The built-in switch table parses; a malformed one is refused with its
   CHECK(fails(head + R"([{"component": "a", "requires": [{"component": "b", "above": "x"}]}]})") ==
         "switch table: /switches/0/requires/0/above: expected a dotted numeric version");
   CHECK(fails(head + R"([{"component": "a", "colour": 1}]})") == "switch table: /switches/0/colour: unknown key");
+  // Repeated keys are refused as the catalog loader refuses them (issue 22), at the second occurrence.
+  CHECK(fails(R"({"format": "attnsel-switches", "format": "attnsel-switches", "version": 1, "switches": []})") ==
+        "switch table: /format: repeated key \"format\"; every key may appear once per object");
+  CHECK(fails(head + R"([{"component": "a"}, {"component": "b", "env": [{"name": "X", "name": "Y",
+        "true_values": ["1"]}]}]})") ==
+        "switch table: /switches/1/env/0/name: repeated key \"name\"; every key may "
+        "appear once per object");
 
   // Through detect_platform the broken table is a fact and nothing else changes.
   fake_tree t;

@@ -132,6 +132,16 @@ TEST_CASE("repeated JSON keys are refused at their pointer, in catalogs, queries
                   catalog_error);
 }
 
+TEST_CASE("a catalog path with a NUL byte is refused, not cut at the NUL (issue 22)", "[hardening]") {
+  // "catalog/vllm.json\0.bak" would open catalog/vllm.json if the path were handed to the OS as is.
+  const std::string path = std::string(ATTNSEL_SOURCE_DIR) + "/catalog/vllm.json" + std::string(1, '\0') + ".bak";
+  CHECK_THROWS_WITH(read_catalog_file(path), ATTNSEL_CONTAINS("the path contains a NUL byte"));
+  CHECK_THROWS_WITH(read_catalog_file(path), ATTNSEL_CONTAINS("vllm.json\\x00.bak"));
+  registry reg;
+  CHECK_THROWS_AS(merge_catalog_file(reg, path), catalog_error);
+  CHECK(reg.size() == 0);
+}
+
 TEST_CASE("bad_query messages are escaped, bounded and valid UTF-8 in JSON (defect 8)", "[hardening]") {
   query q;
   // 65 bytes with an ESC inside: a 64-byte cut would land inside the two-byte "é" at the end.

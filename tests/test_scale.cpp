@@ -16,7 +16,9 @@
 #include <cstdlib>
 #include <ctime>
 #include <new>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 // Counting allocator: every operator new of this test program goes through here, so the peak of live
 // bytes is measured exactly (no sampling, no RSS noise from the test framework).
@@ -266,4 +268,127 @@ TEST_CASE("every success path allocates nothing with 300 or 10,000 backends (def
       CHECK(cached.stats().hits > 0);
     }
   }
+}
+
+// Issue 22: the resource cliffs of diff, lint and the JSON reader. Each compares 4x the input with 1x
+// in the same run: linear work grows about 4x, quadratic 16x; 9x separates them with room for noise.
+namespace {
+
+constexpr double growth_4x_budget = 9.0;
+
+// A catalog of one backend and `n` decoder rules on cuda, each differing from the others through
+// `rule(k)` (the rule's keys after domain and vendor, ending in its order).
+template <class Rule>
+std::string rules_catalog(std::size_t n, Rule rule) {
+  std::string policies;
+  for (std::size_t k = 0; k < n; ++k)
+    policies += (k ? "," : "") + std::string(R"({"domain": "decoder", "vendor": "cuda", )") + rule(k) + "}";
+  return R"({"format": "attnsel-catalog", "version": 1, "name": "rules", "backends": [{"name": "A", "domains":
+      ["decoder"], "platforms": [{"vendor": "cuda"}]}], "policies": [)" +
+         policies + "]}";
+}
+
+std::string when_rule(std::size_t k) {
+  return R"("order": [{"backend": "A", "when": ["c)" + std::to_string(k) + R"("]}])";
+}
+std::string feature_rule(std::size_t k) { return R"("features": ["f)" + std::to_string(k) + R"("], "order": ["A"])"; }
+std::string heads_rule(std::size_t k) {
+  return R"("min_num_heads": )" + std::to_string(2 * k + 1) + R"(, "max_num_heads": )" + std::to_string(2 * k + 1) +
+         R"(, "order": ["A"])";
+}
+
+double diff_cost(const catalog& c) {
+  diff_options o;
+  o.encoder = false;
+  o.overrides = false;
+  (void)diff_catalogs(c, c, o);  // warm-up
+  return meter().measure([&] { CHECK(diff_catalogs(c, c, o).empty()); });
+}
+
+catalog roomy_catalog(const std::string& text) {
+  catalog_limits roomy;
+  roomy.max_list_elements = 1u << 20;
+  return parse_catalog_text(text, "rules.json", roomy);
+}
+
+}  // namespace
+
+TEST_CASE("diff is near-linear in rules: component conditions, features, head-count ranges (issue 22)", "[scale]") {
+  // Before: the signature of every candidate over every predicate, and component sets compared name
+  // by name (10,000 rules took 61 s).
+  const std::pair<const char*, std::string (*)(std::size_t)> shapes[] = {
+      {"when", when_rule}, {"features", feature_rule}, {"num_heads", heads_rule}};
+  for (const auto& [name, rule] : shapes) {
+    const auto small = diff_cost(roomy_catalog(rules_catalog(1000, rule)));
+    const auto large = diff_cost(roomy_catalog(rules_catalog(4000, rule)));
+    INFO(name << ": 1,000 rules: " << small << " " << meter().unit() << "; 4,000 rules: " << large);
+    CHECK(large < growth_4x_budget * small);
+  }
+}
+
+TEST_CASE("diff refuses a configuration space over its limit before building it (issue 22)", "[scale]") {
+  // 1,000 feature rules x 1,000 head-count rules: the query axes multiply to millions of queries.
+  std::string policies;
+  for (std::size_t k = 0; k < 1000; ++k) {
+    policies += (k ? "," : "") + std::string(R"({"domain": "decoder", "vendor": "cuda", )") + feature_rule(k) + "},";
+    policies += std::string(R"({"domain": "decoder", "vendor": "cuda", )") + heads_rule(k) + "}";
+  }
+  const auto c = roomy_catalog(R"({"format": "attnsel-catalog", "version": 1, "name": "wide", "backends": [{"name":
+      "A", "domains": ["decoder"], "platforms": [{"vendor": "cuda"}]}], "policies": [)" +
+                               policies + "]}");
+  diff_options o;
+  o.overrides = false;
+  o.max_configurations = 1'000'000;
+  const auto before = live_bytes.load();
+  peak_bytes.store(before);
+  CHECK_THROWS_AS(diff_catalogs(c, c, o), std::length_error);
+  const auto peak = peak_bytes.load() - before;
+  INFO("peak while refusing: " << peak << " bytes");
+  CHECK(peak < (64u << 20));  // before: every query of the block was built first (hundreds of MB)
+}
+
+TEST_CASE("lint is near-linear in rules and backends (issue 22)", "[scale]") {
+  // `n` backends, each listed by its own feature rule, and `n` rules repeating one filter (shadowed).
+  const auto text = [](std::size_t n) {
+    std::string backends;
+    std::string policies;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto b = "B" + std::to_string(k);
+      backends += (k ? "," : "") + std::string(R"({"name": ")") + b + R"(", "domains": ["decoder"], "features": ["f)" +
+                  std::to_string(k) + R"("]})";
+      policies += (k ? "," : "") + std::string(R"({"domain": "decoder", "vendor": "cuda", "features": ["f)") +
+                  std::to_string(k) + R"("], "order": [")" + b + R"("]},)" +
+                  R"({"domain": "decoder", "vendor": "rocm", "min_num_heads": 4, "order": [")" + b + R"("]})";
+    }
+    return R"({"format": "attnsel-catalog", "version": 1, "name": "lint", "backends": [)" + backends +
+           R"(], "policies": [)" + policies + "]}";
+  };
+  const auto cost = [](const catalog& c) {
+    lint_options o;
+    o.builtin_components = false;
+    (void)lint_catalog(c, o);
+    return meter().measure([&] { CHECK(lint_catalog(c, o).size() >= 1); });
+  };
+  const auto small = cost(roomy_catalog(text(1000)));
+  const auto large = cost(roomy_catalog(text(4000)));
+  INFO("1,000 backends and 2,000 rules: " << small << " " << meter().unit() << "; 4x: " << large);
+  CHECK(large < growth_4x_budget * small);
+}
+
+TEST_CASE("reading JSON is linear in the length of an array of objects (issue 22)", "[scale]") {
+  // Before: the duplicate-key callback parser rescanned the enclosing array at every object's end
+  // (330,000 backends took 36 s).
+  const auto text = [](std::size_t n) {
+    std::string out = "[";
+    for (std::size_t k = 0; k < n; ++k) out += (k ? "," : "") + std::string(R"({"a": 1})");
+    return out + "]";
+  };
+  const auto cost = [](const std::string& t) {
+    (void)parse_json_document(t, "array.json");
+    return meter().measure([&] { CHECK(parse_json_document(t, "array.json").size() > 0); });
+  };
+  const auto small = cost(text(25000));
+  const auto large = cost(text(100000));
+  INFO("25,000 objects: " << small << " " << meter().unit() << "; 100,000 objects: " << large);
+  CHECK(large < growth_4x_budget * small);
 }

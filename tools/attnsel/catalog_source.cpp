@@ -10,9 +10,14 @@
 #include <attnsel/reference.hpp>
 #include <attnsel/registry.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -25,14 +30,45 @@ bool is_builtin(const std::string& name) {
          attnsel::builtin_catalog_names.end();
 }
 
+std::string builtin_list() {
+  std::string out;
+  for (const auto name : attnsel::builtin_catalog_names) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+// A word that names no built-in catalog and no file is a mistyped name more often than a missing
+// file: say so, and list the names. Anything with a '/' or a `.json` ending is a path.
+void check_file_or_name(const std::string& value) {
+  std::error_code ec;
+  if (value.find('/') != std::string::npos || std::filesystem::exists(value, ec)) return;
+  if (value.size() >= 5 && value.compare(value.size() - 5, 5, ".json") == 0) return;
+  throw catalog_failure("unknown catalog name " + quoted_value(value) + "; built-in catalogs: " + builtin_list() +
+                        "; or give the path of a catalog file");
+}
+
+// The loader's message with the file name and pointer escaped: a newline in a path must not start a
+// line of its own in a diagnostic.
+[[noreturn]] void rethrow_as_failure(const std::exception& e) {
+  if (const auto* ce = dynamic_cast<const attnsel::catalog_error*>(&e))
+    throw catalog_failure(attnsel::printable(ce->origin(), 1000) + ": " +
+                          (ce->pointer().empty() ? std::string("/") : attnsel::printable(ce->pointer(), 1000)) + ": " +
+                          ce->problem());
+  throw catalog_failure(e.what());
+}
+
 }  // namespace
 
 attnsel::catalog load_named_catalog(const std::string& name_or_file) {
   try {
     if (is_builtin(name_or_file)) return attnsel::builtin_catalog(name_or_file);
+    check_file_or_name(name_or_file);
     return attnsel::read_catalog_file(name_or_file);
+  } catch (const std::bad_alloc&) {
+    throw;  // an internal error, not a bad catalog
+  } catch (const catalog_failure&) {
+    throw;
   } catch (const std::exception& e) {
-    throw catalog_failure(e.what());
+    rethrow_as_failure(e);
   }
 }
 
@@ -61,6 +97,7 @@ attnsel::catalog load_catalog(const catalog_flags& flags) {
     }
     for (const auto& layer : flags.layers) {
       if (!is_builtin(layer)) {
+        check_file_or_name(layer);
         files.push_back(layer);
         continue;
       }
@@ -78,9 +115,21 @@ attnsel::catalog load_catalog(const catalog_flags& flags) {
     return c;
   } catch (const usage_error&) {
     throw;
+  } catch (const catalog_failure&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;  // an internal error, not a bad catalog
   } catch (const std::exception& e) {
-    throw catalog_failure(e.what());
+    rethrow_as_failure(e);
   }
+}
+
+void print_catalog_error_json(const std::string& message, bool with_backend) {
+  nlohmann::json report = {
+      {"error", {{"code", "catalog"}, {"message", message}, {"suggestions", nlohmann::json::array()}}}};
+  if (with_backend) report["backend"] = nullptr;
+  std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::fflush(stdout);
 }
 
 }  // namespace attnsel_cli

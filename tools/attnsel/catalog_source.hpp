@@ -21,7 +21,13 @@ namespace attnsel_cli {
 /// Throws catalog_failure with the loader's message, or usage_error for two built-in names.
 [[nodiscard]] attnsel::catalog load_catalog(const catalog_flags& flags);
 
-/// A built-in catalog by name, else the catalog FILE alone. Throws catalog_failure.
+/// A built-in catalog by name, else the catalog FILE alone. Throws catalog_failure; a word that is
+/// neither a built-in name nor an existing file (no '/', no `.json`) fails as an unknown catalog name.
 [[nodiscard]] attnsel::catalog load_named_catalog(const std::string& name_or_file);
+
+/// The one JSON object a `--json` command prints on stdout when its catalog does not load:
+/// `{"error": {"code": "catalog", "message": ..., "suggestions": []}}` (and `"backend": null` for
+/// select/explain, whose success reports have that key).
+void print_catalog_error_json(const std::string& message, bool with_backend);
 
 }  // namespace attnsel_cli

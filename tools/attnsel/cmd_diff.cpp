@@ -22,7 +22,7 @@ constexpr const char* diff_footer = R"(Examples:
 
 A and B are built-in catalog names (attnsel list --catalogs) or catalog files.
 Exit status: 0 no decision differs, 1 some decisions differ,
-2 usage error (or a catalog that does not load).)";
+2 usage error (or a catalog that does not load), 70 internal error.)";
 
 // A catalog that does not load is an input error here: exit 1 must mean "decisions differ".
 attnsel::catalog load_side(const std::string& name_or_file) {

@@ -21,7 +21,7 @@ constexpr const char* lint_footer = R"(Examples:
   attnsel lint engine.json --component my_kernels
 
 Exit status: 0 clean, 1 findings (FILE: POINTER: CODE: MESSAGE),
-2 usage error (or a catalog that does not load).)";
+2 usage error (or a catalog that does not load), 70 internal error.)";
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // The list subcommand: one row per backend (names, aliases, domains, platforms), or a JSON array.
 #include "catalog_source.hpp"
 #include "commands.hpp"
+#include "errors.hpp"
 #include "terminal.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
@@ -72,7 +73,13 @@ command setup_list(CLI::App& app) {
 int run_list(const list_flags& flags) {
   if (flags.catalogs) return list_catalogs(flags.json);
   const auto& domain = flags.domain;
-  const auto c = load_catalog(flags.catalog);
+  attnsel::catalog c;
+  try {
+    c = load_catalog(flags.catalog);
+  } catch (const catalog_failure& e) {
+    if (flags.json) print_catalog_error_json(e.what(), false);  // --json: one JSON document, failures included
+    throw;
+  }
 
   std::vector<const attnsel::backend_descriptor*> shown;
   for (const auto& b : c.registry.backends())

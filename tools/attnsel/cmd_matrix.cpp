@@ -46,7 +46,13 @@ command setup_matrix(CLI::App& app) {
 }
 
 int run_matrix(const matrix_flags& flags) {
-  const auto c = load_catalog(flags.catalog);
+  attnsel::catalog c;
+  try {
+    c = load_catalog(flags.catalog);
+  } catch (const catalog_failure& e) {
+    if (flags.format == "json") print_catalog_error_json(e.what(), false);  // one JSON document, failures included
+    throw;
+  }
   if (flags.format == "json") {
     const auto j = attnsel::matrix_json(c);
     std::printf("%s\n", without_controls(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());

@@ -112,13 +112,7 @@ int run_select(const select_flags& flags, bool explain_mode) {
     c = load_catalog(flags.catalog);
   } catch (const catalog_failure& e) {
     // --json promises exactly one JSON object on stdout, failures included.
-    if (flags.json) {
-      const nlohmann::json report = {
-          {"backend", nullptr},
-          {"error", {{"code", "catalog"}, {"message", e.what()}, {"suggestions", nlohmann::json::array()}}}};
-      std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-      std::fflush(stdout);
-    }
+    if (flags.json) print_catalog_error_json(e.what(), true);
     throw;
   }
   add_features(q, flags.query, c.registry);

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 namespace attnsel_cli {
 
@@ -40,6 +41,8 @@ int run_validate(const validate_flags& flags) {
     std::printf("%s: ok (%zu backends, %zu rules)\n", attnsel::printable(path, 1000).c_str(), c.registry.size(),
                 c.registry.policy().rules.size());
     return exit_ok;
+  } catch (const std::bad_alloc&) {
+    throw;  // an internal error (status 70), not a bad catalog
   } catch (const std::exception& e) {
     print_diagnostic("error", e.what());
     return exit_failure;

@@ -13,6 +13,9 @@ inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;
 /// Exit status: the command line is wrong (unknown flag, bad value).
 inline constexpr int exit_usage = 2;
+/// Exit status: an internal error (out of memory, a bug): EX_SOFTWARE of <sysexits.h>. Never 1, which
+/// `diff` and `lint` use for "differs" and "findings".
+inline constexpr int exit_internal = 70;
 
 /// A bad command line. `what()` is one line naming the flag and the accepted values.
 class usage_error : public std::runtime_error {

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <new>
 
 int main(int argc, char** argv) {
   // `attnsel list | head -1` must end with a status, not SIGPIPE; writes then simply fail.
@@ -21,10 +22,12 @@ int main(int argc, char** argv) {
       return status == 0 ? attnsel_cli::exit_failure : status;
     }
     return status;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "attnsel: internal error: out of memory\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnsel: internal error: %s\n", attnsel::printable(e.what(), 400).c_str());
   } catch (...) {
     std::fprintf(stderr, "attnsel: internal error: unknown exception\n");
   }
-  return attnsel_cli::exit_failure;
+  return attnsel_cli::exit_internal;
 }

@@ -52,7 +52,8 @@ void add_library_dirs(CLI::App& app, std::vector<std::string>& dirs) {
   app.add_option("--library-dir", dirs,
                  "Directory searched for cuDNN before the loader's path, e.g. torch's lib directory (repeatable)")
       ->type_name("DIR")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->check(non_empty("an empty directory names no place to search (the loader's path is searched anyway)"));
 }
 
 void add_platform_flags(CLI::App& app, platform_flags& flags) {
@@ -65,7 +66,9 @@ void add_platform_flags(CLI::App& app, platform_flags& flags) {
   app.add_option("--arch", flags.arch,
                  "CUDA compute capability (9.0, sm_90, sm90) or ROCm gfx target (gfx942) (default: this "
                  "machine's GPU when --platform is not given either)")
-      ->type_name("ARCH");
+      ->type_name("ARCH")
+      ->check(non_empty("an empty arch names no architecture; give a compute capability (9.0) or a gfx target "
+                        "(gfx942)"));
   app.add_option("--component", flags.components,
                  "Installed component NAME or NAME=VERSION (repeatable; comma-separated lists too)")
       ->type_name("NAME[=VER]")

@@ -28,12 +28,16 @@ namespace attnsel_cli {
 /// `MIN..MAX`, as help texts and messages write a range.
 [[nodiscard]] std::string range_text(std::uint32_t min, std::uint32_t max);
 
-/// An integer in [min, max] (CLI::Range); anything else fails with "'X' is not an integer in MIN..MAX"
-/// or "'X' is outside MIN..MAX".
+/// A decimal integer in [min, max]: ASCII digits only (no sign, no `0x`; leading zeros are decimal, so
+/// `0100` is 100, never octal). Anything else fails with "'X' is not a decimal integer in MIN..MAX" or
+/// "'X' is outside MIN..MAX". Every integer option of the tool uses it.
 [[nodiscard]] CLI::Validator count_in(std::uint32_t min, std::uint32_t max);
 
 /// Exactly one of `words` (CLI::IsMember); anything else fails with "'X' is not one of A, B".
 [[nodiscard]] CLI::Validator one_of(const std::vector<std::string>& words);
+
+/// Refuses an empty value with `message` (`--arch ""` is an unset shell variable, not "no arch").
+[[nodiscard]] CLI::Validator non_empty(std::string message);
 
 /// Refuses an empty path value (`--catalog-only ""`, usually an unset shell variable).
 [[nodiscard]] const CLI::Validator& non_empty_path();

@@ -7,14 +7,13 @@
 #endif
 
 #include <attnsel/impl/catalog_read_inl.hpp>
+#include <attnsel/impl/json_keys.hpp>
 #include <attnsel/impl/json_reader.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <unordered_set>
-#include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -74,65 +73,6 @@ inline void check_depth(std::string_view text, std::size_t limit, const std::str
   }
 }
 
-// Tracks where the parser is, so a repeated key is reported at its JSON pointer. nlohmann keeps the
-// last of repeated keys silently ("backends": [...], "backends": [] would load nothing).
-class duplicate_key_guard {
- public:
-  explicit duplicate_key_guard(std::string origin) : origin_(std::move(origin)) {}
-
-  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using ev = nlohmann::json::parse_event_t;
-    switch (event) {
-      case ev::object_start:
-        stack_.push_back(frame{true, 0, {}, {}});
-        break;
-      case ev::array_start:
-        stack_.push_back(frame{false, 0, {}, {}});
-        break;
-      case ev::key: {
-        auto& top = stack_.back();
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (!top.keys.insert(key).second)
-          throw catalog_error(origin_, pointer_to(key),
-                              "repeated key \"" + printable(key, 40) + "\"; every key may appear once per object");
-        top.key = key;
-        break;
-      }
-      case ev::object_end:
-      case ev::array_end:
-        stack_.pop_back();
-        next_element();
-        break;
-      case ev::value:
-        next_element();
-        break;
-    }
-    return true;
-  }
-
- private:
-  struct frame {
-    bool object;
-    std::size_t index;                     // arrays: position of the element being read
-    std::string key;                       // objects: the key being read
-    std::unordered_set<std::string> keys;  // objects: keys seen so far
-  };
-
-  void next_element() {
-    if (!stack_.empty() && !stack_.back().object) ++stack_.back().index;
-  }
-
-  std::string pointer_to(const std::string& key) const {
-    std::string out;
-    for (std::size_t i = 0; i + 1 < stack_.size(); ++i)
-      out = stack_[i].object ? child(out, stack_[i].key) : child(out, stack_[i].index);
-    return child(out, key);
-  }
-
-  std::string origin_;
-  std::vector<frame> stack_;
-};
-
 inline nlohmann::json parse_json_text(std::string_view text, const std::string& where, const catalog_limits& limits) {
   if (text.size() > limits.max_bytes)
     throw catalog_error(
@@ -141,7 +81,13 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
   check_json_text(text, where);
   check_depth(text, limits.max_depth, where);
   try {
-    return nlohmann::json::parse(text.begin(), text.end(), duplicate_key_guard(where));
+    // nlohmann keeps the last of repeated keys silently ("backends": [...], "backends": [] would load
+    // nothing): a linear SAX pass finds the first repeated key first.
+    if (const auto repeated = find_repeated_key(text))
+      throw catalog_error(
+          where, repeated->pointer,
+          "repeated key \"" + printable(repeated->key, 40) + "\"; every key may appear once per object");
+    return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
     // parse_error, but also out_of_range for numbers no double holds ("1e999"): every failure of the
     // JSON parser is malformed input. nlohmann's text reads "[json.exception.parse_error.101] ...".
@@ -152,6 +98,9 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
 }
 
 inline std::string read_file_text(const std::string& path, const catalog_limits& limits) {
+  // The OS reads a path up to its first NUL: "a.json\0.bak" would silently load a.json.
+  if (path.find('\0') != std::string::npos)
+    throw catalog_error(printable(path, 1000), "", "the path contains a NUL byte; no file has such a name");
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw catalog_error(path, "", "no such file");

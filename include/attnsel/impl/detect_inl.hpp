@@ -10,14 +10,19 @@
 #include <attnsel/override.hpp>
 #include <attnsel/query.hpp>
 
+#include <attnsel/impl/json_keys.hpp>
 #include <attnsel/impl/text.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -38,18 +43,44 @@ inline void add(detection_report& r, std::string name, std::string value, std::s
   r.facts.push_back(detected_fact{std::move(name), std::move(value), std::move(source), found});
 }
 
-// At most `limit` bytes of a file; nullopt when it cannot be opened.
-inline std::optional<std::string> read_file(const std::string& path, std::size_t limit) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return std::nullopt;
+// Why `path` may not be read or loaded: empty when it names a regular file, else "is a FIFO" and the
+// like. Opening with O_NONBLOCK never waits for a FIFO's writer; the check is made on the opened file
+// (fstat), so nothing swapped in between the check and the read is read.
+inline std::string not_regular_reason(const struct ::stat& st) {
+  if (S_ISREG(st.st_mode)) return {};
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
+  if (S_ISDIR(st.st_mode)) return "is a directory, not a regular file";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
+  return "is not a regular file";
+}
+
+// At most `limit` bytes of a regular file; nullopt when it cannot be opened. A FIFO, device, socket or
+// directory is never read: `refused` then says why (and nullopt is returned), so no probe can block.
+inline std::optional<std::string> read_file(const std::string& path, std::size_t limit,
+                                            std::string* refused = nullptr) {
+  if (path.find('\0') != std::string::npos) return std::nullopt;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct ::stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  if (auto why = not_regular_reason(st); !why.empty()) {
+    ::close(fd);
+    if (refused) *refused = std::move(why);
+    return std::nullopt;
+  }
   std::string out;
   char buf[4096];
   while (out.size() < limit) {
-    const auto n = std::fread(buf, 1, std::min(sizeof buf, limit - out.size()), f);
-    if (n == 0) break;
-    out.append(buf, n);
+    const auto n = ::read(fd, buf, std::min(sizeof buf, limit - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
   }
-  std::fclose(f);
+  ::close(fd);
   return out;
 }
 
@@ -101,7 +132,33 @@ inline std::optional<std::vector<unsigned>> visible_list(const std::string& text
 }
 
 // dlopen with the loader's message on failure. Names without '/' use the loader's search path.
+// A path (or, for a bare name, a directory of LD_LIBRARY_PATH holding it) that exists but is no regular
+// file is refused before dlopen: the loader would open a FIFO and wait for a writer forever.
 inline void* open_library(const std::string& name, std::string& error) {
+  if (name.find('\0') != std::string::npos) {
+    error = "a library name with a NUL byte";
+    return nullptr;
+  }
+  const auto refuse = [&](const std::string& path) {
+    struct ::stat st {};
+    if (::stat(path.c_str(), &st) != 0) return false;
+    const auto why = not_regular_reason(st);
+    if (why.empty()) return false;
+    error = printable(path, 200) + " " + why;
+    return true;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (refuse(name)) return nullptr;
+  } else if (const char* dirs = std::getenv("LD_LIBRARY_PATH")) {
+    const std::string list = dirs;
+    std::size_t start = 0;
+    for (std::size_t n = 0; start <= list.size() && n < max_libraries; ++n) {
+      const auto end = std::min(list.find(':', start), list.size());
+      const auto dir = list.substr(start, end - start);
+      if (refuse((dir.empty() ? std::string(".") : dir) + "/" + name)) return nullptr;
+      start = end + 1;
+    }
+  }
   ::dlerror();
   void* h = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
@@ -288,7 +345,10 @@ inline void probe_cudnn(const detect_options& o, platform& p, detection_report& 
     std::string error;
     void* lib = open_library(candidate, error);
     if (!lib) {
-      missing += (missing.empty() ? "" : ", ") + candidate;
+      if (error.find(" not a regular file") != std::string::npos)
+        add(r, "cudnn.version", "", "refused: " + error, false);
+      else
+        missing += (missing.empty() ? "" : ", ") + candidate;
       continue;
     }
     using version_fn = std::size_t (*)();
@@ -321,8 +381,10 @@ inline void probe_rocm_version(const detect_options& o, const environment& env, 
   std::string tried;
   for (const auto& root : roots) {
     const auto path = root + "/.info/version";
-    const auto text = read_file(path, 256);
+    std::string refused;
+    const auto text = read_file(path, 256, &refused);
     if (!text) {
+      if (!refused.empty()) add(r, "rocm.version", "", "refused: " + printable(path, 200) + " " + refused, false);
       tried += (tried.empty() ? "" : ", ") + path;
       continue;
     }
@@ -352,7 +414,10 @@ inline bool probe_rocm(const detect_options& o, const environment& env, platform
   std::vector<gpu> gpus;
   bool any_node = false;
   for (std::size_t node = 0; node < max_kfd_nodes; ++node) {
-    const auto text = read_file(base + std::to_string(node) + "/properties", max_sysfs_file);
+    std::string refused;
+    const auto props = base + std::to_string(node) + "/properties";
+    const auto text = read_file(props, max_sysfs_file, &refused);
+    if (!refused.empty()) add(r, "rocm.kfd", "", "refused: " + printable(props, 200) + " " + refused, false);
     if (!text) {
       if (node > 0) break;  // nodes are numbered densely from 0
       continue;
@@ -411,7 +476,13 @@ inline bool probe_rocm(const detect_options& o, const environment& env, platform
     for (auto i : *list)
       if (i < order.size()) next.push_back(order[i]);
     order = std::move(next);
-    add(r, "rocm.visible_devices", printable(*v, 60), std::string("environment ") + var, !order.empty());
+    if (order.empty()) {
+      // Hidden, not out of range: the same wording as CUDA_VISIBLE_DEVICES on the CUDA side.
+      add(r, "rocm.visible_devices", "",
+          std::string("environment ") + var + "='" + printable(*v, 60) + "' hides every device", false);
+      return false;
+    }
+    add(r, "rocm.visible_devices", printable(*v, 60), std::string("environment ") + var, true);
   }
   if (o.device_index >= order.size()) {
     add(r, "rocm.device", "",
@@ -449,7 +520,9 @@ inline void probe_cpu(const detect_options& o, platform& p, detection_report& r)
   const char* key = "";
 #endif
   const auto path = o.proc_root + "/cpuinfo";
-  const auto text = read_file(path, max_cpuinfo);
+  std::string refused;
+  const auto text = read_file(path, max_cpuinfo, &refused);
+  if (!refused.empty()) add(r, "cpu.flags", "", "refused: " + printable(path, 200) + " " + refused, false);
   std::optional<std::vector<std::string>> flags;
   if (text && *key) {
     std::size_t pos = 0;
@@ -623,6 +696,10 @@ ATTNSEL_INLINE std::string_view builtin_switch_table() noexcept { return generat
 
 ATTNSEL_INLINE std::vector<engine_switch> parse_switch_table(std::string_view text) {
   if (text.size() > (1u << 20)) throw std::invalid_argument("switch table: larger than 1 MiB");
+  // Keys appear once per object, as in catalogs: nlohmann would keep the last of a repeated key.
+  if (const auto repeated = detail::find_repeated_key(text))
+    detail::detect::switch_reader::fail(repeated->pointer, "repeated key \"" + printable(repeated->key, 40) +
+                                                               "\"; every key may appear once per object");
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text.begin(), text.end());
@@ -701,8 +778,13 @@ ATTNSEL_INLINE detection detect_platform(const detect_options& options) noexcept
       const detected_fact* past = nullptr;
       for (const char* fact : {"cuda.device", "rocm.device"})
         if (const auto* f = out.report.find(fact); f != nullptr && !f->found && past == nullptr) past = f;
+      // Devices hidden by a *_VISIBLE_DEVICES variable are hidden, not missing and not out of range.
+      const detected_fact* hidden = nullptr;
+      for (const char* fact : {"cuda.visible_devices", "rocm.visible_devices"})
+        if (const auto* f = out.report.find(fact); f != nullptr && !f->found && hidden == nullptr) hidden = f;
       detail::detect::add(out.report, "gpu", "",
-                          past != nullptr   ? "none at the requested index: " + past->source
+                          hidden != nullptr ? "none visible: " + hidden->source
+                          : past != nullptr ? "none at the requested index: " + past->source
                           : checked.empty() ? std::string("not probed")
                                             : "none found: checked " + checked,
                           false);

@@ -12,11 +12,14 @@
 #include <attnsel/impl/text.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -56,6 +59,61 @@ std::vector<T> distinct_by(const std::vector<T>& candidates, Signature&& signatu
   std::vector<T> out;
   for (const auto& c : candidates)
     if (seen.insert(signature(c)).second) out.push_back(c);
+  return out;
+}
+
+// Signatures as hashes (issue 22): a candidate's signature is the set of predicates true of it, and
+// its hash the XOR of a 128-bit key per true predicate. Where a predicate is true of few candidates
+// (a feature list, a name list, an interval), the hashes are built by visiting each predicate once,
+// so reducing an axis is near-linear instead of candidates x predicates. Two different signatures
+// share a hash with probability about 2^-128 per pair.
+inline std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+struct sig_hash {
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  void flip(std::size_t predicate) {
+    a ^= mix64(2 * static_cast<std::uint64_t>(predicate) + 1);
+    b ^= mix64(2 * static_cast<std::uint64_t>(predicate) + 2);
+  }
+  void flip(const sig_hash& other) {
+    a ^= other.a;
+    b ^= other.b;
+  }
+  static sig_hash of(std::size_t predicate) {
+    sig_hash h;
+    h.flip(predicate);
+    return h;
+  }
+  friend bool operator==(const sig_hash& x, const sig_hash& y) { return x.a == y.a && x.b == y.b; }
+};
+
+struct sig_hash_hasher {
+  std::size_t operator()(const sig_hash& h) const noexcept { return static_cast<std::size_t>(h.a ^ (h.b << 1)); }
+};
+
+// Keeps the first candidate of each hash, in order.
+template <class T>
+std::vector<T> distinct_by_hash(const std::vector<T>& candidates, const std::vector<sig_hash>& hashes) {
+  std::unordered_set<sig_hash, sig_hash_hasher> seen;
+  std::vector<T> out;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (seen.insert(hashes[i]).second) out.push_back(candidates[i]);
+  return out;
+}
+
+// The candidates once each, first occurrences in order.
+template <class T>
+std::vector<T> first_occurrences(const std::vector<T>& candidates) {
+  std::set<T> seen;
+  std::vector<T> out;
+  for (const auto& c : candidates)
+    if (seen.insert(c).second) out.push_back(c);
   return out;
 }
 
@@ -144,22 +202,119 @@ inline std::vector<platform> arch_points(const std::vector<const registry*>& reg
       }
     }
     add("gfx942");  // the usual MI300 target, so a catalog without ROCm filters still gets one point
-    const auto distinct = distinct_by(candidates, [&](const gfx_arch& g) {
-      std::vector<bool> sig;
-      for (const auto& f : filters) {
-        if (f.archs.empty() && f.families.empty()) continue;
-        const bool named = std::find(f.archs.begin(), f.archs.end(), g) != f.archs.end();
-        const bool in_family =
-            std::any_of(f.families.begin(), f.families.end(), [&](gfx_family fam) { return g.in_family(fam); });
-        sig.push_back(named || in_family);
-      }
-      return sig;
-    });
+    // Each filter is true of a target it names or whose family it names. Families are few: the
+    // family part of every target's hash comes from a table over family masks; names are visited once.
+    std::vector<gfx_arch> unique;
+    std::map<std::string, std::size_t> position;
+    for (const auto& g : candidates)
+      if (position.emplace(g.name(), unique.size()).second) unique.push_back(g);
+    const auto families = enum_values<gfx_family>();
+    const auto mask_of_target = [&](const gfx_arch& g) {
+      unsigned m = 0;
+      for (std::size_t k = 0; k < families.size(); ++k)
+        if (g.in_family(families[k])) m |= 1u << k;
+      return m;
+    };
+    const std::size_t masks = std::size_t{1} << families.size();
+    std::vector<sig_hash> by_family(masks);
+    std::vector<sig_hash> hashes(unique.size());
+    std::vector<unsigned> target_mask(unique.size());
+    for (std::size_t i = 0; i < unique.size(); ++i) target_mask[i] = mask_of_target(unique[i]);
+    std::size_t predicate = 0;
+    for (const auto& f : filters) {
+      if (f.archs.empty() && f.families.empty()) continue;
+      unsigned fm = 0;
+      for (auto fam : f.families)
+        for (std::size_t k = 0; k < families.size(); ++k)
+          if (families[k] == fam) fm |= 1u << k;
+      if (fm != 0)
+        for (std::size_t m = 0; m < masks; ++m)
+          if (m & fm) by_family[m].flip(predicate);
+      std::set<std::size_t> named;
+      for (const auto& g : f.archs)
+        if (const auto it = position.find(g.name()); it != position.end()) named.insert(it->second);
+      for (auto i : named)
+        if (!(target_mask[i] & fm)) hashes[i].flip(predicate);
+      ++predicate;
+    }
+    for (std::size_t i = 0; i < unique.size(); ++i) hashes[i].flip(by_family[target_mask[i]]);
+    const auto distinct = distinct_by_hash(unique, hashes);
     for (const auto& g : distinct) out.push_back(platform(device_vendor::rocm).set_gfx(g));
     return out;
   }
   out.emplace_back(v);
   return out;
+}
+
+// Beyond 8 names: the empty set, each single name, all of them and all but each one, merged where
+// they satisfy the same requirements and entry conditions. Each predicate (a block's required names R,
+// or a rule entry's `when` R and `unless` U) is visited once: on {c} it holds when R is empty or {c}
+// and c is not in U; on all-but-c when c is not in R and U is empty or {c} (issue 22: the signature
+// of every set over every predicate was cubic in rules).
+inline std::vector<std::vector<component>> component_sets_linear(const diff_scope& s,
+                                                                 const std::vector<component>& all) {
+  const std::size_t n = all.size();
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) index.emplace(all[i].name, i);
+  sig_hash none_set;
+  sig_hash all_set;
+  std::vector<sig_hash> single(n);
+  std::vector<sig_hash> all_but(n);
+  std::vector<std::pair<std::set<std::size_t>, std::set<std::size_t>>> predicates;
+  for (const auto* c : s.caps) {
+    std::set<std::size_t> r;
+    for (const auto& req : c->requires_components) r.insert(index.at(req.name));
+    predicates.push_back({std::move(r), {}});
+  }
+  for (const auto* rule : s.rules)
+    for (const auto& e : rule->order) {
+      std::set<std::size_t> r;
+      std::set<std::size_t> u;
+      for (const auto& x : e.when) r.insert(index.at(x));
+      for (const auto& x : e.unless) u.insert(index.at(x));
+      predicates.push_back({std::move(r), std::move(u)});
+    }
+  std::vector<sig_hash> single_flips(n);
+  std::vector<sig_hash> all_but_flips(n);
+  for (std::size_t k = 0; k < predicates.size(); ++k) {
+    const auto& [r, u] = predicates[k];
+    const auto key = sig_hash::of(k);
+    if (r.empty()) {
+      none_set.flip(key);
+      for (auto c : u) single_flips[c].flip(key);  // base has it; c in U removes it
+    } else if (r.size() == 1 && !u.count(*r.begin())) {
+      single_flips[*r.begin()].flip(key);
+    }
+    if (u.empty()) {
+      all_set.flip(key);
+      for (auto c : r) all_but_flips[c].flip(key);
+    } else if (u.size() == 1 && !r.count(*u.begin())) {
+      all_but_flips[*u.begin()].flip(key);
+    }
+  }
+  std::vector<std::vector<component>> sets;
+  std::vector<sig_hash> hashes;
+  sets.emplace_back();
+  hashes.push_back(none_set);
+  for (std::size_t c = 0; c < n; ++c) {
+    sets.push_back({all[c]});
+    auto h = none_set;
+    h.flip(single_flips[c]);
+    hashes.push_back(h);
+  }
+  sets.push_back(all);
+  hashes.push_back(all_set);
+  for (std::size_t skip = 0; skip < n; ++skip) {
+    std::vector<component> set;
+    set.reserve(n - 1);
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != skip) set.push_back(all[i]);
+    sets.push_back(std::move(set));
+    auto h = all_set;
+    h.flip(all_but_flips[skip]);
+    hashes.push_back(h);
+  }
+  return distinct_by_hash(sets, hashes);
 }
 
 // Every set of the components this scope reads (power set up to 8 names; beyond, the empty set,
@@ -182,21 +337,12 @@ inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
   for (const auto& [name, version] : names) all.push_back({name, version});
   std::vector<std::vector<component>> sets;
   const std::size_t n = all.size();
-  if (n <= 8) {
+  if (n > 8) return component_sets_linear(s, all);
+  {
     for (std::size_t mask = 0; mask < (std::size_t{1} << n); ++mask) {
       std::vector<component> set;
       for (std::size_t i = 0; i < n; ++i)
         if (mask & (std::size_t{1} << i)) set.push_back(all[i]);
-      sets.push_back(std::move(set));
-    }
-  } else {
-    sets.emplace_back();
-    for (const auto& c : all) sets.push_back({c});
-    sets.push_back(all);
-    for (std::size_t skip = 0; skip < n; ++skip) {
-      std::vector<component> set;
-      for (std::size_t i = 0; i < n; ++i)
-        if (i != skip) set.push_back(all[i]);
       sets.push_back(std::move(set));
     }
   }
@@ -272,7 +418,7 @@ inline diff_axes axes_of(const diff_scope& s) {
   }
   heads.erase(std::remove_if(heads.begin(), heads.end(), [](std::uint32_t h) { return h == 0 || h > max_head_size; }),
               heads.end());
-  ax.head_sizes = distinct_by(heads, [&](std::uint32_t h) {
+  ax.head_sizes = distinct_by(first_occurrences(heads), [&](std::uint32_t h) {
     std::vector<bool> sig;
     for (const auto* c : s.caps) sig.push_back(c->head_sizes.accepts(h));
     return sig;
@@ -306,7 +452,7 @@ inline diff_axes axes_of(const diff_scope& s) {
     blocks.insert(blocks.end(), c->block_size_multiples.begin(), c->block_size_multiples.end());
     if (c->preferred_block_size) blocks.push_back(c->preferred_block_size);
   }
-  ax.block_sizes = distinct_by(blocks, [&](std::uint32_t size) {
+  ax.block_sizes = distinct_by(first_occurrences(blocks), [&](std::uint32_t size) {
     std::vector<bool> sig;
     for (const auto* c : s.caps) sig.push_back(block_accepted(c->block_size_multiples, size));
     return sig;
@@ -332,16 +478,25 @@ inline diff_axes axes_of(const diff_scope& s) {
         std::remove_if(feats.begin(), feats.end(), [&](const std::string& f) { return !seen.insert(f).second; }),
         feats.end());
   }
-  ax.features = distinct_by(feats, [&](const std::string& f) {
-    std::vector<bool> sig{f.empty()};
-    for (const auto* c : s.caps) sig.push_back(!f.empty() && c->features.contains(f));
+  {
+    // Predicate 0 is "no feature"; every other one is a feature list, true of the names it holds.
+    std::map<std::string, sig_hash> by_name;
+    std::size_t predicate = 1;
+    const auto list = [&](const feature_set& names) {
+      for (const auto& f : names) by_name[f].flip(predicate);
+      ++predicate;
+    };
+    for (const auto* c : s.caps) list(c->features);
     for (const auto* r : s.rules) {
-      sig.push_back(!f.empty() && r->features.contains(f));
-      sig.push_back(!f.empty() && r->without_features.contains(f));
-      for (const auto& e : r->order) sig.push_back(!f.empty() && e.unless_features.contains(f));
+      list(r->features);
+      list(r->without_features);
+      for (const auto& e : r->order) list(e.unless_features);
     }
-    return sig;
-  });
+    std::vector<sig_hash> hashes;
+    hashes.reserve(feats.size());
+    for (const auto& f : feats) hashes.push_back(f.empty() ? sig_hash::of(0) : by_name[f]);
+    ax.features = distinct_by_hash(feats, hashes);
+  }
 
   std::vector<std::uint32_t> heads_count = {0};
   for (const auto* r : s.rules) {
@@ -353,15 +508,56 @@ inline diff_axes axes_of(const diff_scope& s) {
       heads_count.push_back(r->max_num_heads + 1);
     }
   }
-  ax.num_heads = distinct_by(heads_count, [&](std::uint32_t n) {
-    std::vector<bool> sig{n == 0};
+  {
+    // Predicate 0 is "unknown" (0); each bounded rule is an interval over the sorted candidate
+    // values: its key is flipped at the interval's first value and again past its last, and a
+    // prefix XOR gives each value its hash.
+    const auto values = first_occurrences(heads_count);
+    std::vector<std::uint32_t> sorted(values);
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<sig_hash> diff(sorted.size() + 1);
+    std::size_t predicate = 1;
     for (const auto* r : s.rules) {
       if (!r->min_num_heads && !r->max_num_heads) continue;
-      sig.push_back(n != 0 && n >= r->min_num_heads && (!r->max_num_heads || n <= r->max_num_heads));
+      const auto lo = std::max<std::uint32_t>(r->min_num_heads, 1);
+      const auto hi = r->max_num_heads ? r->max_num_heads : UINT32_MAX;
+      if (lo <= hi) {
+        const auto a = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), lo) - sorted.begin());
+        const auto b = static_cast<std::size_t>(std::upper_bound(sorted.begin(), sorted.end(), hi) - sorted.begin());
+        diff[a].flip(predicate);
+        diff[b].flip(predicate);
+      }
+      ++predicate;
     }
-    return sig;
-  });
+    std::map<std::uint32_t, sig_hash> at;
+    sig_hash running;
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      running.flip(diff[i]);
+      at[sorted[i]] = sorted[i] == 0 ? sig_hash::of(0) : running;
+    }
+    std::vector<sig_hash> hashes;
+    hashes.reserve(values.size());
+    for (auto v : values) hashes.push_back(at[v]);
+    ax.num_heads = distinct_by_hash(values, hashes);
+  }
   return ax;
+}
+
+// a * b, or SIZE_MAX when that overflows: counts are compared with a limit before anything is built.
+inline std::size_t saturating_product(std::initializer_list<std::size_t> factors) {
+  std::size_t out = 1;
+  for (auto f : factors) {
+    if (f == 0) return 0;
+    if (out > SIZE_MAX / f) return SIZE_MAX;
+    out *= f;
+  }
+  return out;
+}
+
+// How many queries queries_of(ax) builds, computed from the axes alone.
+inline std::size_t query_count(const diff_axes& ax) {
+  return saturating_product({ax.head_sizes.size(), ax.dtypes.size(), ax.kv_cache_dtypes.size(), ax.block_sizes.size(),
+                             ax.attn_types.size(), ax.features.size(), ax.num_heads.size()});
 }
 
 inline std::vector<query> queries_of(const diff_axes& ax, attention_domain d, attention_mode m) {
@@ -394,6 +590,7 @@ inline std::vector<query> queries_of(const diff_axes& ax, attention_domain d, at
 inline std::vector<std::string> forced_candidates(const registry& a, const registry& b, device_vendor v,
                                                   attention_domain d, attention_mode m) {
   std::vector<std::string> out;
+  std::set<std::string> seen;
   const auto could_serve = [&](const backend_descriptor* x) {
     if (!x) return false;
     bool any = false;
@@ -405,7 +602,7 @@ inline std::vector<std::string> forced_candidates(const registry& a, const regis
     return any;
   };
   const auto consider = [&](const backend_descriptor& x) {
-    if (std::find(out.begin(), out.end(), x.name) != out.end()) return;
+    if (!seen.insert(x.name).second) return;
     const auto* in_a = a.find(x.name);
     const auto* in_b = b.find(x.name);
     if (in_a && in_b && *in_a == *in_b) return;
@@ -435,12 +632,19 @@ inline std::string components_text(const platform& p) {
   return out.empty() ? "none" : out;
 }
 
+// Appends each value not yet in `out`; `seen` mirrors `out` so the check is a lookup, not a scan.
 template <class T, class F>
-void append_unique(std::vector<std::string>& out, const std::vector<T>& values, F&& text) {
+void append_unique(std::vector<std::string>& out, std::set<std::string>& seen, const std::vector<T>& values, F&& text) {
   for (const auto& v : values) {
     auto t = text(v);
-    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+    if (seen.insert(t).second) out.push_back(std::move(t));
   }
+}
+
+inline void append_unique_numbers(std::vector<std::uint32_t>& out, std::set<std::uint32_t>& seen,
+                                  const std::vector<std::uint32_t>& values) {
+  for (auto v : values)
+    if (seen.insert(v).second) out.push_back(v);
 }
 
 }  // namespace detail
@@ -474,6 +678,10 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
     bool evaluate;  // false: both catalogs provably decide alike here
   };
   std::vector<block> blocks;
+  struct {
+    std::set<std::string> dtypes, kv_cache_dtypes, attn_types, modes, features, overrides;
+    std::set<std::uint32_t> head_sizes, block_sizes, num_heads;
+  } seen;
   std::size_t total = 0;
   std::map<device_vendor, std::size_t> per_vendor_total;
   vendors.for_each([&](device_vendor v) {
@@ -491,25 +699,27 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
         if (s.caps.empty() && s.rules.empty()) continue;
         const auto ax = axes_of(s);
         auto sets = component_sets(s);
+        // The whole block's size is checked against the limit before any query is built: a small
+        // catalog can name axes whose product would not fit in memory.
+        const auto planned = saturating_product({sets.size(), query_count(ax), overrides.size(), points.size()});
+        if (planned > options.max_configurations || total > options.max_configurations - planned)
+          throw std::length_error("diff_catalogs: the configuration space has more than " +
+                                  std::to_string(options.max_configurations) +
+                                  " configurations; narrow it with diff_options (domains, overrides)");
         auto qs = queries_of(ax, d, m);
-        append_unique(out.space.dtypes, ax.dtypes, [](data_type x) { return std::string(to_string(x)); });
-        for (auto h : ax.head_sizes)
-          if (std::find(out.space.head_sizes.begin(), out.space.head_sizes.end(), h) == out.space.head_sizes.end())
-            out.space.head_sizes.push_back(h);
-        append_unique(out.space.kv_cache_dtypes, ax.kv_cache_dtypes,
+        append_unique(out.space.dtypes, seen.dtypes, ax.dtypes, [](data_type x) { return std::string(to_string(x)); });
+        append_unique_numbers(out.space.head_sizes, seen.head_sizes, ax.head_sizes);
+        append_unique(out.space.kv_cache_dtypes, seen.kv_cache_dtypes, ax.kv_cache_dtypes,
                       [](cache_dtype x) { return std::string(to_string(x)); });
-        for (auto bs : ax.block_sizes)
-          if (std::find(out.space.block_sizes.begin(), out.space.block_sizes.end(), bs) == out.space.block_sizes.end())
-            out.space.block_sizes.push_back(bs);
-        append_unique(out.space.attn_types, ax.attn_types, [](attention_type x) { return std::string(to_string(x)); });
-        append_unique(out.space.modes, std::vector<attention_mode>{m},
+        append_unique_numbers(out.space.block_sizes, seen.block_sizes, ax.block_sizes);
+        append_unique(out.space.attn_types, seen.attn_types, ax.attn_types,
+                      [](attention_type x) { return std::string(to_string(x)); });
+        append_unique(out.space.modes, seen.modes, std::vector<attention_mode>{m},
                       [](attention_mode x) { return std::string(to_string(x)); });
-        append_unique(out.space.features, ax.features,
+        append_unique(out.space.features, seen.features, ax.features,
                       [](const std::string& f) { return f.empty() ? std::string("none") : f; });
-        for (auto n : ax.num_heads)
-          if (std::find(out.space.num_heads.begin(), out.space.num_heads.end(), n) == out.space.num_heads.end())
-            out.space.num_heads.push_back(n);
-        append_unique(out.space.overrides, overrides,
+        append_unique_numbers(out.space.num_heads, seen.num_heads, ax.num_heads);
+        append_unique(out.space.overrides, seen.overrides, overrides,
                       [](const std::string& o) { return o.empty() ? std::string("auto") : o; });
         for (const auto& p : points) {
           const std::size_t size = sets.size() * qs.size() * overrides.size();
@@ -619,10 +829,13 @@ inline std::string example_text(const diff_configuration& c) {
 }  // namespace detail
 
 ATTNSEL_INLINE std::string diff_text(const catalog_diff& d) {
-  using detail::joined;
   using detail::with_commas;
+  // Catalog text (names, rules, features) is escaped: a NUL or ESC in it must neither cut the report
+  // nor reach a terminal, and a newline must not start a line of its own.
+  const auto shown = [](const std::string& text) { return printable(text, 2000); };
+  const auto joined = [&](const auto& items) { return shown(detail::joined(items)); };
   const auto& s = d.space;
-  std::string out = "attnsel diff " + d.a + " -> " + d.b + "\n";
+  std::string out = "attnsel diff " + shown(d.a) + " -> " + shown(d.b) + "\n";
   out += "space: " + with_commas(s.configurations) + " configurations per catalog, " + with_commas(s.evaluated) +
          " evaluated (the rest have the same backends and rules in both catalogs)\n";
   out += "  platforms:        " + joined(s.platforms) + " (" + with_commas(s.component_sets) +
@@ -647,15 +860,15 @@ ATTNSEL_INLINE std::string diff_text(const catalog_diff& d) {
   out += with_commas(d.changed) + " configurations change, in " + with_commas(d.groups.size()) +
          " groups (changed/compared by vendor: " + by_vendor + ")\n";
   for (const auto& g : d.groups) {
-    out += "\n" + g.platform + ", " + std::string(to_string(g.domain)) + ": " + with_commas(g.count) + "\n";
+    out += "\n" + shown(g.platform) + ", " + std::string(to_string(g.domain)) + ": " + with_commas(g.count) + "\n";
     if (g.rule_a == g.rule_b) {
-      out += "  rule: " + g.rule_b + "\n";
+      out += "  rule: " + shown(g.rule_b) + "\n";
     } else {
-      out += "  rule: " + g.rule_a + "  =>  " + g.rule_b + "\n";
+      out += "  rule: " + shown(g.rule_a) + "  =>  " + shown(g.rule_b) + "\n";
     }
     for (const auto& t : g.transitions) {
-      out += "  " + t.from + " -> " + t.to + "  (" + with_commas(t.count) + ")\n";
-      if (!t.examples.empty()) out += "      e.g. " + detail::example_text(t.examples.front()) + "\n";
+      out += "  " + shown(t.from) + " -> " + shown(t.to) + "  (" + with_commas(t.count) + ")\n";
+      if (!t.examples.empty()) out += "      e.g. " + shown(detail::example_text(t.examples.front())) + "\n";
     }
   }
   return out;

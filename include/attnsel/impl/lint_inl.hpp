@@ -14,6 +14,10 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -115,8 +119,99 @@ inline std::string dead_call_rule(const capabilities& c, const call_rule& r) {
   return {};
 }
 
+// The earlier rules a rule is compared with for shadowed_rule, indexed so that a comparison is made
+// only with rules that could cover it (issue 22: comparing every pair was quadratic in rules). A rule
+// covers another only with the same domain and vendor, only when its required and excluded features
+// are among the other's, and only with a head-count range when the other has one. Rules that are
+// themselves shadowed are left out: whatever they cover, the rule covering them covers, and earlier.
+// An identical filter is found by hashing.
+class rule_cover_index {
+ public:
+  [[nodiscard]] std::optional<std::size_t> first_cover(const std::vector<policy_rule>& rules, std::size_t j) const {
+    const auto& r = rules[j];
+    const auto g = groups_.find(group_key(r));
+    if (g == groups_.end()) return std::nullopt;
+    const auto& grp = g->second;
+    std::optional<std::size_t> best;
+    const auto consider = [&](std::size_t i) {
+      if ((!best || i < *best) && rule_covers(rules[i], r)) best = i;
+    };
+    if (const auto e = grp.exact.find(filter_key(r)); e != grp.exact.end()) best = e->second;
+    for (auto i : grp.plain) consider(i);
+    if (r.min_num_heads || r.max_num_heads)
+      for (auto i : grp.with_heads) consider(i);
+    for (const auto& f : r.features)
+      if (const auto it = grp.by_feature.find(f); it != grp.by_feature.end())
+        for (auto i : it->second) consider(i);
+    for (const auto& f : r.without_features)
+      if (const auto it = grp.by_without.find(f); it != grp.by_without.end())
+        for (auto i : it->second) consider(i);
+    return best;
+  }
+
+  void add(const std::vector<policy_rule>& rules, std::size_t i) {
+    const auto& r = rules[i];
+    auto& grp = groups_[group_key(r)];
+    grp.exact.emplace(filter_key(r), i);
+    if (!r.features.empty())
+      grp.by_feature[*r.features.begin()].push_back(i);
+    else if (!r.without_features.empty())
+      grp.by_without[*r.without_features.begin()].push_back(i);
+    else if (r.min_num_heads || r.max_num_heads)
+      grp.with_heads.push_back(i);
+    else
+      grp.plain.push_back(i);
+  }
+
+ private:
+  struct group {
+    std::unordered_map<std::string, std::size_t> exact;
+    std::unordered_map<std::string, std::vector<std::size_t>> by_feature;  // by the first required feature
+    std::unordered_map<std::string, std::vector<std::size_t>> by_without;  // by the first excluded one
+    std::vector<std::size_t> with_heads;
+    std::vector<std::size_t> plain;
+  };
+
+  static unsigned group_key(const policy_rule& r) {
+    return static_cast<unsigned>(r.domain) * 256u + static_cast<unsigned>(r.vendor);
+  }
+
+  // Everything rule_covers reads, as text: equal keys, equal filters.
+  static std::string filter_key(const policy_rule& r) {
+    std::string k = std::to_string(r.min_capability ? r.min_capability->value() : -1) + "," +
+                    std::to_string(r.max_capability ? r.max_capability->value() : -1) + "," +
+                    std::to_string(r.modes.bits()) + "," + std::to_string(r.min_num_heads) + "," +
+                    std::to_string(r.max_num_heads) + "," + std::to_string(r.kv_cache_dtypes.bits()) + "," +
+                    std::to_string(r.dtypes.bits()) + "|";
+    for (const auto& g : r.archs) k += g.name() + ",";
+    k += "|";
+    for (auto f : r.families) k += std::to_string(static_cast<unsigned>(f)) + ",";
+    k += "|";
+    for (const auto& f : r.features) k += f + ",";
+    k += "|";
+    for (const auto& f : r.without_features) k += f + ",";
+    return k;
+  }
+
+  std::unordered_map<unsigned, group> groups_;
+};
+
+inline unsigned caught_key(attention_domain d, device_vendor v, attention_mode m) {
+  return (static_cast<unsigned>(d) * 256u + static_cast<unsigned>(v)) * 256u + static_cast<unsigned>(m);
+}
+
 inline void check_backends(const registry& reg, std::vector<lint_finding>& out) {
   const auto& rules = reg.policy().rules;
+  // One pass over the rules each (issue 22: per backend, they were quadratic): the backends some
+  // rule lists, and the (domain, vendor, mode) triples some rule catches whole.
+  std::vector<char> listed(reg.backends().size(), 0);
+  std::unordered_set<unsigned> caught;
+  for (std::size_t r = 0; r < rules.size(); ++r) {
+    for (std::size_t e = 0; e < rules[r].order.size(); ++e)
+      if (const auto b = reg.resolved(r, e); b < listed.size()) listed[b] = 1;
+    for (auto m : enum_values<attention_mode>())
+      if (catches_all(rules[r], m)) caught.insert(caught_key(rules[r].domain, rules[r].vendor, m));
+  }
   for (std::size_t i = 0; i < reg.backends().size(); ++i) {
     const auto& b = reg.backends()[i];
     const auto bp = lint_ptr("/backends", i);
@@ -174,11 +269,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
 
     // Backends no automatic order reaches: listed by no rule, and every (domain, vendor, mode) it
     // could serve has a rule that catches everything, so registration order never applies.
-    bool listed = false;
-    for (std::size_t r = 0; r < rules.size() && !listed; ++r)
-      for (std::size_t e = 0; e < rules[r].order.size() && !listed; ++e)
-        if (reg.resolved(r, e) == i) listed = true;
-    if (listed) continue;
+    if (listed[i]) continue;
     bool fallback_possible = false;
     const auto each_caps = [&](auto&& f) {
       if (b.variants.empty()) {
@@ -195,10 +286,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
               c.platforms.empty() || std::any_of(c.platforms.begin(), c.platforms.end(),
                                                  [&](const platform_constraint& pc) { return pc.vendor == vendor; });
           if (!runs) continue;
-          const bool caught = std::any_of(rules.begin(), rules.end(), [&](const policy_rule& r) {
-            return r.domain == d && r.vendor == vendor && catches_all(r, c.mode);
-          });
-          if (!caught) fallback_possible = true;
+          if (!caught.count(caught_key(d, vendor, c.mode))) fallback_possible = true;
         }
       });
     });
@@ -212,6 +300,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
 inline void check_rules(const registry& reg, const std::set<std::string>& components,
                         const std::set<std::string>& declared, std::vector<lint_finding>& out) {
   const auto& rules = reg.policy().rules;
+  rule_cover_index earlier;
   for (std::size_t j = 0; j < rules.size(); ++j) {
     const auto& r = rules[j];
     const auto rp = lint_ptr("/policies", j);
@@ -221,13 +310,12 @@ inline void check_rules(const registry& reg, const std::set<std::string>& compon
     if (why.empty() && r.max_num_heads && r.min_num_heads > r.max_num_heads)
       why = "min_num_heads is above max_num_heads";
     if (!why.empty()) out.push_back({lint_code::impossible_rule, rp, "rule '" + to_string(r) + "': " + why});
-    for (std::size_t i = 0; i < j; ++i) {
-      if (rule_covers(rules[i], r)) {
-        out.push_back({lint_code::shadowed_rule, rp,
-                       "rule '" + to_string(r) + "' never matches: earlier rule " + lint_ptr("/policies", i) + " ('" +
-                           to_string(rules[i]) + "') matches everything it matches"});
-        break;
-      }
+    if (const auto i = earlier.first_cover(rules, j)) {
+      out.push_back({lint_code::shadowed_rule, rp,
+                     "rule '" + to_string(r) + "' never matches: earlier rule " + lint_ptr("/policies", *i) + " ('" +
+                         to_string(rules[*i]) + "') matches everything it matches"});
+    } else {
+      earlier.add(rules, j);
     }
     const auto check_features = [&](const feature_set& names, const std::string& ptr) {
       for (const auto& f : names)
