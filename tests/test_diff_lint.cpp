@@ -265,3 +265,39 @@ TEST_CASE("docs/diff.md shows the tool's real ROCm and issue-20 diffs and docume
     CHECK(doc.find("| `" + std::string(to_string(code)) + "` |") != std::string::npos);
   }
 }
+
+TEST_CASE("diff enumerates the calls a format-2 threshold tells apart", "[diff]") {
+  const auto doc = [](int min_kv) {
+    return parse_catalog(parse_json_document(R"({"format": "attnsel-catalog", "version": 2, "name": "t",
+      "backends": [{"name": "FAST", "domains": ["decoder"], "seq_len_kv": {"min": )" +
+                                             std::to_string(min_kv) + R"(}},
+                   {"name": "SLOW", "domains": ["decoder"]}],
+      "policies": [{"domain": "decoder", "vendor": "cpu", "order": ["FAST", "SLOW"]}]})"),
+                         "t" + std::to_string(min_kv));
+  };
+  const auto a = doc(2);
+  const auto b = doc(4);
+  diff_options options;
+  options.encoder = false;
+  options.overrides = false;
+  const auto d = diff_catalogs(a, b, options);
+  REQUIRE_FALSE(d.empty());
+  // Key lengths 2 and 3 now fall below FAST's range; 1 did before, 4 never does.
+  const auto has = [&](const std::string& call) {
+    return std::find(d.space.calls.begin(), d.space.calls.end(), call) != d.space.calls.end();
+  };
+  CHECK(has("unstated"));
+  CHECK(has("unstated seq_len_kv=3"));
+  CHECK(has("unstated seq_len_kv=4"));
+  for (const auto& g : d.groups)
+    for (const auto& t : g.transitions) {
+      CHECK(t.from == "FAST");
+      CHECK(t.to == "SLOW");
+      for (const auto& e : t.examples) {
+        CHECK(e.query.seq_len_kv >= 2);
+        CHECK(e.query.seq_len_kv < 4);
+      }
+    }
+  check_examples(d, a, b);
+  CHECK(diff_catalogs(a, a, options).empty());
+}

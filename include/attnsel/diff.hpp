@@ -68,9 +68,12 @@ struct diff_space {
   std::vector<std::string> modes;
   std::vector<std::string> features;     ///< `none` and each single feature
   std::vector<std::uint32_t> num_heads;  ///< 0 = unknown
-  std::vector<std::string> overrides;    ///< `auto` and each backend forced somewhere in the space
-  std::size_t configurations = 0;        ///< configurations compared (each decided by both catalogs)
-  std::size_t evaluated = 0;             ///< of those, the ones selected in both catalogs (see skip_identical)
+  /// Calls (format 2): `unstated`, or a phase with the lengths on both sides of each threshold the
+  /// catalogs use (`decode seq_len_q=1 seq_len_kv=2`).
+  std::vector<std::string> calls;
+  std::vector<std::string> overrides;  ///< `auto` and each backend forced somewhere in the space
+  std::size_t configurations = 0;      ///< configurations compared (each decided by both catalogs)
+  std::size_t evaluated = 0;           ///< of those, the ones selected in both catalogs (see skip_identical)
 };
 
 /// Configurations compared and changed on one vendor.

@@ -9,6 +9,7 @@
 #include <attnsel/report.hpp>
 #include <attnsel/selector.hpp>
 
+#include <attnsel/impl/shape_classes.hpp>
 #include <attnsel/impl/text.hpp>
 
 #include <algorithm>
@@ -383,7 +384,24 @@ inline bool same_behaviour(const registry& a, const registry& b, device_vendor v
 }
 
 // The query axes of a scope, each reduced to the values some check or rule tells apart.
+// One call a diff asks about (catalog format 2): a phase and the shape fields; 0 = unstated.
+struct call_point {
+  attention_phase phase = attention_phase::unstated;
+  std::uint32_t seq_len_q = 0;
+  std::uint32_t seq_len_kv = 0;
+  std::uint32_t batch_size = 0;
+};
+
+inline std::string call_text(const call_point& c) {
+  std::string out(to_string(c.phase));
+  if (c.seq_len_q) out += " seq_len_q=" + std::to_string(c.seq_len_q);
+  if (c.seq_len_kv) out += " seq_len_kv=" + std::to_string(c.seq_len_kv);
+  if (c.batch_size) out += " batch_size=" + std::to_string(c.batch_size);
+  return out;
+}
+
 struct diff_axes {
+  std::vector<call_point> calls;  // just the unstated call when the scope reads no phase or shape
   std::vector<std::uint32_t> head_sizes;
   std::vector<data_type> dtypes;
   std::vector<cache_dtype> kv_cache_dtypes;
@@ -398,8 +416,52 @@ inline bool block_accepted(const std::vector<std::uint32_t>& multiples, std::uin
   return std::any_of(multiples.begin(), multiples.end(), [&](std::uint32_t m) { return size % m == 0; });
 }
 
+// The calls that tell the scope's format-2 limits and conditions apart: the unstated call, and when
+// something reads them, each phase and the values on both sides of every length and batch threshold
+// (a query length equal to each key length among them, for `equal_seq_lens`).
+inline std::vector<call_point> calls_of(const diff_scope& s) {
+  bool phases = false;
+  shape_thresholds cuts;
+  for (const auto* c : s.caps) {
+    add_cuts(*c, cuts);
+    for (const auto& r : c->call_rules) phases = phases || !r.when.phases.empty() || !r.require.phases.empty();
+  }
+  for (const auto* r : s.rules) {
+    add_cuts(r->shape, cuts);
+    phases = phases || !r->phases.empty();
+    for (const auto& e : r->order) {
+      add_cuts(e.shape, cuts);
+      phases = phases || !e.phases.empty();
+    }
+  }
+  const auto values = [&](shape_field f) {
+    std::vector<std::uint32_t> out = {0};
+    for (auto c : cuts.cuts[static_cast<std::size_t>(f)]) {
+      out.push_back(c);
+      if (c > 1) out.push_back(c - 1);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  std::vector<attention_phase> phase_values = {attention_phase::unstated};
+  if (phases) phase_values = {attention_phase::unstated, attention_phase::prefill, attention_phase::decode};
+  auto q_values = values(shape_field::seq_len_q);
+  const auto kv_values = values(shape_field::seq_len_kv);
+  const auto batch_values = values(shape_field::batch_size);
+  for (auto kv : kv_values)
+    if (std::find(q_values.begin(), q_values.end(), kv) == q_values.end()) q_values.push_back(kv);
+  std::vector<call_point> out;
+  for (auto ph : phase_values)
+    for (auto q : q_values)
+      for (auto kv : kv_values)
+        for (auto b : batch_values) out.push_back({ph, q, kv, b});
+  return out;
+}
+
 inline diff_axes axes_of(const diff_scope& s) {
   diff_axes ax;
+  ax.calls = calls_of(s);
   // Head sizes: the usual sizes first, then every boundary a spec names.
   std::vector<std::uint32_t> heads = {128, 64, 80, 96, 256, 512, 576};
   for (const auto* c : s.caps) {
@@ -557,7 +619,7 @@ inline std::size_t saturating_product(std::initializer_list<std::size_t> factors
 // How many queries queries_of(ax) builds, computed from the axes alone.
 inline std::size_t query_count(const diff_axes& ax) {
   return saturating_product({ax.head_sizes.size(), ax.dtypes.size(), ax.kv_cache_dtypes.size(), ax.block_sizes.size(),
-                             ax.attn_types.size(), ax.features.size(), ax.num_heads.size()});
+                             ax.attn_types.size(), ax.features.size(), ax.num_heads.size(), ax.calls.size()});
 }
 
 inline std::vector<query> queries_of(const diff_axes& ax, attention_domain d, attention_mode m) {
@@ -568,19 +630,24 @@ inline std::vector<query> queries_of(const diff_axes& ax, attention_domain d, at
         for (auto bs : ax.block_sizes)
           for (auto at : ax.attn_types)
             for (const auto& f : ax.features)
-              for (auto n : ax.num_heads) {
-                query q;
-                q.domain = d;
-                q.mode = m;
-                q.head_size = h;
-                q.dtype = dt;
-                q.kv_cache_dtype = kv;
-                q.block_size = bs;
-                q.attn_type = at;
-                q.num_heads = n;
-                if (!f.empty()) q.required.insert(f);
-                out.push_back(std::move(q));
-              }
+              for (auto n : ax.num_heads)
+                for (const auto& c : ax.calls) {
+                  query q;
+                  q.domain = d;
+                  q.mode = m;
+                  q.head_size = h;
+                  q.dtype = dt;
+                  q.kv_cache_dtype = kv;
+                  q.block_size = bs;
+                  q.attn_type = at;
+                  q.num_heads = n;
+                  if (!f.empty()) q.required.insert(f);
+                  q.phase = c.phase;
+                  q.seq_len_q = c.seq_len_q;
+                  q.seq_len_kv = c.seq_len_kv;
+                  q.batch_size = c.batch_size;
+                  out.push_back(std::move(q));
+                }
   return out;
 }
 
@@ -679,7 +746,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   };
   std::vector<block> blocks;
   struct {
-    std::set<std::string> dtypes, kv_cache_dtypes, attn_types, modes, features, overrides;
+    std::set<std::string> dtypes, kv_cache_dtypes, attn_types, modes, features, overrides, calls;
     std::set<std::uint32_t> head_sizes, block_sizes, num_heads;
   } seen;
   std::size_t total = 0;
@@ -719,6 +786,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
         append_unique(out.space.features, seen.features, ax.features,
                       [](const std::string& f) { return f.empty() ? std::string("none") : f; });
         append_unique_numbers(out.space.num_heads, seen.num_heads, ax.num_heads);
+        append_unique(out.space.calls, seen.calls, ax.calls, call_text);
         append_unique(out.space.overrides, seen.overrides, overrides,
                       [](const std::string& o) { return o.empty() ? std::string("auto") : o; });
         for (const auto& p : points) {
@@ -822,6 +890,8 @@ inline std::string example_text(const diff_configuration& c) {
   if (q.mode != attention_mode::standard) out += " mode=" + std::string(to_string(q.mode));
   if (q.num_heads) out += " num_heads=" + std::to_string(q.num_heads);
   for (const auto& f : q.required) out += " +" + f;
+  if (q.phase != attention_phase::unstated || q.seq_len_q || q.seq_len_kv || q.batch_size)
+    out += " " + call_text({q.phase, q.seq_len_q, q.seq_len_kv, q.batch_size});
   if (!c.override_spec.empty()) out += " override=" + c.override_spec;
   return out;
 }
@@ -848,6 +918,7 @@ ATTNSEL_INLINE std::string diff_text(const catalog_diff& d) {
   out += "  attention types:  " + joined(s.attn_types) + "\n";
   out += "  features:         " + joined(s.features) + "\n";
   out += "  num_heads:        " + joined(s.num_heads) + " (0: unknown)\n";
+  if (s.calls.size() > 1) out += "  calls:            " + joined(s.calls) + "\n";
   out += "  overrides:        " + joined(s.overrides) + "\n";
   std::string by_vendor;
   for (const auto& v : d.vendors)
@@ -887,6 +958,7 @@ ATTNSEL_INLINE nlohmann::json to_json(const catalog_diff& d) {
                 {"attn_types", s.attn_types},
                 {"features", s.features},
                 {"num_heads", s.num_heads},
+                {"calls", s.calls},
                 {"overrides", s.overrides},
                 {"configurations", s.configurations},
                 {"evaluated", s.evaluated}};
