@@ -190,6 +190,7 @@ class rule_cover_index {
     for (const auto& f : r.features) k += f + ",";
     k += "|";
     for (const auto& f : r.without_features) k += f + ",";
+    k += "|" + std::to_string(r.phases.bits()) + "|" + to_string(r.shape);
     return k;
   }
 
