@@ -5,8 +5,8 @@
 # for), ATTNSEL_PYTHON_INSTALL_DIR (a fixed folder relative to the prefix, or empty).
 #
 # The interpreter asked is the prefix's own when the prefix is a venv (<prefix>/pyvenv.cfg), else the
-# build's. It answers with the first of its import folders that lies under the prefix (sysconfig's
-# platlib, then site.getsitepackages(), fewest path components first: Debian's /usr/local gives
+# build's. It answers with the import folder under the prefix that has the fewest path components
+# (sysconfig's platlib, then site.getsitepackages(), on ties: Debian's /usr/local gives
 # lib/python3.X/dist-packages, /usr gives lib/python3/dist-packages), and for a prefix it does not
 # import from, its venv (or posix_prefix) scheme with base = platbase = the prefix:
 # lib/python3.X/site-packages, to be put on PYTHONPATH.
@@ -30,10 +30,10 @@ prefix = os.path.realpath(sys.argv[1])
 def under(path):
     rel = os.path.relpath(os.path.realpath(path), prefix)
     return None if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel) else rel
-platlib = under(sysconfig.get_path("platlib"))
-sites = sorted(filter(None, map(under, getattr(site, "getsitepackages", lambda: [])())), key=lambda r: r.count(os.sep))
-if platlib or sites:
-    print(platlib or sites[0])
+found = [sysconfig.get_path("platlib")] + list(getattr(site, "getsitepackages", lambda: [])())
+found = sorted(filter(None, map(under, found)), key=lambda r: r.count(os.sep))  # stable: platlib wins ties
+if found:
+    print(found[0])
 else:
     scheme = "venv" if "venv" in sysconfig.get_scheme_names() else ("nt" if os.name == "nt" else "posix_prefix")
     print(os.path.relpath(sysconfig.get_path("platlib", scheme, vars={"base": prefix, "platbase": prefix}), prefix))
