@@ -1,33 +1,85 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-# ctest python_install: `cmake --install` of the python component into a temporary prefix, then import it from there.
-"""Usage: check_install.py CMAKE BUILD_DIR INSTALL_DIR (INSTALL_DIR relative to the prefix)."""
+# ctest python_install: `cmake --install` of the python component where each target interpreter imports from.
+"""Usage: check_install.py CMAKE BUILD_DIR (run with the interpreter the module was built for).
+
+1. A fresh venv (`python3 -m venv`) as the prefix: the package lands in the venv's own platlib (asked of
+   the venv's interpreter), and the venv's python imports it from outside the tree, no PYTHONPATH.
+2. The interpreter's own prefix (Debian: /usr/local), staged with DESTDIR: the package lands in that
+   interpreter's platlib (dist-packages on Debian), where it imports from without PYTHONPATH.
+3. A prefix no interpreter imports from: lib/pythonX.Y/site-packages under it, imported with PYTHONPATH.
+"""
 import os
 import pathlib
 import subprocess
 import sys
+import sysconfig
 import tempfile
+
+FILES = ("__init__.py", "__init__.pyi", "detect.py", "torch.py", "torch.pyi", "py.typed")
+CODE = ("import attnsel, sys; assert attnsel.__file__.startswith(sys.argv[1]), attnsel.__file__; "
+        "s = attnsel.select(attnsel.reference_registry(), attnsel.Query(), attnsel.Platform.cuda(9, 0)); "
+        "print(attnsel.__file__, s.backend)")
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "DESTDIR")}
+    env.update(extra)
+    return env
+
+
+def install(cmake, build, prefix, **env):
+    out = subprocess.run([cmake, "--install", build, "--prefix", str(prefix), "--component", "python"],
+                         check=True, capture_output=True, text=True, env=clean_env(**env)).stdout
+    return out
+
+
+def check_package(site):
+    installed = sorted(p.name for p in (site / "attnsel").iterdir())
+    for name in FILES:
+        assert name in installed, f"{name} not installed in {site}: {installed}"
+    assert any(n.startswith("_attnsel") and n.endswith((".so", ".pyd")) for n in installed), installed
+
+
+def import_from(python, site, cwd, **env):
+    out = subprocess.run([str(python), "-c", CODE, str(site)], check=True, env=clean_env(**env), cwd=cwd,
+                         capture_output=True, text=True).stdout.strip()
+    assert out.endswith(" FLASH_ATTN"), out
+    print(out)
 
 
 def main() -> int:
-    cmake, build, rel = sys.argv[1:4]
-    with tempfile.TemporaryDirectory() as prefix:
-        subprocess.run([cmake, "--install", build, "--prefix", prefix, "--component", "python"], check=True,
-                       stdout=subprocess.DEVNULL)
-        site = pathlib.Path(prefix) / rel
-        installed = sorted(p.name for p in (site / "attnsel").iterdir())
-        for name in ("__init__.py", "__init__.pyi", "detect.py", "torch.py", "torch.pyi", "py.typed"):
-            assert name in installed, f"{name} not installed: {installed}"
-        assert any(n.startswith("_attnsel") and n.endswith((".so", ".pyd")) for n in installed), installed
-        # A clean interpreter (no build tree on the path, run from elsewhere) imports the installed copy.
-        code = ("import attnsel, sys; assert attnsel.__file__.startswith(sys.argv[1]), attnsel.__file__; "
-                "s = attnsel.select(attnsel.reference_registry(), attnsel.Query(), attnsel.Platform.cuda(9, 0)); "
-                "print(attnsel.__file__, s.backend)")
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        env["PYTHONPATH"] = str(site)
-        out = subprocess.run([sys.executable, "-c", code, str(site)], check=True, env=env, cwd=prefix,
-                             capture_output=True, text=True).stdout
-        print(out.strip())
+    cmake, build = sys.argv[1:3]
+    version = "python%d.%d" % sys.version_info[:2]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        # 1. a fresh venv (no pip: faster, and nothing is installed with it)
+        venv = tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        vpy = venv / "bin" / "python3"
+        platlib = subprocess.run([str(vpy), "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"],
+                                 check=True, capture_output=True, text=True).stdout.strip()
+        install(cmake, build, venv)
+        check_package(pathlib.Path(platlib))
+        assert pathlib.Path(platlib) == venv / "lib" / version / "site-packages", platlib
+        assert not (venv / "lib" / version / "dist-packages").exists(), "installed into dist-packages too"
+        import_from(vpy, platlib, cwd=tmp)
+
+        # 2. the build interpreter's own prefix, staged under DESTDIR (nothing is written outside tmp)
+        own = pathlib.Path(sysconfig.get_path("platlib"))  # <prefix>/lib/pythonX.Y/{site,dist}-packages
+        prefix = own.parents[2]  # Debian: /usr/local, where pip and `make install` put packages
+        stage = tmp / "stage"
+        install(cmake, build, prefix, DESTDIR=str(stage))
+        staged = stage / own.relative_to(own.anchor)
+        check_package(staged)
+        print("staged", prefix, "->", staged)
+
+        # 3. a prefix no interpreter imports from
+        plain = tmp / "plain"
+        install(cmake, build, plain)
+        site = plain / "lib" / version / "site-packages"
+        check_package(site)
+        import_from(sys.executable, site, cwd=tmp, PYTHONPATH=str(site))
     return 0
 
 
