@@ -120,6 +120,7 @@ class emitter {
 
   std::string requirements(const std::vector<component_condition>& list_of) {
     std::vector<std::string> items;
+    items.reserve(list_of.size());
     for (const auto& r : list_of)
       items.push_back("{" + literal(r.name) + ", " + version(r.min_version) + ", " + version(r.below_version) + "}");
     return list("requirement", items);
@@ -147,6 +148,10 @@ class emitter {
   std::string caps(const capabilities& c) {
     std::vector<std::string> platforms, by_dtype, rules;
     std::vector<component_condition> components;
+    platforms.reserve(c.platforms.size());
+    components.reserve(c.requires_components.size());
+    by_dtype.reserve(c.head_sizes_by_dtype.size());
+    rules.reserve(c.call_rules.size());
     for (const auto& pc : c.platforms)
       platforms.push_back("{static_cast<device_vendor>(" + std::to_string(static_cast<unsigned>(pc.vendor)) + "), " +
                           arch(pc.min_capability, pc.max_capability, pc.archs, pc.families) + "}");
