@@ -28,6 +28,8 @@ struct policy_entry {
   [[nodiscard]] bool enabled(const platform& p, const query& q) const noexcept;
   /// The platform half of `enabled`: the component conditions.
   [[nodiscard]] bool enabled_on(const platform& p) const noexcept;
+  /// The query half of `enabled`: the feature condition.
+  [[nodiscard]] bool enabled_for(const query& q) const noexcept;
 
   friend bool operator==(const policy_entry& a, const policy_entry& b) {
     return a.backend == b.backend && a.when == b.when && a.unless == b.unless && a.unless_features == b.unless_features;

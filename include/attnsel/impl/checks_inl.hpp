@@ -7,7 +7,6 @@
 #endif
 
 #include <attnsel/impl/hot.hpp>
-#include <attnsel/impl/query_gates.hpp>
 
 #include <algorithm>
 #include <attnsel/impl/value_text.hpp>
@@ -23,6 +22,27 @@ inline std::string capability_text(const platform& p) {
   if (p.gfx()) return p.gfx()->name();
   if (p.capability()) return "compute capability " + to_string(p).substr(to_string(p).find(' ') + 1);
   return "an unknown device";
+}
+
+inline bool kv_cache_dtype_ok(const capabilities& c, const query& q) noexcept {
+  if (c.kv_cache_dtypes.empty() || c.kv_cache_dtypes.contains(q.kv_cache_dtype)) return true;
+  if (q.kv_cache_dtype != cache_dtype::automatic) return false;
+  // "auto" stores the cache in the compute dtype, so a backend listing that dtype accepts it.
+  switch (q.dtype) {
+    case data_type::float16:
+      return c.kv_cache_dtypes.contains(cache_dtype::float16);
+    case data_type::bfloat16:
+      return c.kv_cache_dtypes.contains(cache_dtype::bfloat16);
+    case data_type::float32:
+      return c.kv_cache_dtypes.contains(cache_dtype::float32);
+  }
+  return false;
+}
+
+inline bool block_size_ok(const capabilities& c, const query& q) noexcept {
+  if (q.block_size == 0 || c.block_size_multiples.empty()) return true;
+  return std::any_of(c.block_size_multiples.begin(), c.block_size_multiples.end(),
+                     [&](std::uint32_t base) { return base != 0 && q.block_size % base == 0; });
 }
 
 // Collects reasons on the explain path; on the fast path (`out == nullptr`) it only remembers the
@@ -74,7 +94,6 @@ struct gate_context {
   const capabilities* variant;
   const query& q;
   const platform& p;
-  const feature_bits* features;  // fast path of a bound selector only: the feature gate as bit masks
 };
 
 // One signature for every gate: record failures in the sink; return false when the gate failed.
@@ -212,13 +231,6 @@ ATTNSEL_GATE bool gate_block_size(const gate_context& g, reason_sink& sink) {
 
 // One reason per missing feature.
 ATTNSEL_GATE bool gate_feature(const gate_context& g, reason_sink& sink) {
-  if (g.features != nullptr) {
-    // The same question over precomputed bits: every required feature is one the variant declares.
-    const auto& f = *g.features;
-    if (((f.required[0] & ~f.declared[0]) | (f.required[1] & ~f.declared[1])) == 0) return true;
-    sink.fail(reason_code::feature, [] { return std::string("a required feature is not supported"); });
-    return false;
-  }
   bool ok = true;
   for (const auto& f : g.q.required) {
     if (g.variant->features.contains(f)) continue;
@@ -295,7 +307,7 @@ ATTNSEL_GATE void run_gates(const gate_context& g, reason_sink& sink) {
 
 inline void evaluate(const backend_descriptor& b, const query& q, const platform& p, reason_sink& sink) {
   const capabilities* variant = b.domains.contains(q.domain) ? resolve_variant(b, q.domain, p) : nullptr;
-  run_gates<0, check_gates.size()>(gate_context{b, variant, q, p, nullptr}, sink);
+  run_gates<0, check_gates.size()>(gate_context{b, variant, q, p}, sink);
 }
 
 }  // namespace detail
@@ -321,12 +333,13 @@ ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const ba
   return sink.first();
 }
 
-ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_failure(
-    const backend_descriptor& backend, const capabilities& variant, const query& q, const platform& p,
-    const feature_bits* features) noexcept {
+ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_failure(const backend_descriptor& backend,
+                                                                                      const capabilities& variant,
+                                                                                      const query& q,
+                                                                                      const platform& p) noexcept {
   detail::reason_sink sink(nullptr);
-  detail::run_gates<detail::first_query_gate(), check_gates.size()>(
-      detail::gate_context{backend, &variant, q, p, features}, sink);
+  detail::run_gates<detail::first_query_gate(), check_gates.size()>(detail::gate_context{backend, &variant, q, p},
+                                                                    sink);
   return sink.first();
 }
 
@@ -337,7 +350,7 @@ ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const b
   q.domain = domain;
   detail::reason_sink sink(nullptr);
   const capabilities* variant = backend.domains.contains(domain) ? resolve_variant(backend, domain, p) : nullptr;
-  detail::run_gates<0, detail::first_query_gate()>(detail::gate_context{backend, variant, q, p, nullptr}, sink);
+  detail::run_gates<0, detail::first_query_gate()>(detail::gate_context{backend, variant, q, p}, sink);
   return sink.first();
 }
 

@@ -18,7 +18,11 @@ ATTNSEL_INLINE bool policy_entry::enabled_on(const platform& p) const noexcept {
 }
 
 ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) const noexcept {
-  return enabled_on(p) && !q.required.intersects(unless_features);
+  return enabled_on(p) && enabled_for(q);
+}
+
+ATTNSEL_INLINE bool policy_entry::enabled_for(const query& q) const noexcept {
+  return !q.required.intersects(unless_features);
 }
 
 ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) const noexcept {
