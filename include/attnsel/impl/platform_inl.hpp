@@ -171,6 +171,13 @@ ATTNSEL_INLINE platform& platform::add_component_spec(std::string_view spec) {
 }
 
 ATTNSEL_INLINE const component* platform::find_component(std::string_view name) const noexcept {
+  // A platform names a few components: comparing sizes first, a linear scan calls memcmp about once
+  // per look-up, where a binary search orders strings (a memcmp per step). Long lists bisect.
+  if (components_.size() <= 8) {
+    for (const auto& c : components_)
+      if (c.name.size() == name.size() && c.name == name) return &c;
+    return nullptr;
+  }
   const auto it = std::lower_bound(components_.begin(), components_.end(), name,
                                    [](const component& c, std::string_view n) { return c.name < n; });
   return (it != components_.end() && it->name == name) ? &*it : nullptr;
