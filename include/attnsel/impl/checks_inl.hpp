@@ -20,7 +20,7 @@ namespace detail {
 
 inline std::string capability_text(const platform& p) {
   if (p.gfx()) return p.gfx()->name();
-  if (p.capability()) return "compute capability " + to_string(p).substr(to_string(p).find(' ') + 1);
+  if (p.capability()) return "compute capability " + to_string(*p.capability());
   return "an unknown device";
 }
 

@@ -6,6 +6,8 @@
 #  include <attnsel/platform.hpp>
 #endif
 
+#include <attnsel/impl/text.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -183,11 +185,25 @@ ATTNSEL_INLINE const component* platform::find_component(std::string_view name) 
   return (it != components_.end() && it->name == name) ? &*it : nullptr;
 }
 
+ATTNSEL_INLINE std::string to_string(cuda_capability c) {
+  return std::to_string(c.major) + "." + std::to_string(c.minor);
+}
+
+ATTNSEL_INLINE std::string to_string(const component& c) {
+  return c.version ? c.name + "=" + to_string(*c.version) : c.name;
+}
+
 ATTNSEL_INLINE std::string to_string(const platform& p) {
   std::string out(to_string(p.vendor()));
-  if (p.capability()) out += " " + std::to_string(p.capability()->major) + "." + std::to_string(p.capability()->minor);
+  if (p.capability()) out += " " + to_string(*p.capability());
   if (p.gfx()) out += " " + p.gfx()->name();
   return out;
+}
+
+ATTNSEL_INLINE std::string to_string_with_components(const platform& p) {
+  if (p.components().empty()) return to_string(p);
+  return to_string(p) + " [" + detail::join(p.components(), ", ", [](const component& c) { return to_string(c); }) +
+         "]";
 }
 
 ATTNSEL_INLINE std::string platform::describe() const { return to_string(*this); }
