@@ -100,7 +100,7 @@ struct gate_context {
 // A gate that can fail several times (components, features) stops at the first on the fast path.
 using gate_fn = bool (*)(const gate_context&, reason_sink&);
 
-ATTNSEL_GATE bool gate_domain(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_domain(const gate_context& g, reason_sink& sink) {
   if (g.backend.domains.contains(g.q.domain)) return true;
   sink.fail(reason_code::domain, [&] {
     return "serves " + format_enum_set(g.backend.domains) + ", not the " + std::string(to_string(g.q.domain)) +
@@ -109,7 +109,7 @@ ATTNSEL_GATE bool gate_domain(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_platform(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_platform(const gate_context& g, reason_sink& sink) {
   if (g.variant != nullptr) return true;
   bool vendor_known = false;
   for_each_constraint(g.backend, g.q.domain,
@@ -127,7 +127,7 @@ ATTNSEL_GATE bool gate_platform(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_capability(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_capability(const gate_context& g, reason_sink& sink) {
   if (g.variant != nullptr) return true;
   sink.fail(reason_code::capability, [&] {
     std::string supported;
@@ -139,7 +139,7 @@ ATTNSEL_GATE bool gate_capability(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_component(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_component(const gate_context& g, reason_sink& sink) {
   bool ok = true;
   for (const auto& req : g.variant->requires_components) {
     const component* found = g.p.find_component(req.name);
@@ -159,7 +159,7 @@ ATTNSEL_GATE bool gate_component(const gate_context& g, reason_sink& sink) {
   return ok;
 }
 
-ATTNSEL_GATE bool gate_mode(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_mode(const gate_context& g, reason_sink& sink) {
   if (g.variant->mode == g.q.mode) return true;
   sink.fail(reason_code::mode, [&] {
     return "mode " + std::string(to_string(g.q.mode)) + " not supported (backend is " +
@@ -168,7 +168,7 @@ ATTNSEL_GATE bool gate_mode(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_attn_type(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_attn_type(const gate_context& g, reason_sink& sink) {
   const auto& types = g.variant->attn_types;
   if (types.empty() || types.contains(g.q.attn_type)) return true;
   sink.fail(reason_code::attn_type, [&] {
@@ -177,7 +177,7 @@ ATTNSEL_GATE bool gate_attn_type(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_dtype(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_dtype(const gate_context& g, reason_sink& sink) {
   const auto& dtypes = g.variant->dtypes;
   if (dtypes.empty() || dtypes.contains(g.q.dtype)) return true;
   sink.fail(reason_code::dtype,
@@ -185,7 +185,7 @@ ATTNSEL_GATE bool gate_dtype(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_kv_cache_dtype(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_kv_cache_dtype(const gate_context& g, reason_sink& sink) {
   if (kv_cache_dtype_ok(*g.variant, g.q)) return true;
   sink.fail(reason_code::kv_cache_dtype, [&] {
     return "kv-cache dtype " + std::string(to_string(g.q.kv_cache_dtype)) + " not in " +
@@ -195,7 +195,7 @@ ATTNSEL_GATE bool gate_kv_cache_dtype(const gate_context& g, reason_sink& sink) 
 }
 
 // The head size, then the value head size (which must equal it unless the variant lists its own).
-ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_head_size(const gate_context& g, reason_sink& sink) {
   const capabilities& c = *g.variant;
   const query& q = g.q;
   bool ok = true;
@@ -220,7 +220,7 @@ ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_block_size(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_block_size(const gate_context& g, reason_sink& sink) {
   if (block_size_ok(*g.variant, g.q)) return true;
   sink.fail(reason_code::block_size, [&] {
     return "block size " + std::to_string(g.q.block_size) + " is not a multiple of any of " +
@@ -230,7 +230,7 @@ ATTNSEL_GATE bool gate_block_size(const gate_context& g, reason_sink& sink) {
 }
 
 // One reason per missing feature.
-ATTNSEL_GATE bool gate_feature(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_feature(const gate_context& g, reason_sink& sink) {
   bool ok = true;
   for (const auto& f : g.q.required) {
     if (g.variant->features.contains(f)) continue;
@@ -243,7 +243,7 @@ ATTNSEL_GATE bool gate_feature(const gate_context& g, reason_sink& sink) {
   return ok;
 }
 
-ATTNSEL_GATE bool gate_custom(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_custom(const gate_context& g, reason_sink& sink) {
   if (!g.backend.extra_check) return true;
   std::string why;
   bool ok = false;
@@ -297,7 +297,7 @@ constexpr std::size_t first_query_gate() noexcept {
 // does. With a collecting sink the rest still run, so a person sees every failure at once. The walk is
 // unrolled at compile time, so each gate is a direct (inlinable) call, as fast as hand-written code.
 template <std::size_t I, std::size_t Last>
-ATTNSEL_GATE void run_gates(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE void run_gates(const gate_context& g, reason_sink& sink) {
   if constexpr (I < Last) {
     constexpr gate_fn run = gate_table[I].run;
     if (!run(g, sink) && (check_gates[I].prerequisite || !sink.collecting())) return;
@@ -324,8 +324,9 @@ ATTNSEL_INLINE const capabilities* resolve_variant(const backend_descriptor& bac
   return nullptr;
 }
 
-ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const backend_descriptor& backend,
-                                                                        const query& q, const platform& p) noexcept {
+ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN std::optional<reason_code> first_failure(const backend_descriptor& backend,
+                                                                                 const query& q,
+                                                                                 const platform& p) noexcept {
   detail::reason_sink sink(nullptr);
   // With a null sink no message builder runs, so nothing here can throw except a custom check,
   // which evaluate() catches.
@@ -333,10 +334,8 @@ ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const ba
   return sink.first();
 }
 
-ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_failure(const backend_descriptor& backend,
-                                                                                      const capabilities& variant,
-                                                                                      const query& q,
-                                                                                      const platform& p) noexcept {
+ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN std::optional<reason_code> detail::first_query_failure(
+    const backend_descriptor& backend, const capabilities& variant, const query& q, const platform& p) noexcept {
   detail::reason_sink sink(nullptr);
   detail::run_gates<detail::first_query_gate(), check_gates.size()>(detail::gate_context{backend, &variant, q, p},
                                                                     sink);

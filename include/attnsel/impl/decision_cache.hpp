@@ -45,7 +45,7 @@ inline std::uint64_t feature_list_identity(const feature_set& f) noexcept {
 }
 
 // The one function that builds a key from a query.
-ATTNSEL_GATE query_key key_of(const query& q) noexcept {
+ATTNSEL_INTERNAL_ALWAYS_INLINE query_key key_of(const query& q) noexcept {
   query_key k;
   k.domain = static_cast<std::uint32_t>(q.domain);
   k.head_size = q.head_size;
@@ -77,7 +77,7 @@ class decision_cache {
       : mask_(round_up(slots) - 1), slots_(mask_ + 1), counters_(counter_shards + 1) {}
 
   // Looks `q` up; on a hit stores the value in `value` and returns true. Counts the hit or miss.
-  ATTNSEL_GATE bool find(const query_key& key, std::uint64_t& value) const noexcept {
+  ATTNSEL_INTERNAL_ALWAYS_INLINE bool find(const query_key& key, std::uint64_t& value) const noexcept {
     const auto words = words_of(key);
     const slot& s = slots_[index(words)];
     auto& shard = counters_[shard_index()];
@@ -151,7 +151,7 @@ class decision_cache {
   };
   static constexpr std::size_t counter_shards = 16;
 
-  ATTNSEL_GATE static key_words_t words_of(const query_key& key) noexcept {
+  ATTNSEL_INTERNAL_ALWAYS_INLINE static key_words_t words_of(const query_key& key) noexcept {
     key_words_t out;
     std::memcpy(out.data(), &key, sizeof key);
     return out;
