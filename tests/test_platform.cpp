@@ -89,3 +89,17 @@ TEST_CASE("platform components are found by exact name with their versions", "[p
   CHECK(to_string(p) == "rocm gfx942");
   CHECK(to_string(platform::cuda(9, 0)) == "cuda 9.0");
 }
+
+TEST_CASE("one text for a capability, a component and a platform with its components", "[platform][text]") {
+  CHECK(to_string(cuda_capability{9, 0}) == "9.0");
+  CHECK(to_string(cuda_capability{12, 1}) == "12.1");
+  CHECK(parse_cuda_capability(to_string(cuda_capability{10, 3})) == cuda_capability{10, 3});
+  auto p = platform::rocm("gfx942");
+  CHECK(to_string_with_components(p) == "rocm gfx942");
+  p.add_component("flashinfer", parse_component_version("0.2.5"));
+  p.add_component("aiter");
+  CHECK(to_string(p.components()[0]) == "aiter");
+  CHECK(to_string(p.components()[1]) == "flashinfer=0.2.5");
+  CHECK(to_string_with_components(p) == "rocm gfx942 [aiter, flashinfer=0.2.5]");
+  CHECK(to_string_with_components(platform::cuda(9, 0)) == "cuda 9.0");
+}

@@ -453,3 +453,73 @@ TEST_CASE("report JSON carries the call's fields both ways") {
   CHECK(to_json(query{})["phase"].is_null());
   CHECK(query_from_json(to_json(query{})) == query{});
 }
+
+TEST_CASE("bound selector: shape classes keep the cache exact, and warm, across ever-new lengths") {
+  const auto reg = builtin_registry("torch_sdpa");
+  const auto p = h200();
+  override_set overrides;
+  overrides.decode = override_request{"FLASH_ATTENTION,auto"};
+  const selector bound(reg, p, overrides);
+  const selector uncached(reg, p, overrides, [] {
+    selector_options o;
+    o.cache = false;
+    return o;
+  }());
+  std::uint32_t state = 12345;
+  const auto next = [&](std::uint32_t n) {
+    state = state * 1664525u + 1013904223u;
+    return (state >> 8) % n;
+  };
+  const std::vector<std::uint32_t> heads = {12, 64, 100, 128, 256, 264};
+  std::size_t compared = 0;
+  for (int round = 0; round < 2; ++round) {
+    std::uint32_t seed = 777;  // the same queries twice: the second round is all hits
+    state = seed;
+    for (int i = 0; i < 3000; ++i) {
+      query q;
+      q.head_size = heads[next(static_cast<std::uint32_t>(heads.size()))];
+      q.dtype = static_cast<data_type>(next(3));
+      q.attn_type = next(2) ? attention_type::decoder : attention_type::encoder_only;
+      q.phase = static_cast<attention_phase>(next(3));
+      q.seq_len_q = next(4) == 0 ? 0 : 1 + next(next(2) ? 4 : 5000);
+      q.seq_len_kv = next(4) == 0 ? 0 : (next(3) == 0 ? q.seq_len_q : 1 + next(next(2) ? 4 : 5000));
+      q.batch_size = next(2) ? 0 : 1 + next(64);
+      if (next(3) == 0) q.required = {"dropout"};
+      const auto free = select(reg, q, p, overrides);
+      const auto hit = bound.select(q);
+      const auto walked = uncached.select(q);
+      INFO(to_string(q));
+      REQUIRE(free.ok() == hit.ok());
+      REQUIRE(free.ok() == walked.ok());
+      if (free.ok()) {
+        CHECK(free->name() == hit->name());
+        CHECK(free->name() == walked->name());
+        CHECK(free->rank == hit->rank);
+        CHECK(free->overridden == hit->overridden);
+      }
+      CHECK(bound.decide(q).name() == (free.ok() ? free->name() : ""));
+      ++compared;
+    }
+  }
+  CHECK(compared == 6000);
+  // Thousands of distinct lengths fall into a handful of classes: most look-ups hit.
+  const auto stats = bound.stats();
+  CHECK(stats.hits > stats.misses);
+
+  // A stated length over its limit, or heads that do not divide, is never answered from the cache.
+  query ok;
+  ok.dtype = data_type::float16;
+  ok.seq_len_q = limits::seq_len;
+  ok.seq_len_kv = 2;
+  REQUIRE(bound.select(ok).ok());
+  query over = ok;
+  over.seq_len_q = limits::seq_len + 1;
+  CHECK(bound.select(over).error().code == error_code::bad_query);
+  query heads_ok = ok;
+  heads_ok.num_heads = 8;
+  heads_ok.num_kv_heads = 4;
+  REQUIRE(bound.select(heads_ok).ok());
+  query heads_bad = heads_ok;
+  heads_bad.num_kv_heads = 3;  // 8 / 3 is 2, the same group class as 8 / 4
+  CHECK(bound.select(heads_bad).error().code == error_code::bad_query);
+}

@@ -2,27 +2,27 @@
 // Umbrella header: the whole public API of attnsel (<attnsel/core.hpp> is the selection core alone).
 #pragma once
 
-#include <attnsel/bound_selector.hpp>
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/catalog.hpp>
-#include <attnsel/checks.hpp>
-#include <attnsel/config.hpp>
-#include <attnsel/descriptor.hpp>
-#include <attnsel/detect.hpp>
-#include <attnsel/diff.hpp>
-#include <attnsel/enums.hpp>
-#include <attnsel/format.hpp>
-#include <attnsel/implication.hpp>
-#include <attnsel/lint.hpp>
-#include <attnsel/matrix.hpp>
-#include <attnsel/override.hpp>
-#include <attnsel/platform.hpp>
-#include <attnsel/policy.hpp>
-#include <attnsel/query.hpp>
-#include <attnsel/reason.hpp>
-#include <attnsel/reference.hpp>
-#include <attnsel/registry.hpp>
-#include <attnsel/report.hpp>
-#include <attnsel/selector.hpp>
-#include <attnsel/shape.hpp>
-#include <attnsel/shared_registry.hpp>
+#include <attnsel/bound_selector.hpp>   // IWYU pragma: export
+#include <attnsel/builtin_catalog.hpp>  // IWYU pragma: export
+#include <attnsel/catalog.hpp>          // IWYU pragma: export
+#include <attnsel/checks.hpp>           // IWYU pragma: export
+#include <attnsel/config.hpp>           // IWYU pragma: export
+#include <attnsel/descriptor.hpp>       // IWYU pragma: export
+#include <attnsel/detect.hpp>           // IWYU pragma: export
+#include <attnsel/diff.hpp>             // IWYU pragma: export
+#include <attnsel/enums.hpp>            // IWYU pragma: export
+#include <attnsel/format.hpp>           // IWYU pragma: export
+#include <attnsel/implication.hpp>      // IWYU pragma: export
+#include <attnsel/lint.hpp>             // IWYU pragma: export
+#include <attnsel/matrix.hpp>           // IWYU pragma: export
+#include <attnsel/override.hpp>         // IWYU pragma: export
+#include <attnsel/platform.hpp>         // IWYU pragma: export
+#include <attnsel/policy.hpp>           // IWYU pragma: export
+#include <attnsel/query.hpp>            // IWYU pragma: export
+#include <attnsel/reason.hpp>           // IWYU pragma: export
+#include <attnsel/reference.hpp>        // IWYU pragma: export
+#include <attnsel/registry.hpp>         // IWYU pragma: export
+#include <attnsel/report.hpp>           // IWYU pragma: export
+#include <attnsel/selector.hpp>         // IWYU pragma: export
+#include <attnsel/shape.hpp>            // IWYU pragma: export
+#include <attnsel/shared_registry.hpp>  // IWYU pragma: export

@@ -70,20 +70,11 @@ inline constexpr std::array<gate_info, 16> check_gates{{
 }};
 
 namespace detail {
-/// A query's required features and a variant's declared ones as bits of one feature dictionary
-/// (a bound selector's): the feature gate then compares words instead of strings.
-struct feature_bits {
-  std::array<std::uint64_t, 2> required{};
-  std::array<std::uint64_t, 2> declared{};
-};
-
 /// Fast path of the gates that read the query, given the variant the platform gates resolved:
-/// the code of the first that fails, or std::nullopt. Allocates nothing. With `features` the feature
-/// gate reads those bits (which must describe `q.required` and `variant.features`).
+/// the code of the first that fails, or std::nullopt. Allocates nothing.
 [[nodiscard]] std::optional<reason_code> first_query_failure(const backend_descriptor& backend,
                                                              const capabilities& variant, const query& q,
-                                                             const platform& p,
-                                                             const feature_bits* features = nullptr) noexcept;
+                                                             const platform& p) noexcept;
 /// Fast path of the domain and platform gates for `domain`: the first failing code, or std::nullopt.
 [[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend,
                                                                 attention_domain domain, const platform& p) noexcept;

@@ -73,18 +73,7 @@ template <>
 struct fmt::formatter<attnsel::platform> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::platform& p, Ctx& ctx) const {
-    std::string text = to_string(p);
-    if (!p.components().empty()) {
-      text += " [";
-      bool first = true;
-      for (const auto& c : p.components()) {
-        text += (first ? "" : ", ") + c.name;
-        if (c.version) text += "=" + to_string(*c.version);
-        first = false;
-      }
-      text += "]";
-    }
-    return put(text, ctx);
+    return put(attnsel::to_string_with_components(p), ctx);
   }
 };
 

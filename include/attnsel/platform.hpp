@@ -30,6 +30,9 @@ struct cuda_capability {
 /// Major must be 1..99 and minor 0..9.
 [[nodiscard]] std::optional<cuda_capability> parse_cuda_capability(std::string_view text) noexcept;
 
+/// `9.0`: a compute capability as catalogs, the CLI and reports write it (`parse_cuda_capability` reads it).
+[[nodiscard]] std::string to_string(cuda_capability c);
+
 /// AMD gfx target, `gfx<major><minor hex><stepping hex>`: gfx90a is {9, 0, 0xa}, gfx1201 is {12, 0, 1}.
 struct gfx_arch {
   std::uint8_t major = 0;
@@ -78,6 +81,9 @@ struct component {
 
   friend bool operator==(const component& a, const component& b) { return a.name == b.name && a.version == b.version; }
 };
+
+/// `aiter` or `flashinfer=0.2.5`: a component as the CLI reads and prints it.
+[[nodiscard]] std::string to_string(const component& c);
 
 /// Everything a capability check may read about the machine. Plain data: an engine fills it from the
 /// device it finds, a test fakes it. Nothing is read from the environment or from globals.
@@ -135,6 +141,8 @@ class platform {
 
 /// `cuda 9.0`, `rocm gfx942`, `cpu`: the vendor and the device's capability or gfx target.
 [[nodiscard]] std::string to_string(const platform& p);
+/// `rocm gfx942 [aiter, flashinfer=0.2.5]`: `to_string(p)` and the components (none: no brackets).
+[[nodiscard]] std::string to_string_with_components(const platform& p);
 
 ATTNSEL_END_NAMESPACE
 

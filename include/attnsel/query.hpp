@@ -64,51 +64,12 @@ inline constexpr std::array<known_feature, 11> known{{
 }
 
 namespace detail {
-/// Who stored a list_memo's words: two words that no other live owner in the process shares (a
-/// bound selector uses the address of its library copy's counter and the count). Zero: nobody.
-using memo_owner = std::array<std::uint64_t, 2>;
-
-/// One remembered answer about an immutable list, for one owner: two words a bound selector derived
-/// from it (the list's feature bits in its dictionary), so a query reused across calls is looked up
-/// once. A seqlock: readers never block; a writer that finds another inside skips its store.
-class list_memo {
- public:
-  /// True, with the words, when `owner` stored them last.
-  bool find(const memo_owner& owner, std::array<std::uint64_t, 2>& words) const noexcept {
-    const std::uint64_t before = seq_.load(std::memory_order_acquire);
-    const std::uint64_t who =
-        (owner_[0].load(std::memory_order_relaxed) ^ owner[0]) | (owner_[1].load(std::memory_order_relaxed) ^ owner[1]);
-    const std::uint64_t w0 = words_[0].load(std::memory_order_relaxed);
-    const std::uint64_t w1 = words_[1].load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (who != 0 || (before & 1U) != 0 || seq_.load(std::memory_order_relaxed) != before) return false;
-    words = {w0, w1};
-    return true;
-  }
-  void store(const memo_owner& owner, const std::array<std::uint64_t, 2>& words) const noexcept {
-    std::uint64_t before = seq_.load(std::memory_order_relaxed);
-    if ((before & 1U) != 0 ||
-        !seq_.compare_exchange_strong(before, before + 1, std::memory_order_acquire, std::memory_order_relaxed))
-      return;  // another thread is writing
-    for (std::size_t i = 0; i < 2; ++i) {
-      owner_[i].store(owner[i], std::memory_order_release);
-      words_[i].store(words[i], std::memory_order_release);
-    }
-    seq_.store(before + 2, std::memory_order_release);
-  }
-
- private:
-  mutable std::atomic<std::uint64_t> seq_{0};  // odd while a writer is inside
-  mutable std::array<std::atomic<std::uint64_t>, 2> owner_{};
-  mutable std::array<std::atomic<std::uint64_t>, 2> words_{};
-};
-
 /// An immutable list of names shared by reference count. std::shared_ptr would do, but its header
 /// adds about 3,000 lines to every file that includes the selection core (<attnsel/core.hpp> budget).
 class shared_names {
  public:
   shared_names() noexcept = default;
-  explicit shared_names(std::vector<std::string> names) : rep_(new rep{std::move(names), {1}, {}}) {}
+  explicit shared_names(std::vector<std::string> names) : rep_(new rep{std::move(names), {1}}) {}
   shared_names(const shared_names& other) noexcept : rep_(other.rep_) {
     if (rep_) rep_->refs.fetch_add(1, std::memory_order_relaxed);
   }
@@ -121,15 +82,12 @@ class shared_names {
     if (rep_ && rep_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete rep_;
   }
   [[nodiscard]] const std::vector<std::string>* get() const noexcept { return rep_ ? &rep_->names : nullptr; }
-  /// The list's memo; null when there is no list.
-  [[nodiscard]] const list_memo* memo() const noexcept { return rep_ ? &rep_->memo : nullptr; }
   friend bool operator==(const shared_names& a, const shared_names& b) noexcept { return a.rep_ == b.rep_; }
 
  private:
   struct rep {
     std::vector<std::string> names;
     std::atomic<std::size_t> refs;
-    list_memo memo;  // never part of the value: copies of a set share it with its list
   };
   rep* rep_ = nullptr;
 };
@@ -194,8 +152,6 @@ class feature_set {
   using const_iterator = std::vector<std::string>::const_iterator;
   [[nodiscard]] const_iterator begin() const noexcept { return empty() ? const_iterator() : names_.get()->begin(); }
   [[nodiscard]] const_iterator end() const noexcept { return empty() ? const_iterator() : names_.get()->end(); }
-  /// The memo of the stored list, shared by every copy (null when empty). For the bound selector.
-  [[nodiscard]] const detail::list_memo* memo() const noexcept { return names_.memo(); }
   /// True when both sets share one stored list (a copy not modified since).
   [[nodiscard]] bool shares_storage_with(const feature_set& other) const noexcept {
     return names_.get() != nullptr && names_ == other.names_;

@@ -76,13 +76,6 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-std::string platform_text(const attnsel::platform& p) {
-  std::vector<std::string> parts;
-  for (const auto& c : p.components())
-    parts.push_back(c.name + (c.version ? "=" + to_string(*c.version) : std::string()));
-  return to_string(p) + (parts.empty() ? "" : " [" + join(parts, ", ") + "]");
-}
-
 std::string gpu_headline(const attnsel::detection& d) {
   if (d.platform.vendor() == attnsel::device_vendor::cpu) {
     // A driver that lists GPUs but not the one asked for: say so, not "no GPU" (the device facts
@@ -137,7 +130,7 @@ int run_doctor(const doctor_flags& flags) {
   if (!flags.json) {
     std::printf("attnsel doctor: this machine as attnsel sees it\n\n");
     print_wrapped("gpu:      ", gpu_headline(d));
-    print_wrapped("platform: ", platform_text(d.platform));
+    print_wrapped("platform: ", attnsel::to_string_with_components(d.platform));
     std::printf("\nfacts (name, value, source):\n%s", render_facts(d.report, false).c_str());
   }
   nlohmann::json catalogs = nlohmann::json::array();

@@ -56,16 +56,7 @@ std::string override_text(const chosen_override& ovr) {
 std::string render_explanation(const attnsel::explanation& ex, const attnsel::query& q, const attnsel::platform& p,
                                const chosen_override& ovr, const style& out_style) {
   std::string out;
-  std::string platform_text = to_string(p);
-  if (!p.components().empty()) {
-    platform_text += " [";
-    for (std::size_t i = 0; i < p.components().size(); ++i) {
-      const auto& c = p.components()[i];
-      platform_text += (i ? ", " : "") + c.name + (c.version ? "=" + to_string(*c.version) : std::string());
-    }
-    platform_text += "]";
-  }
-  labelled(out, "platform", platform_text);
+  labelled(out, "platform", to_string_with_components(p));
   if (!ex.implied.empty()) {
     std::string implied;
     for (const auto& i : ex.implied) implied += (implied.empty() ? "" : ", ") + i.name + " (from " + i.because + ")";

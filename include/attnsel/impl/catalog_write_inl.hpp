@@ -46,14 +46,10 @@ inline nlohmann::json head_sizes_json(const head_size_spec& s) {
   return "any";
 }
 
-inline std::string capability_text(cuda_capability c) {
-  return std::to_string(c.major) + "." + std::to_string(c.minor);
-}
-
 // The one writer of an arch filter: the keys the reader's arch_filter_of takes, set ones only.
 inline void arch_filter_json(const arch_filter& f, nlohmann::json& out) {
-  if (f.min_capability) out["min_capability"] = capability_text(*f.min_capability);
-  if (f.max_capability) out["max_capability"] = capability_text(*f.max_capability);
+  if (f.min_capability) out["min_capability"] = to_string(*f.min_capability);
+  if (f.max_capability) out["max_capability"] = to_string(*f.max_capability);
   if (!f.archs.empty()) {
     out["archs"] = nlohmann::json::array();
     for (const auto& a : f.archs) out["archs"].push_back(a.name());

@@ -7,7 +7,6 @@
 #endif
 
 #include <attnsel/impl/hot.hpp>
-#include <attnsel/impl/query_gates.hpp>
 
 #include <algorithm>
 #include <attnsel/impl/shape_inl.hpp>
@@ -22,8 +21,29 @@ namespace detail {
 
 inline std::string capability_text(const platform& p) {
   if (p.gfx()) return p.gfx()->name();
-  if (p.capability()) return "compute capability " + to_string(p).substr(to_string(p).find(' ') + 1);
+  if (p.capability()) return "compute capability " + to_string(*p.capability());
   return "an unknown device";
+}
+
+inline bool kv_cache_dtype_ok(const capabilities& c, const query& q) noexcept {
+  if (c.kv_cache_dtypes.empty() || c.kv_cache_dtypes.contains(q.kv_cache_dtype)) return true;
+  if (q.kv_cache_dtype != cache_dtype::automatic) return false;
+  // "auto" stores the cache in the compute dtype, so a backend listing that dtype accepts it.
+  switch (q.dtype) {
+    case data_type::float16:
+      return c.kv_cache_dtypes.contains(cache_dtype::float16);
+    case data_type::bfloat16:
+      return c.kv_cache_dtypes.contains(cache_dtype::bfloat16);
+    case data_type::float32:
+      return c.kv_cache_dtypes.contains(cache_dtype::float32);
+  }
+  return false;
+}
+
+inline bool block_size_ok(const capabilities& c, const query& q) noexcept {
+  if (q.block_size == 0 || c.block_size_multiples.empty()) return true;
+  return std::any_of(c.block_size_multiples.begin(), c.block_size_multiples.end(),
+                     [&](std::uint32_t base) { return base != 0 && q.block_size % base == 0; });
 }
 
 // Collects reasons on the explain path; on the fast path (`out == nullptr`) it only remembers the
@@ -75,14 +95,13 @@ struct gate_context {
   const capabilities* variant;
   const query& q;
   const platform& p;
-  const feature_bits* features;  // fast path of a bound selector only: the feature gate as bit masks
 };
 
 // One signature for every gate: record failures in the sink; return false when the gate failed.
 // A gate that can fail several times (components, features) stops at the first on the fast path.
 using gate_fn = bool (*)(const gate_context&, reason_sink&);
 
-ATTNSEL_GATE bool gate_domain(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_domain(const gate_context& g, reason_sink& sink) {
   if (g.backend.domains.contains(g.q.domain)) return true;
   sink.fail(reason_code::domain, [&] {
     return "serves " + format_enum_set(g.backend.domains) + ", not the " + std::string(to_string(g.q.domain)) +
@@ -91,7 +110,7 @@ ATTNSEL_GATE bool gate_domain(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_platform(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_platform(const gate_context& g, reason_sink& sink) {
   if (g.variant != nullptr) return true;
   bool vendor_known = false;
   for_each_constraint(g.backend, g.q.domain,
@@ -109,7 +128,7 @@ ATTNSEL_GATE bool gate_platform(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_capability(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_capability(const gate_context& g, reason_sink& sink) {
   if (g.variant != nullptr) return true;
   sink.fail(reason_code::capability, [&] {
     std::string supported;
@@ -121,7 +140,7 @@ ATTNSEL_GATE bool gate_capability(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_component(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_component(const gate_context& g, reason_sink& sink) {
   bool ok = true;
   for (const auto& req : g.variant->requires_components) {
     const component* found = g.p.find_component(req.name);
@@ -143,7 +162,7 @@ ATTNSEL_GATE bool gate_component(const gate_context& g, reason_sink& sink) {
   return ok;
 }
 
-ATTNSEL_GATE bool gate_mode(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_mode(const gate_context& g, reason_sink& sink) {
   if (g.variant->mode == g.q.mode) return true;
   sink.fail(reason_code::mode, [&] {
     return "mode " + std::string(to_string(g.q.mode)) + " not supported (backend is " +
@@ -152,7 +171,7 @@ ATTNSEL_GATE bool gate_mode(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_attn_type(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_attn_type(const gate_context& g, reason_sink& sink) {
   const auto& types = g.variant->attn_types;
   if (types.empty() || types.contains(g.q.attn_type)) return true;
   sink.fail(reason_code::attn_type, [&] {
@@ -161,7 +180,7 @@ ATTNSEL_GATE bool gate_attn_type(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_dtype(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_dtype(const gate_context& g, reason_sink& sink) {
   const auto& dtypes = g.variant->dtypes;
   if (dtypes.empty() || dtypes.contains(g.q.dtype)) return true;
   sink.fail(reason_code::dtype,
@@ -169,7 +188,7 @@ ATTNSEL_GATE bool gate_dtype(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_kv_cache_dtype(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_kv_cache_dtype(const gate_context& g, reason_sink& sink) {
   if (kv_cache_dtype_ok(*g.variant, g.q)) return true;
   sink.fail(reason_code::kv_cache_dtype, [&] {
     return "kv-cache dtype " + std::string(to_string(g.q.kv_cache_dtype)) + " not in " +
@@ -179,7 +198,7 @@ ATTNSEL_GATE bool gate_kv_cache_dtype(const gate_context& g, reason_sink& sink) 
 }
 
 // The head size, then the value head size (which must equal it unless the variant lists its own).
-ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_head_size(const gate_context& g, reason_sink& sink) {
   const capabilities& c = *g.variant;
   const query& q = g.q;
   const head_size_spec& sizes = c.head_sizes_for(q.dtype);
@@ -210,7 +229,7 @@ ATTNSEL_GATE bool gate_head_size(const gate_context& g, reason_sink& sink) {
   return false;
 }
 
-ATTNSEL_GATE bool gate_block_size(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_block_size(const gate_context& g, reason_sink& sink) {
   if (block_size_ok(*g.variant, g.q)) return true;
   sink.fail(reason_code::block_size, [&] {
     return "block size " + std::to_string(g.q.block_size) + " is not a multiple of any of " +
@@ -287,14 +306,7 @@ ATTNSEL_GATE bool gate_call_rule(const gate_context& g, reason_sink& sink) {
 }
 
 // One reason per missing feature.
-ATTNSEL_GATE bool gate_feature(const gate_context& g, reason_sink& sink) {
-  if (g.features != nullptr) {
-    // The same question over precomputed bits: every required feature is one the variant declares.
-    const auto& f = *g.features;
-    if (((f.required[0] & ~f.declared[0]) | (f.required[1] & ~f.declared[1])) == 0) return true;
-    sink.fail(reason_code::feature, [] { return std::string("a required feature is not supported"); });
-    return false;
-  }
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_feature(const gate_context& g, reason_sink& sink) {
   bool ok = true;
   for (const auto& f : g.q.required) {
     if (g.variant->features.contains(f)) continue;
@@ -307,7 +319,7 @@ ATTNSEL_GATE bool gate_feature(const gate_context& g, reason_sink& sink) {
   return ok;
 }
 
-ATTNSEL_GATE bool gate_custom(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_custom(const gate_context& g, reason_sink& sink) {
   if (!g.backend.extra_check) return true;
   std::string why;
   bool ok = false;
@@ -365,7 +377,7 @@ constexpr std::size_t first_query_gate() noexcept {
 // does. With a collecting sink the rest still run, so a person sees every failure at once. The walk is
 // unrolled at compile time, so each gate is a direct (inlinable) call, as fast as hand-written code.
 template <std::size_t I, std::size_t Last>
-ATTNSEL_GATE void run_gates(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE void run_gates(const gate_context& g, reason_sink& sink) {
   if constexpr (I < Last) {
     constexpr gate_fn run = gate_table[I].run;
     if (!run(g, sink) && (check_gates[I].prerequisite || !sink.collecting())) return;
@@ -375,7 +387,7 @@ ATTNSEL_GATE void run_gates(const gate_context& g, reason_sink& sink) {
 
 inline void evaluate(const backend_descriptor& b, const query& q, const platform& p, reason_sink& sink) {
   const capabilities* variant = b.domains.contains(q.domain) ? resolve_variant(b, q.domain, p) : nullptr;
-  run_gates<0, check_gates.size()>(gate_context{b, variant, q, p, nullptr}, sink);
+  run_gates<0, check_gates.size()>(gate_context{b, variant, q, p}, sink);
 }
 
 }  // namespace detail
@@ -392,8 +404,9 @@ ATTNSEL_INLINE const capabilities* resolve_variant(const backend_descriptor& bac
   return nullptr;
 }
 
-ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const backend_descriptor& backend,
-                                                                        const query& q, const platform& p) noexcept {
+ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN std::optional<reason_code> first_failure(const backend_descriptor& backend,
+                                                                                 const query& q,
+                                                                                 const platform& p) noexcept {
   detail::reason_sink sink(nullptr);
   // With a null sink no message builder runs, so nothing here can throw except a custom check,
   // which evaluate() catches.
@@ -401,12 +414,11 @@ ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> first_failure(const ba
   return sink.first();
 }
 
-ATTNSEL_INLINE ATTNSEL_FLATTEN std::optional<reason_code> detail::first_query_failure(
-    const backend_descriptor& backend, const capabilities& variant, const query& q, const platform& p,
-    const feature_bits* features) noexcept {
+ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN std::optional<reason_code> detail::first_query_failure(
+    const backend_descriptor& backend, const capabilities& variant, const query& q, const platform& p) noexcept {
   detail::reason_sink sink(nullptr);
-  detail::run_gates<detail::first_query_gate(), check_gates.size()>(
-      detail::gate_context{backend, &variant, q, p, features}, sink);
+  detail::run_gates<detail::first_query_gate(), check_gates.size()>(detail::gate_context{backend, &variant, q, p},
+                                                                    sink);
   return sink.first();
 }
 
@@ -417,7 +429,7 @@ ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const b
   q.domain = domain;
   detail::reason_sink sink(nullptr);
   const capabilities* variant = backend.domains.contains(domain) ? resolve_variant(backend, domain, p) : nullptr;
-  detail::run_gates<0, detail::first_query_gate()>(detail::gate_context{backend, variant, q, p, nullptr}, sink);
+  detail::run_gates<0, detail::first_query_gate()>(detail::gate_context{backend, variant, q, p}, sink);
   return sink.first();
 }
 

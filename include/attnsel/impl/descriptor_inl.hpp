@@ -73,7 +73,7 @@ ATTNSEL_INLINE bool arch_filter::accepts(const platform& p) const noexcept {
 
 ATTNSEL_INLINE std::string to_string(const arch_filter& filter) {
   std::string out;
-  const auto cc = [](cuda_capability c) { return std::to_string(c.major) + "." + std::to_string(c.minor); };
+  const auto cc = [](cuda_capability c) { return to_string(c); };
   if (filter.min_capability || filter.max_capability) {
     out += "[" + (filter.min_capability ? cc(*filter.min_capability) : std::string("any")) + ", " +
            (filter.max_capability ? cc(*filter.max_capability) : std::string("any")) + "]";

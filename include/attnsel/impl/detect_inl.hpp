@@ -719,10 +719,8 @@ ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>
     if (why_not.empty() && !s.capabilities.empty() &&
         (!p.capability() ||
          std::find(s.capabilities.begin(), s.capabilities.end(), *p.capability()) == s.capabilities.end())) {
-      std::string list;
-      for (auto c : s.capabilities)
-        list += (list.empty() ? "" : ", ") + std::to_string(c.major) + "." + std::to_string(c.minor);
-      why_not = "needs capability " + list;
+      why_not =
+          "needs capability " + detail::join(s.capabilities, ", ", [](cuda_capability c) { return to_string(c); });
     }
     std::string because;
     for (const auto& req : s.requires_components) {

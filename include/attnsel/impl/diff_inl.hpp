@@ -691,12 +691,8 @@ inline std::string rule_of(const registry& reg, const query& q, const platform& 
 }
 
 inline std::string components_text(const platform& p) {
-  std::string out;
-  for (const auto& c : p.components()) {
-    out += (out.empty() ? "" : ",") + c.name;
-    if (c.version) out += "=" + to_string(*c.version);
-  }
-  return out.empty() ? "none" : out;
+  if (p.components().empty()) return "none";
+  return join(p.components(), ",", [](const component& c) { return to_string(c); });
 }
 
 // Appends each value not yet in `out`; `seen` mirrors `out` so the check is a lookup, not a scan.

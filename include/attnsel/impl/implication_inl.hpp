@@ -51,10 +51,23 @@ ATTNSEL_INLINE std::string implication_problem(const std::vector<component_impli
 }
 
 ATTNSEL_INLINE bool is_closed(const registry& reg, const platform& p) noexcept {
-  for (const auto& imp : reg.implications()) {
-    if (!p.has_component(imp.component)) continue;
-    for (const auto& name : imp.implies)
-      if (!p.has_component(name)) return false;
+  // Both lists are sorted by name: one merge finds the implications whose component is present (every
+  // select runs this, so it avoids a look-up per implication).
+  const auto& imps = reg.implications();
+  const auto& comps = p.components();
+  auto imp = imps.begin();
+  for (auto c = comps.begin(); c != comps.end() && imp != imps.end();) {
+    const int order = c->name.compare(imp->component);
+    if (order < 0) {
+      ++c;
+    } else if (order > 0) {
+      ++imp;
+    } else {
+      for (const auto& name : imp->implies)
+        if (!p.has_component(name)) return false;
+      ++c;
+      ++imp;
+    }
   }
   return true;
 }

@@ -6,6 +6,8 @@
 #  include <attnsel/platform.hpp>
 #endif
 
+#include <attnsel/impl/text.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -171,16 +173,37 @@ ATTNSEL_INLINE platform& platform::add_component_spec(std::string_view spec) {
 }
 
 ATTNSEL_INLINE const component* platform::find_component(std::string_view name) const noexcept {
+  // A platform names a few components: comparing sizes first, a linear scan calls memcmp about once
+  // per look-up, where a binary search orders strings (a memcmp per step). Long lists bisect.
+  if (components_.size() <= 8) {
+    for (const auto& c : components_)
+      if (c.name.size() == name.size() && c.name == name) return &c;
+    return nullptr;
+  }
   const auto it = std::lower_bound(components_.begin(), components_.end(), name,
                                    [](const component& c, std::string_view n) { return c.name < n; });
   return (it != components_.end() && it->name == name) ? &*it : nullptr;
 }
 
+ATTNSEL_INLINE std::string to_string(cuda_capability c) {
+  return std::to_string(c.major) + "." + std::to_string(c.minor);
+}
+
+ATTNSEL_INLINE std::string to_string(const component& c) {
+  return c.version ? c.name + "=" + to_string(*c.version) : c.name;
+}
+
 ATTNSEL_INLINE std::string to_string(const platform& p) {
   std::string out(to_string(p.vendor()));
-  if (p.capability()) out += " " + std::to_string(p.capability()->major) + "." + std::to_string(p.capability()->minor);
+  if (p.capability()) out += " " + to_string(*p.capability());
   if (p.gfx()) out += " " + p.gfx()->name();
   return out;
+}
+
+ATTNSEL_INLINE std::string to_string_with_components(const platform& p) {
+  if (p.components().empty()) return to_string(p);
+  return to_string(p) + " [" + detail::join(p.components(), ", ", [](const component& c) { return to_string(c); }) +
+         "]";
 }
 
 ATTNSEL_INLINE std::string platform::describe() const { return to_string(*this); }

@@ -89,8 +89,8 @@ ATTNSEL_INLINE std::string to_string(const policy_rule& rule) {
 
 ATTNSEL_INLINE std::string policy_rule::describe() const { return to_string(*this); }
 
-ATTNSEL_INLINE ATTNSEL_FLATTEN const policy_rule* priority_policy::match(const query& q,
-                                                                         const platform& p) const noexcept {
+ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN const policy_rule* priority_policy::match(const query& q,
+                                                                                  const platform& p) const noexcept {
   for (const auto& r : rules)
     if (r.matches(q, p)) return &r;
   return nullptr;

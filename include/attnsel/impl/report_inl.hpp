@@ -18,7 +18,7 @@ ATTNSEL_INLINE nlohmann::json to_json(const platform& p) {
   if (p.gfx())
     j["arch"] = p.gfx()->name();
   else if (p.capability())
-    j["arch"] = std::to_string(p.capability()->major) + "." + std::to_string(p.capability()->minor);
+    j["arch"] = to_string(*p.capability());
   else
     j["arch"] = nullptr;
   j["components"] = nlohmann::json::array();

@@ -309,14 +309,14 @@ inline void append_unvisited(const registry& reg, const query& q, const platform
 
 }  // namespace detail
 
-ATTNSEL_INLINE ATTNSEL_COLD void selection_result::throw_error() const { throw selection_exception(*error_); }
+ATTNSEL_INLINE ATTNSEL_INTERNAL_COLD void selection_result::throw_error() const { throw selection_exception(*error_); }
 
-ATTNSEL_INLINE ATTNSEL_COLD void selection_result::release() noexcept {
+ATTNSEL_INLINE ATTNSEL_INTERNAL_COLD void selection_result::release() noexcept {
   value_.~selection();
   delete error_;
 }
 
-ATTNSEL_INLINE ATTNSEL_COLD void selection_result::throw_no_error() {
+ATTNSEL_INLINE ATTNSEL_INTERNAL_COLD void selection_result::throw_no_error() {
   throw std::logic_error("attnsel: selection_result::error() called on a successful selection");
 }
 
