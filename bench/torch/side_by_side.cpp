@@ -78,10 +78,15 @@ int main(int argc, char** argv) {
     if (cudnn > 91500 && (major == 9 || major == 10) && std::getenv("TORCH_CUDNN_SDPA_DEPRIORITIZED") == nullptr)
       p.add_component("cudnn_preferred");
   }
-  attnsel::query aq;
+  attnsel::query aq;  // with the call's shape (catalog format 2), as attnsel.torch.query_from_sdpa fills it
   aq.head_size = 128;
   aq.dtype = attnsel::data_type::bfloat16;
+  aq.attn_type = attnsel::attention_type::encoder_only;  // not causal
   aq.num_heads = 8;
+  aq.num_kv_heads = 8;
+  aq.seq_len_q = 128;
+  aq.seq_len_kv = 128;
+  aq.batch_size = 1;
   const auto reg = attnsel::torch_sdpa_registry();
   attnsel::selector_options no_cache;
   no_cache.cache = false;
@@ -109,6 +114,14 @@ int main(int argc, char** argv) {
     const auto d = cached.decide(aq);
     sink = static_cast<std::int64_t>(d.rank);
   });
+  // A decode-like stream: every call a new key length (the cache keys lengths by class).
+  attnsel::query stream = aq;
+  std::uint32_t step = 0;
+  const double stream_ns = ns_per_call(iterations * 10, [&] {
+    stream.seq_len_kv = 2 + (step++ & 0xffffU);
+    const auto r = cached.select(stream);
+    sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
+  });
 
   std::printf("platform: %s\n", to_string(p).c_str());
   std::printf("torch choice: %s, attnsel choice: %s\n", torch_backend_name(torch_choice),
@@ -119,6 +132,10 @@ int main(int argc, char** argv) {
   std::printf("| attnsel::selector::select (bound, no cache) | %.1f | %.1fx |\n", bound_ns, torch_ns / bound_ns);
   std::printf("| attnsel::selector::select (cache hit) | %.1f | %.1fx |\n", cached_ns, torch_ns / cached_ns);
   std::printf("| attnsel::selector::decide (cache hit) | %.1f | %.1fx |\n", decide_ns, torch_ns / decide_ns);
+  std::printf("| attnsel::selector::select (cached, a new key length each call) | %.1f | %.1fx |\n", stream_ns,
+              torch_ns / stream_ns);
+  std::printf("cache: %llu hits, %llu misses\n", static_cast<unsigned long long>(cached.stats().hits),
+              static_cast<unsigned long long>(cached.stats().misses));
   const bool same = answer.ok() && answer->name() == torch_backend_name(torch_choice);
   std::printf("same answer: %s\n", same ? "yes" : "NO");
   return same ? 0 : 1;

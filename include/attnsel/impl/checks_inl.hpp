@@ -255,17 +255,17 @@ bool shape_field_ok(const gate_context& g, reason_sink& sink, reason_code code) 
   return false;
 }
 
-ATTNSEL_GATE bool gate_seq_len(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_seq_len(const gate_context& g, reason_sink& sink) {
   const bool q_ok = shape_field_ok<shape_field::seq_len_q>(g, sink, reason_code::seq_len);
   if (!q_ok && !sink.collecting()) return false;
   return shape_field_ok<shape_field::seq_len_kv>(g, sink, reason_code::seq_len) && q_ok;
 }
 
-ATTNSEL_GATE bool gate_batch_size(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_batch_size(const gate_context& g, reason_sink& sink) {
   return shape_field_ok<shape_field::batch_size>(g, sink, reason_code::batch_size);
 }
 
-ATTNSEL_GATE bool gate_gqa_group(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_gqa_group(const gate_context& g, reason_sink& sink) {
   return shape_field_ok<shape_field::gqa_group>(g, sink, reason_code::gqa_group);
 }
 
@@ -288,7 +288,7 @@ inline std::string stated_values(const call_condition& c, const query& q) {
 
 // Each call rule whose `when` holds for the stated call must have its `require` hold. A rule that
 // hangs on an unstated field is not applied (explain lists it).
-ATTNSEL_GATE bool gate_call_rule(const gate_context& g, reason_sink& sink) {
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_call_rule(const gate_context& g, reason_sink& sink) {
   bool ok = true;
   for (const auto& rule : g.variant->call_rules) {
     if (rule.when.evaluate(g.q, g.p) != truth::yes || rule.require.evaluate(g.q, g.p) != truth::no) continue;
