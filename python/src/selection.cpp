@@ -44,11 +44,8 @@ struct without_gil {
   ~without_gil() { PyEval_RestoreThread(state); }
 };
 
-py::object select_py(py::handle registry, py::handle query, py::handle platform, py::handle override, bool prefer,
-                     bool raise_on_error) {
-  const auto& r = value_arg<registry_handle>("registry", registry);
-  const auto& q = value_arg<py_query>("query", query);
-  const auto& p = value_arg<py_platform>("platform", platform);
+py::object select_checked(const registry_handle& r, const attnsel::query& q, const attnsel::platform& p,
+                          py::handle override, bool prefer, bool raise_on_error) {
   const auto request = request_for(override, q);
   attnsel::select_options options;
   options.prefer = prefer;
@@ -64,6 +61,13 @@ py::object select_py(py::handle registry, py::handle query, py::handle platform,
   auto error = make_selection_error(result->error());
   if (raise_on_error) raise_instance(error);
   return error;
+}
+
+// The fallback overload: any argument types, each checked and named in the TypeError.
+py::object select_py(py::handle registry, py::handle query, py::handle platform, py::handle override, bool prefer,
+                     bool raise_on_error) {
+  return select_checked(value_arg<registry_handle>("registry", registry), value_arg<py_query>("query", query),
+                        value_arg<py_platform>("platform", platform), override, prefer, raise_on_error);
 }
 
 explanation_handle explain_py(py::handle registry, py::handle query, py::handle platform, py::handle override,
@@ -380,10 +384,17 @@ void bind_selection(py::module_& m) {
       .def(py::pickle(guard([](const explanation_handle& e) -> py::object { return explanation_state(e); }),
                       [](const py::object& state) { return explanation_from_state(state); }));
 
-  m.def("select", &select_py, py::arg("registry"), py::arg("query"), py::arg("platform"),
-        py::arg("override") = py::none(), py::kw_only(), py::arg("prefer") = false, py::arg("raise_on_error") = true,
+  // Two overloads: pybind11's own argument conversion for the types a caller passes (one type look-up per
+  // argument), then any types, so that a wrong one is a TypeError naming the argument.
+  m.def("select",
+        guard([](const registry_handle& r, const py_query& q, const py_platform& p, py::handle override, bool prefer,
+                 bool raise_on_error) { return select_checked(r, q, p, override, prefer, raise_on_error); }),
+        py::arg("registry"), py::arg("query"), py::arg("platform"), py::arg("override") = py::none(), py::kw_only(),
+        py::arg("prefer") = false, py::arg("raise_on_error") = true,
         "Selects a backend. override: None, an override string or an OverrideSet. Raises SelectionError on "
         "failure, or returns it when raise_on_error=False. Runs without the GIL.");
+  m.def("select", &select_py, py::arg("registry"), py::arg("query"), py::arg("platform"),
+        py::arg("override") = py::none(), py::kw_only(), py::arg("prefer") = false, py::arg("raise_on_error") = true);
   m.def("explain", &explain_py, py::arg("registry"), py::arg("query"), py::arg("platform"),
         py::arg("override") = py::none(), py::kw_only(), py::arg("prefer") = false,
         "Runs the same selection and records every candidate with its verdict and reasons.");
