@@ -5,8 +5,11 @@
 #include <attnsel/catalog.hpp>
 #include <attnsel/report.hpp>
 
+#include <iterator>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace attnsel_py {
 
@@ -63,11 +66,64 @@ py::object select_checked(const registry_handle& r, const attnsel::query& q, con
   return error;
 }
 
-// The fallback overload: any argument types, each checked and named in the TypeError.
-py::object select_py(py::handle registry, py::handle query, py::handle platform, py::handle override, bool prefer,
-                     bool raise_on_error) {
-  return select_checked(value_arg<registry_handle>("registry", registry), value_arg<py_query>("query", query),
-                        value_arg<py_platform>("platform", platform), override, prefer, raise_on_error);
+// The C++ value of a pybind11 object of exactly (or derived from) `T`, with the checks of value_arg;
+// the type object is looked up once.
+template <class T>
+const T& fast_arg(const char* argument, PyObject* obj) {
+  static PyTypeObject* const type = reinterpret_cast<PyTypeObject*>(py::type::of<T>().ptr());
+  if (!PyObject_TypeCheck(obj, type)) return value_arg<T>(argument, obj);  // raises the named TypeError
+  const T& out = py::handle(obj).cast<const T&>();
+  require_constructed(out);
+  return out;
+}
+
+// select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True), parsed by hand
+// through CPython's public vectorcall API: pybind11's generic dispatcher costs 2-3 times the selection
+// itself (docs/python.md, "Speed"), and select is the call an engine makes per layer. Only public
+// pybind11 API is used (cast, type::of, the Selection class).
+// NOLINTNEXTLINE(bugprone-exception-escape): every exception is caught below
+PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
+  try {
+    static const char* const names[] = {"registry", "query", "platform", "override", "prefer", "raise_on_error"};
+    PyObject* a[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    if (nargs > 4)
+      throw py::type_error("select() takes at most 4 positional arguments (" + std::to_string(nargs) + " given)");
+    for (Py_ssize_t i = 0; i < nargs; ++i) a[i] = args[i];
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; ++j) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, j);
+      std::size_t i = 0;
+      while (i < 6 && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) ++i;
+      if (i == 6) {
+        std::vector<std::string> known(std::begin(names), std::end(names));
+        unexpected_keyword("select", str_arg("keyword", key), known);
+      }
+      if (a[i]) throw py::type_error(std::string("select() got multiple values for argument '") + names[i] + "'");
+      a[i] = args[nargs + j];
+    }
+    for (std::size_t i = 0; i < 3; ++i)
+      if (!a[i]) throw py::type_error(std::string("select() missing required argument '") + names[i] + "'");
+    bool flags[2] = {false, true};  // prefer, raise_on_error
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!a[4 + i]) continue;
+      const int v = PyObject_IsTrue(a[4 + i]);
+      if (v < 0) throw py::error_already_set();
+      flags[i] = v != 0;
+    }
+    return select_checked(fast_arg<registry_handle>("registry", a[0]), fast_arg<py_query>("query", a[1]),
+                          fast_arg<py_platform>("platform", a[2]), a[3] ? a[3] : Py_None, flags[0], flags[1])
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {  // nothing may cross into the interpreter
+    PyErr_SetString(PyExc_RuntimeError, "attnsel: unknown C++ exception");
+  }
+  return nullptr;
 }
 
 explanation_handle explain_py(py::handle registry, py::handle query, py::handle platform, py::handle override,
@@ -384,17 +440,15 @@ void bind_selection(py::module_& m) {
       .def(py::pickle(guard([](const explanation_handle& e) -> py::object { return explanation_state(e); }),
                       [](const py::object& state) { return explanation_from_state(state); }));
 
-  // Two overloads: pybind11's own argument conversion for the types a caller passes (one type look-up per
-  // argument), then any types, so that a wrong one is a TypeError naming the argument.
-  m.def("select",
-        guard([](const registry_handle& r, const py_query& q, const py_platform& p, py::handle override, bool prefer,
-                 bool raise_on_error) { return select_checked(r, q, p, override, prefer, raise_on_error); }),
-        py::arg("registry"), py::arg("query"), py::arg("platform"), py::arg("override") = py::none(), py::kw_only(),
-        py::arg("prefer") = false, py::arg("raise_on_error") = true,
-        "Selects a backend. override: None, an override string or an OverrideSet. Raises SelectionError on "
-        "failure, or returns it when raise_on_error=False. Runs without the GIL.");
-  m.def("select", &select_py, py::arg("registry"), py::arg("query"), py::arg("platform"),
-        py::arg("override") = py::none(), py::kw_only(), py::arg("prefer") = false, py::arg("raise_on_error") = true);
+  static PyMethodDef select_def = {
+      "select", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&select_fast)),
+      METH_FASTCALL | METH_KEYWORDS,
+      "select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True)\n--\n\n"
+      "Selects a backend. override: None, an override string or an OverrideSet. Raises SelectionError on "
+      "failure, or returns it when raise_on_error=False. Runs without the GIL."};
+  PyObject* select_fn = PyCFunction_NewEx(&select_def, nullptr, m.attr("__name__").ptr());
+  if (!select_fn) throw py::error_already_set();
+  m.attr("select") = py::reinterpret_steal<py::object>(select_fn);
   m.def("explain", &explain_py, py::arg("registry"), py::arg("query"), py::arg("platform"),
         py::arg("override") = py::none(), py::kw_only(), py::arg("prefer") = false,
         "Runs the same selection and records every candidate with its verdict and reasons.");
