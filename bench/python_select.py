@@ -36,10 +36,20 @@ def attnsel_cases():
     q = attnsel.Query()
     sinks = attnsel.Query(head_size=64, features={"sinks"})
     assert attnsel.select(reg, q, hopper).backend == "FLASH_ATTN"
+    sdpa = attnsel.torch_sdpa_registry()
+    bad = attnsel.Query(dtype="float32")
+    grad = {"requires_grad"}
     return {
         "select cuda 9.0 (FLASH_ATTN, rank 1)": lambda: attnsel.select(reg, q, hopper),
         "select rocm gfx942 sinks (3rd candidate)": lambda: attnsel.select(reg, sinks, mi300),
         "select with override 'TRITON_ATTN'": lambda: attnsel.select(reg, q, hopper, "TRITON_ATTN"),
+        "select failing, raise_on_error=False": lambda: attnsel.select(reg, bad, hopper, "FLASH_ATTN",
+                                                                       raise_on_error=False),
+        # select_sdpa's work after reading the tensors: a keyword Query, then select on torch_sdpa.
+        "Query(head_size=, head_size_v=, dtype=, num_heads=, features=)": lambda: attnsel.Query(
+            head_size=64, head_size_v=64, dtype="float16", num_heads=16, features=grad),
+        "select_sdpa-like: Query(...) + select(torch_sdpa)": lambda: attnsel.select(
+            sdpa, attnsel.Query(head_size=64, head_size_v=64, dtype="float16", num_heads=16, features=grad), hopper),
         "baseline: empty Python call": lambda: None,
     }
 

@@ -12,7 +12,27 @@ attnsel.detect_platform() detects the machine (GPU, cuDNN, packages, engine swit
 for every fact. attnsel.torch (only where torch is installed) maps SDPA calls onto the torch_sdpa catalog.
 """
 
-from ._attnsel import (
+
+
+def _in_subinterpreter() -> bool:
+    """True in a subinterpreter (CPython's _interpreters / _xxsubinterpreters say; False without them)."""
+    for name in ("_interpreters", "_xxsubinterpreters"):
+        try:
+            module = __import__(name)
+            return module.get_current() != module.get_main()
+        except Exception:  # noqa: BLE001 - absent or different: assume the main interpreter
+            continue
+    return False
+
+
+# The compiled core (pybind11) supports only the main interpreter: in a subinterpreter its first call
+# would wait forever for the GIL. Refuse here, before any of it runs (also when the main interpreter has
+# imported it already, which lets a subinterpreter reuse the module without running its init again).
+if _in_subinterpreter():
+    raise ImportError("attnsel cannot be imported in a subinterpreter: its pybind11 core supports only the main "
+                      "interpreter")
+
+from ._attnsel import (  # noqa: E402
     ATTN_TYPES,
     BUILTIN_CATALOGS,
     DOMAINS,
@@ -83,12 +103,5 @@ __all__ = [
     "torch_sdpa_registry",
 ]
 
-# Objects report the public package as their home (repr, pickle, help()).
-for _name in __all__:
-    _obj = globals()[_name]
-    if isinstance(_obj, type):
-        try:
-            _obj.__module__ = __name__
-        except (AttributeError, TypeError):
-            pass
-del _name, _obj
+# The compiled core names its classes and functions after this package (attnsel.Query, not
+# attnsel._attnsel.Query): help(), reprs, errors and pickles show only public names.

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ._attnsel import Platform, _detect, _DetectOptions
+from ._attnsel import _DETECT_OPTIONS, Platform, _detect
 
 __all__ = ["PYTHON_PACKAGES", "Detection", "DetectedFact", "detect_platform", "python_components"]
 
@@ -60,16 +60,32 @@ class Detection:
         return "\n".join(lines)
 
 
-def _numeric_version(text: str) -> Optional[str]:
+def _numeric_version(text: object) -> Optional[str]:
+    """The leading dotted version (at most 4 parts, each below 10**9, as components take), else None."""
+    if not isinstance(text, str):
+        return None
     match = re.match(r"\d+(\.\d+){0,3}", text)
-    return match.group(0) if match else None
+    if match is None or any(len(part) > 9 for part in match.group(0).split(".")):
+        return None
+    return match.group(0)
 
 
 def _find_spec(module: str):
+    # Detection never raises for what it finds: a broken package is "not found", whatever it raises.
     try:
         return importlib.util.find_spec(module)
-    except (ImportError, ValueError):
+    except Exception:  # noqa: BLE001
         return None
+
+
+def _distribution_version(dist: str) -> Tuple[bool, object]:
+    """(installed, version text or whatever METADATA gave); an unreadable distribution is not installed."""
+    try:
+        return True, importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return False, None
+    except Exception as e:  # noqa: BLE001 - a broken METADATA is a fact, not an error
+        return True, f"<unreadable: {type(e).__name__}>"
 
 
 def _package_facts(packages: Mapping[str, Sequence[str]]) -> List[DetectedFact]:
@@ -81,14 +97,13 @@ def _package_facts(packages: Mapping[str, Sequence[str]]) -> List[DetectedFact]:
             continue
         version, source = None, f"{probe}; no version: none of {', '.join(distributions)} is an installed distribution"
         for dist in distributions:
-            try:
-                text = importlib.metadata.version(dist)
-            except importlib.metadata.PackageNotFoundError:
+            installed, text = _distribution_version(dist)
+            if not installed:
                 continue
             version = _numeric_version(text)
-            source = f"{probe}; importlib.metadata.version('{dist}') = '{text}'"
+            source = f"{probe}; importlib.metadata.version('{dist}') = {text!r}"
             if version is None:
-                source += " (not numeric: reported without a version)"
+                source += " (not a dotted version of at most 4 parts below 10**9: reported without a version)"
             break
         facts.append(DetectedFact(f"package.{component}", version or "", source, True))
     return facts
@@ -139,31 +154,25 @@ def detect_platform(
     CUDA_VISIBLE_DEVICES are read from (None: this process's). The roots and library lists replace
     the C++ defaults (docs/detection.md) and exist for tests and unusual installs.
     """
-    if isinstance(extra_components, str) or isinstance(library_dirs, str):
-        raise TypeError("extra_components and library_dirs take a collection of str, not a str")
-    if device_index < 0:
-        raise ValueError(f"device_index: {device_index} is negative")
+    arguments = dict(locals())  # the keywords above, read by the C++ half's list of options
+    if packages is None:
+        packages = PYTHON_PACKAGES
+    elif not isinstance(packages, Mapping) or not all(
+        isinstance(k, str) and not isinstance(v, str) and all(isinstance(d, str) for d in v) for k, v in packages.items()
+    ):
+        raise TypeError("packages: expected a mapping of component name to a sequence of distribution names")
     facts: List[DetectedFact] = []
-    options = _DetectOptions()
-    options.device_index = device_index
     if library_dirs is None:
         lib, fact = _torch_lib_dir()
         facts.append(fact)
-        options.library_dirs = [lib] if lib else []
-    else:
-        options.library_dirs = list(library_dirs)
-    package_facts = _package_facts(PYTHON_PACKAGES if packages is None else packages)
+        library_dirs = [lib] if lib else []
+    package_facts = _package_facts(packages)
     facts.extend(package_facts)
     specs = [name + (f"={version}" if version else "") for name, version in _found(package_facts).items()]
-    options.extra_components = specs + list(extra_components)
-    options.environment = None if environment is None else dict(environment)
-    options.sysfs_root = sysfs_root
-    options.proc_root = proc_root
-    options.rocm_roots = None if rocm_roots is None else list(rocm_roots)
-    options.cuda_driver_libraries = None if cuda_driver_libraries is None else list(cuda_driver_libraries)
-    options.cudnn_libraries = None if cudnn_libraries is None else list(cudnn_libraries)
-    options.cudnn_loader_search = cudnn_loader_search
-    options.switch_table = switch_table
-    platform, native = _detect(options)
+    # Every option goes to the C++ half as given, which checks each (errors name the argument) against
+    # its one list of options, _DETECT_OPTIONS; only `packages` is Python's alone.
+    given = {name: arguments[name] for name in _DETECT_OPTIONS}
+    given["library_dirs"] = library_dirs
+    platform, native = _detect(given, specs)
     facts.extend(DetectedFact(*f) for f in native)
     return Detection(platform, tuple(facts))

@@ -13,31 +13,102 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace attnsel_py {
 
 namespace py = pybind11;
 
+// ---- objects whose __init__ never ran -----------------------------------------------------------------
+
+/// Base of every C++ type bound to Python. An object made without its constructor (`cls.__new__(cls)`, a
+/// crafted pickle) has no C++ value: pybind11 allocates the storage with the class's own operator new on
+/// first use and constructs nothing in it. This operator new zero-fills, so `constructed` reads false
+/// there and true in every object a constructor built; guard() and value_arg() check it before any use.
+struct bound_value {
+  bool constructed = true;
+
+  static void* operator new(std::size_t size) { return std::memset(::operator new(size), 0, size); }
+  static void operator delete(void* p) noexcept { ::operator delete(p); }
+};
+
+/// TypeError unless `v` was built by a constructor.
+void require_constructed(const bound_value& v);
+
+namespace guard_detail {
+template <class T>
+void check(const T& v) {
+  if constexpr (std::is_base_of_v<bound_value, std::decay_t<T>>) require_constructed(v);
+}
+template <class R, class... A>
+auto wrap_pointer(R (*f)(A...)) {
+  return [f](A... a) -> R {
+    (check(a), ...);
+    return f(std::forward<A>(a)...);
+  };
+}
+template <class F, class R, class C, class... A>
+auto wrap(F f, R (C::*)(A...) const) {
+  return [f = std::move(f)](A... a) -> R {
+    (check(a), ...);
+    return f(std::forward<A>(a)...);
+  };
+}
+}  // namespace guard_detail
+
+/// `f` (a lambda or function pointer), first checking that each bound-object argument was constructed.
+/// Every method and property of a bound class goes through it.
+template <class F>
+auto guard(F f) {
+  if constexpr (std::is_pointer_v<F>) {
+    return guard_detail::wrap_pointer(f);
+  } else {
+    return guard_detail::wrap(std::move(f), &F::operator());
+  }
+}
+
+/// The library's values as bound classes (the same value, plus the constructed mark).
+struct py_query : attnsel::query, bound_value {
+  py_query() = default;
+  py_query(attnsel::query q) : attnsel::query(std::move(q)) {}  // NOLINT(google-explicit-constructor)
+};
+struct py_platform : attnsel::platform, bound_value {
+  py_platform() = default;
+  py_platform(attnsel::platform p) : attnsel::platform(std::move(p)) {}  // NOLINT(google-explicit-constructor)
+};
+struct py_reason : attnsel::reason, bound_value {
+  py_reason() = default;
+  py_reason(attnsel::reason r) : attnsel::reason(std::move(r)) {}  // NOLINT(google-explicit-constructor)
+};
+struct py_candidate : attnsel::candidate_report, bound_value {
+  py_candidate() = default;
+  py_candidate(attnsel::candidate_report c)  // NOLINT(google-explicit-constructor)
+      : attnsel::candidate_report(std::move(c)) {}
+};
+
 /// A registry as Python sees it. The registry itself is never changed in place: `merge` builds a new
 /// one and swaps the pointer (under the GIL), so a selection running without the GIL, or a Selection
 /// pointing into the old registry, keeps a valid one.
-struct registry_handle {
+struct registry_handle : bound_value {
   std::shared_ptr<const attnsel::registry> reg;
   attnsel::catalog_info info;
 };
 
 /// A successful selection plus the registry its pointers refer into.
-struct selection_handle {
+struct selection_handle : bound_value {
   attnsel::selection sel;
   std::shared_ptr<const attnsel::registry> keep;
 };
 
 /// The decoder and encoder override strings; immutable once built, so `select` may read them
 /// without the GIL.
-struct override_set_handle {
+struct override_set_handle : bound_value {
   std::string decoder;
   std::string encoder;
   attnsel::override_source source = attnsel::override_source::api;
@@ -46,20 +117,38 @@ struct override_set_handle {
 };
 
 /// An explanation plus what `to_json` needs to print the CLI's report.
-struct explanation_handle {
+struct explanation_handle : bound_value {
   attnsel::explanation ex;
   std::shared_ptr<const attnsel::registry> keep;
   attnsel::query q;
   attnsel::platform p;
   std::string override_spec;
   attnsel::override_source source = attnsel::override_source::none;
+  bool prefer = false;
   py::object result;  ///< Selection or SelectionError, built once
 };
 
-// ---- argument checks with the CLI's wording (tools/attnsel/inputs.cpp), `--flag` spelt `name` ---------
+// ---- reading arguments: TypeError for a wrong type, ValueError for a wrong value, both naming it ----------
+// The wording is the CLI's (tools/attnsel/inputs.cpp), with `--flag` spelt `name`.
 
 /// `'text'` with control and non-ASCII bytes escaped, as the CLI quotes what a person typed.
 std::string quote_input(std::string_view text);
+
+/// The public name of a class (`str`, `attnsel.Query`) for messages.
+std::string class_name(py::handle type);
+/// The public name of `value`'s class.
+std::string type_name(py::handle value);
+
+/// `value` as UTF-8 text; TypeError `name: expected a str, got int` otherwise (ValueError for a str that
+/// is not valid Unicode, such as a lone surrogate).
+std::string str_arg(std::string_view name, py::handle value);
+
+/// `value` as a count in [min, max]: TypeError unless an int (a bool is refused: `True` is not a size),
+/// ValueError `name: -1 is outside 1..65536` otherwise.
+std::uint32_t count_arg(std::string_view name, py::handle value, std::uint32_t min, std::uint32_t max);
+
+/// `value` as an int that fits `long long`; TypeError for a bool or a non-int, ValueError past the range.
+long long int_arg(std::string_view name, py::handle value);
 
 /// Parses a catalog string for enum `E`; ValueError `name: 'x' is not one of a, b, c` otherwise.
 template <class E>
@@ -68,44 +157,52 @@ E parse_arg(std::string_view name, std::string_view text) {
   throw py::value_error(std::string(name) + ": " + quote_input(text) + " is not one of " + attnsel::enum_names<E>());
 }
 
+/// An enum argument given as its catalog string.
+template <class E>
+E enum_arg(std::string_view name, py::handle value) {
+  return parse_arg<E>(name, str_arg(name, value));
+}
+
+/// The entries of a collection of str (a list, set, tuple or any iterable; not a str itself): TypeError
+/// naming `name` for anything else, ValueError when it holds more than `limits::elements_per_list`
+/// entries (counted before any is read, or while iterating when the length is unknown).
+std::vector<std::string> str_list_arg(std::string_view name, py::handle value);
+
+/// TypeError `callable() got an unexpected keyword argument 'x'; did you mean 'y'?` (the hint only when
+/// one of `known` is close).
+[[noreturn]] void unexpected_keyword(std::string_view callable, std::string_view keyword,
+                                     const std::vector<std::string>& known);
+
+/// The C++ value inside a pybind11 object of class `T`, checked: TypeError naming `argument` when `value`
+/// is not a `T`, and when it is one built without its constructor (`T.__new__(T)`), which has no value.
+template <class T>
+const T& value_arg(std::string_view argument, py::handle value) {
+  if (!py::isinstance<T>(value))
+    throw py::type_error(std::string(argument) + ": expected an " + class_name(py::type::of<T>()) + ", got " +
+                         type_name(value));
+  const T& out = value.cast<const T&>();
+  if (!out.constructed)
+    throw py::type_error(std::string(argument) + ": this " + class_name(py::type::of<T>()) +
+                         " was never initialised (made by __new__ without __init__, or by a crafted pickle)");
+  return out;
+}
+
 /// Adds `name` or `name=version` to `p`; ValueError worded like the CLI's --component, naming `argument`.
 void add_component(attnsel::platform& p, const std::string& spec, std::string_view argument);
 
-/// `value` as a count in [min, max]; ValueError `name: -1 is outside 1..65536` otherwise.
-std::uint32_t check_count(std::string_view name, long long value, std::uint32_t min, std::uint32_t max);
-
-/// Runs `f` (which returns a new reference) for a hand-written CPython entry point: a C++ or pybind11
-/// exception becomes the pending Python error and nullptr, as CPython expects.
-template <class F>
-// NOLINTNEXTLINE(bugprone-exception-escape): only error_already_set::restore() may throw, and only when called twice
-PyObject* guarded_call(F&& f) noexcept {
-  try {
-    return f();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  } catch (...) {  // nothing may cross into the interpreter, whatever a callback throws
-    PyErr_SetString(PyExc_RuntimeError, "attnsel: unknown C++ exception");
-  }
-  return nullptr;
-}
+/// Adds every spec of `specs` (in order: a later spec for a name replaces an earlier one), sorted first
+/// so that each insert is at the end: O(n log n) for any order.
+void add_components(attnsel::platform& p, std::vector<std::string> specs, std::string_view argument);
 
 // ---- the exception types -----------------------------------------------------------------------------
 
-/// An (unraised) attnsel.SelectionError carrying code, message, candidates and suggestions.
+/// An (unraised) attnsel.SelectionError carrying code, message, candidates and suggestions. C++
+/// selection_exception, catalog_error and registry_error thrown through a binding become SelectionError
+/// and CatalogError with their fields (a local exception translator, errors.cpp).
 py::object make_selection_error(const attnsel::selection_error& e);
 /// Raises `error` (an exception instance) as a Python exception.
 [[noreturn]] void raise_instance(const py::object& error);
-/// Raises attnsel.CatalogError with origin, pointer and problem attributes.
-[[noreturn]] void raise_catalog_error(const attnsel::catalog_error& e);
-/// Raises attnsel.CatalogError for a registry invariant broken by a merge.
-[[noreturn]] void raise_catalog_error(const attnsel::registry_error& e);
 
-/// A Python Candidate for one trace entry.
-py::object make_candidate(const attnsel::candidate_report& c);
 /// A Python Selection keeping `keep` alive.
 py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel::registry> keep);
 
@@ -117,10 +214,8 @@ void bind_platform(py::module_& m);   // platform.cpp: Platform
 void bind_query(py::module_& m);      // query.cpp: Query
 void bind_registry(py::module_& m);   // registry.cpp: Registry and the catalog loaders
 void bind_overrides(py::module_& m);  // overrides.cpp: OverrideSet
-void bind_selection(py::module_& m);  // selection.cpp: Candidate, Reason, Explanation, select, explain
-void bind_selection_type(
-    py::module_& m);               // selection_type.cpp: Selection (a hand-written type: select() makes one per call)
-void bind_report(py::module_& m);  // report.cpp: to_json
-void bind_detect(py::module_& m);  // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
+void bind_selection(py::module_& m);  // selection.cpp: Reason, Candidate, Selection, Explanation, select, explain
+void bind_report(py::module_& m);     // report.cpp: to_json
+void bind_detect(py::module_& m);     // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
 
 }  // namespace attnsel_py

@@ -4,9 +4,17 @@
 
 #include <attnsel/config.hpp>
 
+// pybind11 2.x supports only the main interpreter: its first use in a subinterpreter waits forever in
+// PyGILState_Ensure. So the module's init function checks the interpreter before pybind11 runs and
+// refuses with an ImportError; PYBIND11_MODULE's own init function is renamed to be called from it.
+#define PyInit__attnsel attnsel_pybind11_init
 PYBIND11_MODULE(_attnsel, m) {
   m.doc() = "attnsel: attention-backend selection (C++ core bindings; import the `attnsel` package)";
   m.attr("__version__") = ATTNSEL_VERSION_STRING;
+  // Classes, functions and exceptions take their __module__ (and so their names in help(), reprs, errors
+  // and pickles) from the module's __name__ while they are defined: the public package's, then restored.
+  const pybind11::object own_name = m.attr("__name__");
+  m.attr("__name__") = "attnsel";
   attnsel_py::bind_names(m);
   attnsel_py::bind_errors(m);
   attnsel_py::bind_platform(m);
@@ -16,4 +24,17 @@ PYBIND11_MODULE(_attnsel, m) {
   attnsel_py::bind_selection(m);
   attnsel_py::bind_report(m);
   attnsel_py::bind_detect(m);
+  m.attr("__name__") = own_name;
+}
+#undef PyInit__attnsel
+
+extern "C" PYBIND11_EXPORT PyObject* PyInit__attnsel();
+extern "C" PYBIND11_EXPORT PyObject* PyInit__attnsel() {
+  if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+    PyErr_SetString(PyExc_ImportError,
+                    "attnsel cannot be imported in a subinterpreter: its pybind11 core supports only the main "
+                    "interpreter");
+    return nullptr;
+  }
+  return attnsel_pybind11_init();
 }

@@ -2,6 +2,8 @@
 // The vocabularies Python callers type (dtypes, attention types, reason codes ...) read from the enum tables.
 #include "bindings.hpp"
 
+#include <attnsel/limits.hpp>
+#include <attnsel/override.hpp>
 #include <attnsel/query.hpp>
 #include <attnsel/reference.hpp>
 
@@ -21,11 +23,78 @@ py::tuple names_of() {
 
 std::string quote_input(std::string_view text) { return "'" + attnsel::printable(text, 40) + "'"; }
 
-std::uint32_t check_count(std::string_view name, long long value, std::uint32_t min, std::uint32_t max) {
-  if (value < static_cast<long long>(min) || value > static_cast<long long>(max))
-    throw py::value_error(std::string(name) + ": " + std::to_string(value) + " is outside " + std::to_string(min) +
-                          ".." + std::to_string(max));
-  return static_cast<std::uint32_t>(value);
+void require_constructed(const bound_value& v) {
+  if (!v.constructed)
+    throw py::type_error(
+        "this attnsel object was never initialised (made by __new__ without __init__, or by a crafted pickle); "
+        "build it with its constructor");
+}
+
+std::string class_name(py::handle type) {
+  const auto module = py::str(type.attr("__module__")).cast<std::string>();
+  const auto name = py::str(type.attr("__qualname__")).cast<std::string>();
+  return module == "builtins" ? name : module + "." + name;
+}
+
+std::string type_name(py::handle value) { return class_name(py::type::handle_of(value)); }
+
+std::string str_arg(std::string_view name, py::handle value) {
+  if (!PyUnicode_Check(value.ptr()))
+    throw py::type_error(std::string(name) + ": expected a str, got " + type_name(value));
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(value.ptr(), &size);
+  if (!data) {
+    PyErr_Clear();
+    throw py::value_error(std::string(name) + ": not valid Unicode text (a lone surrogate?)");
+  }
+  return {data, static_cast<std::size_t>(size)};
+}
+
+long long int_arg(std::string_view name, py::handle value) {
+  if (PyBool_Check(value.ptr()) || !PyLong_Check(value.ptr()))
+    throw py::type_error(std::string(name) + ": expected an int, got " + type_name(value));
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow != 0)
+    throw py::value_error(std::string(name) + ": " + (overflow > 0 ? "a huge value" : "a huge negative value") +
+                          " is out of range");
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
+std::uint32_t count_arg(std::string_view name, py::handle value, std::uint32_t min, std::uint32_t max) {
+  const long long v = int_arg(name, value);
+  if (v < static_cast<long long>(min) || v > static_cast<long long>(max))
+    throw py::value_error(std::string(name) + ": " + std::to_string(v) + " is outside " + std::to_string(min) + ".." +
+                          std::to_string(max));
+  return static_cast<std::uint32_t>(v);
+}
+
+std::vector<std::string> str_list_arg(std::string_view name, py::handle value) {
+  constexpr std::size_t most = attnsel::limits::elements_per_list;
+  const auto too_many = [&] {
+    return py::value_error(std::string(name) + ": more than " + std::to_string(most) + " entries");
+  };
+  if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()))
+    throw py::type_error(std::string(name) + ": expected a collection of str, got a " + type_name(value));
+  if (!py::isinstance<py::iterable>(value))
+    throw py::type_error(std::string(name) + ": expected a collection of str, got " + type_name(value));
+  if (py::hasattr(value, "__len__") && py::len(value) > most) throw too_many();
+  std::vector<std::string> out;
+  for (const auto& item : value) {
+    if (out.size() == most) throw too_many();
+    if (!PyUnicode_Check(item.ptr()))
+      throw py::type_error(std::string(name) + ": every entry must be a str, got " + type_name(item));
+    out.push_back(str_arg(name, item));
+  }
+  return out;
+}
+
+void unexpected_keyword(std::string_view callable, std::string_view keyword, const std::vector<std::string>& known) {
+  std::string message = std::string(callable) + "() got an unexpected keyword argument " + quote_input(keyword);
+  const auto hint = attnsel::closest_name(keyword, known);
+  if (!hint.empty()) message += "; did you mean '" + hint + "'?";
+  throw py::type_error(message);
 }
 
 void bind_names(py::module_& m) {

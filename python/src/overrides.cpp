@@ -2,17 +2,22 @@
 // attnsel.OverrideSet: the decoder and the encoder override; select() applies the query's domain's entry.
 #include "bindings.hpp"
 
-#include <stdexcept>
-
 namespace attnsel_py {
 
 namespace {
 
 std::string repr(const override_set_handle& o) {
-  std::string out = "OverrideSet(decoder=" + std::string(py::repr(py::str(o.decoder))) +
+  std::string out = "attnsel.OverrideSet(decoder=" + std::string(py::repr(py::str(o.decoder))) +
                     ", encoder=" + std::string(py::repr(py::str(o.encoder)));
   if (o.source != attnsel::override_source::api) out += ", source='" + std::string(attnsel::to_string(o.source)) + "'";
   return out + ")";
+}
+
+override_set_handle make(const py::handle& decoder, const py::handle& encoder, const py::handle& source) {
+  return {{},
+          str_arg("decoder", decoder),
+          str_arg("encoder", encoder),
+          enum_arg<attnsel::override_source>("source", source)};
 }
 
 }  // namespace
@@ -22,43 +27,35 @@ void bind_overrides(py::module_& m) {
       m, "OverrideSet",
       "Decoder and encoder override strings (grammar: '', 'auto', 'NAME', 'A,B', 'A,auto', '-NAME'). "
       "A decoder override never changes an encoder selection. Immutable.")
-      .def(py::init([](std::string decoder, std::string encoder, const std::string& source) {
-             return override_set_handle{std::move(decoder), std::move(encoder),
-                                        parse_arg<attnsel::override_source>("source", source)};
+      .def(py::init(&make), py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "", py::arg("source") = "api")
+      .def_property_readonly("decoder", guard([](const override_set_handle& o) { return o.decoder; }))
+      .def_property_readonly("encoder", guard([](const override_set_handle& o) { return o.encoder; }))
+      .def_property_readonly(
+          "source", guard([](const override_set_handle& o) { return std::string(attnsel::to_string(o.source)); }))
+      .def("for_domain", guard([](const override_set_handle& o, const py::handle& domain) {
+             return enum_arg<attnsel::attention_domain>("domain", domain) == attnsel::attention_domain::encoder
+                        ? o.encoder
+                        : o.decoder;
            }),
-           py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "", py::arg("source") = "api")
-      .def_property_readonly("decoder", [](const override_set_handle& o) { return o.decoder; })
-      .def_property_readonly("encoder", [](const override_set_handle& o) { return o.encoder; })
-      .def_property_readonly("source",
-                             [](const override_set_handle& o) { return std::string(attnsel::to_string(o.source)); })
-      .def(
-          "for_domain",
-          [](const override_set_handle& o, const std::string& domain) {
-            return parse_arg<attnsel::attention_domain>("domain", domain) == attnsel::attention_domain::encoder
-                       ? o.encoder
-                       : o.decoder;
-          },
-          py::arg("domain"), "The override string the given domain reads.")
-      .def("__repr__", &repr)
-      .def(
-          "__eq__",
-          [](const override_set_handle& a, const override_set_handle& b) {
-            return a.decoder == b.decoder && a.encoder == b.encoder && a.source == b.source;
-          },
-          py::is_operator())
-      .def("__hash__",
-           [](const override_set_handle& o) {
+           py::arg("domain"), "The override string the given domain reads.")
+      .def("__repr__", guard(&repr))
+      .def("__eq__", guard([](const override_set_handle& a, const override_set_handle& b) {
+             return a.decoder == b.decoder && a.encoder == b.encoder && a.source == b.source;
+           }),
+           py::is_operator())
+      .def("__hash__", guard([](const override_set_handle& o) {
              return py::hash(py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source))));
-           })
-      .def(py::pickle(
-          [](const override_set_handle& o) {
-            return py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source)));
-          },
-          [](const py::tuple& t) {
-            if (t.size() != 3) throw std::runtime_error("OverrideSet: bad pickle state");
-            return override_set_handle{t[0].cast<std::string>(), t[1].cast<std::string>(),
-                                       parse_arg<attnsel::override_source>("source", t[2].cast<std::string>())};
-          }));
+           }))
+      .def(py::pickle(guard([](const override_set_handle& o) -> py::object {
+                        return py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source)));
+                      }),
+                      [](const py::object& state) {
+                        // Untrusted input: read by the constructor's own checks.
+                        if (!py::isinstance<py::tuple>(state) || py::len(state) != 3)
+                          throw py::type_error("OverrideSet.__setstate__: expected a (decoder, encoder, source) tuple");
+                        const auto t = py::reinterpret_borrow<py::tuple>(state);
+                        return make(t[0], t[1], t[2]);
+                      }));
 }
 
 }  // namespace attnsel_py

@@ -2,15 +2,27 @@
 // attnsel.Platform: an immutable value over attnsel::platform (vendor, architecture, components).
 #include "bindings.hpp"
 
+#include <attnsel/catalog.hpp>
+#include <attnsel/limits.hpp>
 #include <attnsel/report.hpp>
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <vector>
 
 namespace attnsel_py {
+
+void add_components(attnsel::platform& p, std::vector<std::string> specs, std::string_view argument) {
+  // Sorted by name, stably (a later spec for a name still replaces an earlier one), so that every insert
+  // lands at the end of the platform's sorted list: O(n log n) rather than O(n^2) moves.
+  const auto name_of = [](const std::string& spec) { return std::string_view(spec).substr(0, spec.find('=')); };
+  std::stable_sort(specs.begin(), specs.end(),
+                   [&](const std::string& a, const std::string& b) { return name_of(a) < name_of(b); });
+  for (const auto& spec : specs) add_component(p, spec, argument);
+}
 
 void add_component(attnsel::platform& p, const std::string& spec, std::string_view argument) {
   const auto name = spec.substr(0, spec.find('='));
@@ -31,27 +43,36 @@ using attnsel::device_vendor;
 using attnsel::platform;
 
 // Components as an iterable of specs, or a mapping name -> version (str or None).
-void add_components(platform& p, const py::handle& components) {
+void add_components(platform& p, const py::handle& components, std::string_view argument = "components") {
   if (components.is_none()) return;
-  if (py::isinstance<py::str>(components))
-    throw py::type_error("components: expected a collection of 'name' or 'name=version' strings, got a str");
   if (py::isinstance<py::dict>(components)) {
-    for (const auto& item : components.cast<py::dict>()) {
-      std::string spec = py::str(item.first);
-      if (!item.second.is_none()) spec += "=" + std::string(py::str(item.second));
-      add_component(p, spec, "components");
+    const auto d = py::reinterpret_borrow<py::dict>(components);
+    if (d.size() > attnsel::limits::elements_per_list)
+      throw py::value_error(std::string(argument) + ": more than " +
+                            std::to_string(attnsel::limits::elements_per_list) + " entries");
+    std::vector<std::string> specs;
+    for (const auto& item : d) {
+      std::string spec = str_arg(argument, item.first);
+      if (!item.second.is_none()) spec += "=" + str_arg(argument, item.second);
+      specs.push_back(std::move(spec));
     }
+    attnsel_py::add_components(p, std::move(specs), argument);
     return;
   }
-  for (const auto& item : components) {
-    if (!py::isinstance<py::str>(item)) throw py::type_error("components: every entry must be a str");
-    add_component(p, item.cast<std::string>(), "components");
-  }
+  attnsel_py::add_components(p, str_list_arg(argument, components), argument);
 }
 
 void set_arch(platform& p, const std::string& arch) {
   if (p.vendor() == device_vendor::cuda) {
+    // sm_100a / sm_121f name arch-specific feature sets, which a Platform does not model: refuse them
+    // rather than drop the suffix without a word.
     const auto cc = attnsel::parse_cuda_capability(arch);
+    const char last = arch.empty() ? '\0' : static_cast<char>(arch.back() | 0x20);  // ASCII lower case
+    if (cc && (last == 'a' || last == 'f'))
+      throw py::value_error("arch: " + quote_input(arch) +
+                            " names an arch-specific target, which a Platform does not model; give the compute "
+                            "capability without the suffix ('" +
+                            std::to_string(cc->major) + "." + std::to_string(cc->minor) + "')");
     if (!cc)
       throw py::value_error("arch: " + quote_input(arch) +
                             " is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
@@ -67,10 +88,9 @@ void set_arch(platform& p, const std::string& arch) {
   }
 }
 
-platform make_platform(const std::string& vendor, const std::optional<std::string>& arch,
-                       const py::handle& components) {
-  platform p(parse_arg<device_vendor>("vendor", vendor));
-  if (arch) set_arch(p, *arch);
+platform make_platform(const py::handle& vendor, const py::handle& arch, const py::handle& components) {
+  platform p(enum_arg<device_vendor>("vendor", vendor));
+  if (!arch.is_none()) set_arch(p, str_arg("arch", arch));
   add_components(p, components);
   return p;
 }
@@ -79,10 +99,10 @@ platform make_cuda(const py::handle& major, const py::handle& minor, const py::h
   platform p(device_vendor::cuda);
   if (py::isinstance<py::str>(major)) {
     if (!minor.is_none()) throw py::type_error("Platform.cuda: give either an arch string or major and minor");
-    set_arch(p, major.cast<std::string>());
+    set_arch(p, str_arg("arch", major));
   } else {
-    const auto ma = major.cast<long long>();
-    const auto mi = minor.is_none() ? 0LL : minor.cast<long long>();
+    const auto ma = int_arg("major", major);
+    const auto mi = minor.is_none() ? 0LL : int_arg("minor", minor);
     if (ma < 1 || ma > 99 || mi < 0 || mi > 9)
       throw py::value_error("capability: " + std::to_string(ma) + "." + std::to_string(mi) +
                             " is not a CUDA compute capability (major 1..99, minor 0..9)");
@@ -107,19 +127,35 @@ std::vector<std::string> specs_of(const platform& p) {
   return out;
 }
 
+// The version as equality sees it (parts, trailing zeros dropped: 9.0 == 9.0.0), for __hash__.
+py::object canonical_version(const std::optional<attnsel::component_version>& v) {
+  if (!v) return py::none();
+  std::size_t n = v->parts.size();
+  while (n > 1 && v->parts[n - 1] == 0) --n;
+  py::tuple out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = py::int_(v->parts[i]);
+  return std::move(out);
+}
+
+py::int_ hash_of(const platform& p) {
+  py::list comps;
+  for (const auto& c : p.components()) comps.append(py::make_tuple(c.name, canonical_version(c.version)));
+  return py::int_(py::hash(py::make_tuple(std::string(attnsel::to_string(p.vendor())), arch_of(p), py::tuple(comps))));
+}
+
 std::string repr(const platform& p) {
   std::string comps;
   for (const auto& spec : specs_of(p)) comps += (comps.empty() ? "" : ", ") + std::string(py::repr(py::str(spec)));
   const std::string tail = comps.empty() ? "" : "components=[" + comps + "]";
   const auto vendor = p.vendor();
   if (vendor == device_vendor::cuda && p.capability())
-    return "Platform.cuda(" + std::to_string(p.capability()->major) + ", " + std::to_string(p.capability()->minor) +
-           (tail.empty() ? "" : ", " + tail) + ")";
+    return "attnsel.Platform.cuda(" + std::to_string(p.capability()->major) + ", " +
+           std::to_string(p.capability()->minor) + (tail.empty() ? "" : ", " + tail) + ")";
   if (vendor == device_vendor::rocm && p.gfx())
-    return "Platform.rocm('" + p.gfx()->name() + "'" + (tail.empty() ? "" : ", " + tail) + ")";
+    return "attnsel.Platform.rocm('" + p.gfx()->name() + "'" + (tail.empty() ? "" : ", " + tail) + ")";
   if (vendor == device_vendor::cpu || vendor == device_vendor::xpu)
-    return "Platform." + std::string(attnsel::to_string(vendor)) + "(" + tail + ")";
-  return "Platform('" + std::string(attnsel::to_string(vendor)) + "'" + (tail.empty() ? "" : ", " + tail) + ")";
+    return "attnsel.Platform." + std::string(attnsel::to_string(vendor)) + "(" + tail + ")";
+  return "attnsel.Platform('" + std::string(attnsel::to_string(vendor)) + "'" + (tail.empty() ? "" : ", " + tail) + ")";
 }
 
 py::tuple state_of(const platform& p) {
@@ -129,79 +165,89 @@ py::tuple state_of(const platform& p) {
 }  // namespace
 
 void bind_platform(py::module_& m) {
-  py::class_<platform>(m, "Platform",
-                       "The machine a selection runs on: vendor, architecture and installed components. "
-                       "Immutable; with_components() returns a new Platform.")
+  using P = py_platform;
+  py::class_<P>(m, "Platform",
+                "The machine a selection runs on: vendor, architecture and installed components. "
+                "Immutable; with_components() returns a new Platform.")
       .def(
-          py::init([](const std::string& vendor, const std::optional<std::string>& arch, const py::object& components) {
+          py::init([](const py::handle& vendor, const py::handle& arch, const py::handle& components) -> P {
             return make_platform(vendor, arch, components);
           }),
           py::arg("vendor"), py::arg("arch") = py::none(), py::arg("components") = py::tuple(),
           "Platform('cuda', '9.0', ['cudnn=9.19.0']): vendor cuda, rocm, xpu, cpu or tpu; arch only for cuda and rocm.")
-      .def_static("cuda", &make_cuda, py::arg("major"), py::arg("minor") = py::none(), py::kw_only(),
-                  py::arg("components") = py::tuple(), "A CUDA device: Platform.cuda(9, 0) or Platform.cuda('sm_90').")
+      .def_static(
+          "cuda",
+          [](const py::handle& major, const py::handle& minor, const py::handle& components) -> P {
+            return make_cuda(major, minor, components);
+          },
+          py::arg("major"), py::arg("minor") = py::none(), py::kw_only(), py::arg("components") = py::tuple(),
+          "A CUDA device: Platform.cuda(9, 0) or Platform.cuda('sm_90').")
       .def_static(
           "rocm",
-          [](const std::string& arch, const py::object& components) { return make_platform("rocm", arch, components); },
+          [](const py::handle& arch, const py::handle& components) -> P {
+            return make_platform(py::str("rocm"), py::str(str_arg("arch", arch)), components);
+          },
           py::arg("arch"), py::kw_only(), py::arg("components") = py::tuple(),
           "A ROCm device: Platform.rocm('gfx942').")
       .def_static(
-          "cpu", [](const py::object& components) { return make_platform("cpu", std::nullopt, components); },
+          "cpu",
+          [](const py::handle& components) -> P { return make_platform(py::str("cpu"), py::none(), components); },
           py::kw_only(), py::arg("components") = py::tuple(), "The host CPU.")
       .def_static(
-          "xpu", [](const py::object& components) { return make_platform("xpu", std::nullopt, components); },
+          "xpu",
+          [](const py::handle& components) -> P { return make_platform(py::str("xpu"), py::none(), components); },
           py::kw_only(), py::arg("components") = py::tuple(), "An Intel GPU.")
       .def_static(
           "from_json",
-          [](const std::string& text) {
+          [](const py::handle& text) -> P {
+            const auto json = str_arg("text", text);
             try {
-              return attnsel::platform_from_json(nlohmann::json::parse(text));
-            } catch (const nlohmann::json::exception& e) {
-              throw py::value_error(std::string("platform: malformed JSON: ") + e.what());
+              return attnsel::platform_from_json(attnsel::parse_json_document(json, "platform"));
+            } catch (const attnsel::catalog_error& e) {
+              throw py::value_error(e.what());
             } catch (const std::invalid_argument& e) {
               throw py::value_error(e.what());
             }
           },
-          py::arg("text"), "Reads the JSON object to_json(platform) writes (the CLI's --platform-json shape).")
-      .def_property_readonly("vendor", [](const platform& p) { return std::string(attnsel::to_string(p.vendor())); })
-      .def_property_readonly("arch", &arch_of, "'9.0' on CUDA, 'gfx942' on ROCm, None otherwise.")
-      .def_property_readonly("capability",
-                             [](const platform& p) -> py::object {
+          py::arg("text"), "Reads the JSON object to_json(platform) writes; no key may repeat.")
+      .def_property_readonly("vendor", guard([](const P& p) { return std::string(attnsel::to_string(p.vendor())); }))
+      .def_property_readonly("arch", guard([](const P& p) { return arch_of(p); }),
+                             "'9.0' on CUDA, 'gfx942' on ROCm, None otherwise.")
+      .def_property_readonly("capability", guard([](const P& p) -> py::object {
                                if (!p.capability()) return py::none();
                                return py::make_tuple(p.capability()->major, p.capability()->minor);
-                             })
-      .def_property_readonly(
-          "components",
-          [](const platform& p) {
-            py::dict out;
-            for (const auto& c : p.components())
-              out[py::str(c.name)] = c.version ? py::object(py::str(to_string(*c.version))) : py::object(py::none());
-            return out;
-          },
-          "{name: version or None}, sorted by name.")
-      .def("has_component", &platform::has_component, py::arg("name"))
-      .def(
-          "with_components",
-          [](const platform& p, const py::args& specs) {
-            platform out = p;
-            add_components(out, specs);
-            return out;
-          },
-          "A copy with more components ('name' or 'name=version'); a name already present is replaced.")
-      .def("__str__", [](const attnsel::platform& p) { return attnsel::to_string(p); })
-      .def("__repr__", &repr)
-      .def(
-          "__eq__", [](const platform& a, const platform& b) { return a == b; }, py::is_operator())
-      .def("__hash__",
-           [](const platform& p) {
-             const py::tuple state = state_of(p);
-             return py::hash(py::make_tuple(state[0], state[1], py::tuple(state[2])));
-           })
-      .def(py::pickle([](const platform& p) { return state_of(p); },
-                      [](const py::tuple& t) {
-                        if (t.size() != 3) throw std::runtime_error("Platform: bad pickle state");
-                        return make_platform(t[0].cast<std::string>(), t[1].cast<std::optional<std::string>>(), t[2]);
-                      }));
+                             }))
+      .def_property_readonly("components", guard([](const P& p) {
+                               py::dict out;
+                               for (const auto& c : p.components())
+                                 out[py::str(c.name)] =
+                                     c.version ? py::object(py::str(to_string(*c.version))) : py::object(py::none());
+                               return out;
+                             }),
+                             "{name: version or None}, sorted by name.")
+      .def("has_component",
+           guard([](const P& p, const py::handle& name) { return p.has_component(str_arg("name", name)); }),
+           py::arg("name"))
+      .def("with_components", guard([](const P& p, const py::args& specs) -> P {
+             platform out = p;
+             add_components(out, specs);
+             return out;
+           }),
+           "A copy with more components ('name' or 'name=version'); a name already present is replaced.")
+      .def("__str__", guard([](const P& p) { return attnsel::to_string(static_cast<const platform&>(p)); }))
+      .def("__repr__", guard([](const P& p) { return repr(p); }))
+      .def("__eq__", guard([](const P& a, const P& b) {
+             return static_cast<const platform&>(a) == static_cast<const platform&>(b);
+           }),
+           py::is_operator())
+      .def("__hash__", guard([](const P& p) { return hash_of(p); }))
+      .def(py::pickle(guard([](const P& p) -> py::object { return state_of(p); }), [](const py::object& state) -> P {
+        // Untrusted input: read by the constructor's own checks.
+        if (!py::isinstance<py::tuple>(state) || py::len(state) != 3)
+          throw py::type_error("Platform.__setstate__: expected a (vendor, arch, components) tuple");
+        const auto t = py::reinterpret_borrow<py::tuple>(state);
+        return make_platform(t[0], t[1], t[2]);
+      }));
 }
 
 }  // namespace attnsel_py

@@ -12,33 +12,39 @@ std::string dump(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string explanation_json(const explanation_handle& e, int indent) {
-  const attnsel::override_request request{e.override_spec, e.source};
-  return dump(attnsel::to_json(e.ex, e.q, e.p, request), indent);
+nlohmann::json document(const py::handle& obj) {
+  if (py::isinstance<explanation_handle>(obj)) {
+    const auto& e = value_arg<explanation_handle>("obj", obj);
+    const attnsel::override_request request{e.override_spec, e.source};
+    return attnsel::to_json(e.ex, e.q, e.p, request);
+  }
+  if (py::isinstance<py_platform>(obj))
+    return attnsel::to_json(static_cast<const attnsel::platform&>(value_arg<py_platform>("obj", obj)));
+  if (py::isinstance<py_query>(obj))
+    return attnsel::to_json(static_cast<const attnsel::query&>(value_arg<py_query>("obj", obj)));
+  if (py::isinstance<py_candidate>(obj))
+    return attnsel::to_json(static_cast<const attnsel::candidate_report&>(value_arg<py_candidate>("obj", obj)));
+  if (py::isinstance<registry_handle>(obj)) {
+    const auto& r = value_arg<registry_handle>("obj", obj);
+    return attnsel::to_json(attnsel::catalog{r.info, *r.reg});
+  }
+  throw py::type_error("obj: expected an attnsel.Explanation, Platform, Query, Candidate or Registry, got " +
+                       type_name(obj));
 }
 
 }  // namespace
 
 void bind_report(py::module_& m) {
-  const char* doc =
-      "JSON text: for an Explanation the report `attnsel select --json` prints; also Platform, Query, Candidate "
-      "and Registry (its catalog document). indent=-1 gives one line.";
-  m.def("to_json", &explanation_json, py::arg("obj"), py::kw_only(), py::arg("indent") = 2, doc);
-  m.def(
-      "to_json", [](const attnsel::platform& p, int indent) { return dump(attnsel::to_json(p), indent); },
-      py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
-  m.def(
-      "to_json", [](const attnsel::query& q, int indent) { return dump(attnsel::to_json(q), indent); }, py::arg("obj"),
-      py::kw_only(), py::arg("indent") = 2);
-  m.def(
-      "to_json", [](const attnsel::candidate_report& c, int indent) { return dump(attnsel::to_json(c), indent); },
-      py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
   m.def(
       "to_json",
-      [](const registry_handle& r, int indent) {
-        return dump(attnsel::to_json(attnsel::catalog{r.info, *r.reg}), indent);
+      [](const py::handle& obj, const py::handle& indent) {
+        const long long n = int_arg("indent", indent);
+        if (n < -1 || n > 64) throw py::value_error("indent: " + std::to_string(n) + " is outside -1..64");
+        return dump(document(obj), static_cast<int>(n));
       },
-      py::arg("obj"), py::kw_only(), py::arg("indent") = 2);
+      py::arg("obj"), py::kw_only(), py::arg("indent") = 2,
+      "JSON text: for an Explanation the report `attnsel select --json` prints; also Platform, Query, Candidate "
+      "and Registry (its catalog document). indent=-1 gives one line.");
 }
 
 }  // namespace attnsel_py

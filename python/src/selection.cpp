@@ -2,8 +2,14 @@
 // select() and explain() with their result types: Selection, Candidate, Reason, Explanation.
 #include "bindings.hpp"
 
+#include <attnsel/catalog.hpp>
+#include <attnsel/report.hpp>
+
+#include <iterator>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace attnsel_py {
 
@@ -18,36 +24,21 @@ attnsel::override_request request_for(const py::handle& ovr, const attnsel::quer
   if (PyUnicode_Check(ovr.ptr())) {
     Py_ssize_t size = 0;
     const char* data = PyUnicode_AsUTF8AndSize(ovr.ptr(), &size);
-    if (!data) throw py::error_already_set();
+    if (!data) {
+      PyErr_Clear();
+      throw py::value_error("override: not valid Unicode text (a lone surrogate?)");
+    }
     return {std::string_view(data, static_cast<std::size_t>(size)), attnsel::override_source::api};
   }
   if (py::isinstance<override_set_handle>(ovr)) {
-    const auto& set = ovr.cast<const override_set_handle&>();
+    const auto& set = value_arg<override_set_handle>("override", ovr);
     return {q.domain == attnsel::attention_domain::encoder ? set.encoder : set.decoder, set.source};
   }
-  throw py::type_error("override: expected None, a str or an OverrideSet");
+  throw py::type_error("override: expected None, a str or an attnsel.OverrideSet, got " + type_name(ovr));
 }
 
-// The pybind11 object behind `obj` when it is exactly (or derives from) `type`; TypeError otherwise.
-// Exact types take the short path: pybind11 stores a simple instance's value pointer inline.
-template <class T>
-const T& unwrap(PyObject* obj, PyTypeObject* type, const char* arg, const char* type_name) {
-  if (Py_TYPE(obj) == type) {
-    auto* inst = reinterpret_cast<py::detail::instance*>(obj);
-    if (inst->simple_layout && inst->simple_value_holder[0])
-      return *static_cast<const T*>(inst->simple_value_holder[0]);
-  }
-  if (!PyObject_TypeCheck(obj, type))
-    throw py::type_error(std::string("select(): ") + arg + " must be an attnsel." + type_name + ", not " +
-                         Py_TYPE(obj)->tp_name);
-  return py::handle(obj).cast<const T&>();
-}
-
-PyTypeObject* registry_type = nullptr;
-PyTypeObject* query_type = nullptr;
-PyTypeObject* platform_type = nullptr;
-
-// Reacquires the GIL on every way out of the selector, exceptions included.
+// Reacquires the GIL on every way out of the selector, exceptions included (CPython's own API:
+// cheaper than py::gil_scoped_release, which also keeps pybind11's thread-state bookkeeping).
 struct without_gil {
   PyThreadState* state = PyEval_SaveThread();
   without_gil() = default;
@@ -56,11 +47,43 @@ struct without_gil {
   ~without_gil() { PyEval_RestoreThread(state); }
 };
 
-// select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True): vectorcall
-// argument parsing by hand, because pybind11's generic dispatcher costs more than the selection itself.
-// NOLINTNEXTLINE(bugprone-exception-escape): guarded_call catches everything; tidy cannot see through it
+py::object select_checked(const registry_handle& r, const attnsel::query& q, const attnsel::platform& p,
+                          py::handle override, bool prefer, bool raise_on_error) {
+  const auto request = request_for(override, q);
+  attnsel::select_options options;
+  options.prefer = prefer;
+  auto keep = r.reg;  // taken under the GIL: a concurrent merge() swaps r.reg, never this registry
+  std::optional<attnsel::selection_result> result;
+  {
+    // Query, Platform and OverrideSet are immutable from Python and `keep` holds the registry:
+    // nothing in this block touches a Python object.
+    without_gil nogil;
+    result.emplace(attnsel::select(*keep, q, p, request, options));
+  }
+  if (result->ok()) return make_selection(result->value(), std::move(keep));
+  auto error = make_selection_error(result->error());
+  if (raise_on_error) raise_instance(error);
+  return error;
+}
+
+// The C++ value of a pybind11 object of exactly (or derived from) `T`, with the checks of value_arg;
+// the type object is looked up once.
+template <class T>
+const T& fast_arg(const char* argument, PyObject* obj) {
+  static PyTypeObject* const type = reinterpret_cast<PyTypeObject*>(py::type::of<T>().ptr());
+  if (!PyObject_TypeCheck(obj, type)) return value_arg<T>(argument, obj);  // raises the named TypeError
+  const T& out = py::handle(obj).cast<const T&>();
+  require_constructed(out);
+  return out;
+}
+
+// select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True), parsed by hand
+// through CPython's public vectorcall API: pybind11's generic dispatcher costs 2-3 times the selection
+// itself (docs/python.md, "Speed"), and select is the call an engine makes per layer. Only public
+// pybind11 API is used (cast, type::of, the Selection class).
+// NOLINTNEXTLINE(bugprone-exception-escape): every exception is caught below
 PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
-  return guarded_call([&]() -> PyObject* {
+  try {
     static const char* const names[] = {"registry", "query", "platform", "override", "prefer", "raise_on_error"};
     PyObject* a[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
     if (nargs > 4)
@@ -71,127 +94,352 @@ PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
       PyObject* key = PyTuple_GET_ITEM(kwnames, j);
       std::size_t i = 0;
       while (i < 6 && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) ++i;
-      if (i == 6)
-        throw py::type_error("select() got an unexpected keyword argument '" + py::str(key).cast<std::string>() + "'");
+      if (i == 6) {
+        std::vector<std::string> known(std::begin(names), std::end(names));
+        unexpected_keyword("select", str_arg("keyword", key), known);
+      }
       if (a[i]) throw py::type_error(std::string("select() got multiple values for argument '") + names[i] + "'");
       a[i] = args[nargs + j];
     }
     for (std::size_t i = 0; i < 3; ++i)
       if (!a[i]) throw py::type_error(std::string("select() missing required argument '") + names[i] + "'");
-    const auto& r = unwrap<registry_handle>(a[0], registry_type, "registry", "Registry");
-    const auto& q = unwrap<attnsel::query>(a[1], query_type, "query", "Query");
-    const auto& p = unwrap<attnsel::platform>(a[2], platform_type, "platform", "Platform");
-    const auto request = request_for(a[3] ? py::handle(a[3]) : py::handle(Py_None), q);
-    attnsel::select_options options;
-    bool raise_on_error = true;
-    if (a[4]) {
-      const int v = PyObject_IsTrue(a[4]);
+    bool flags[2] = {false, true};  // prefer, raise_on_error
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!a[4 + i]) continue;
+      const int v = PyObject_IsTrue(a[4 + i]);
       if (v < 0) throw py::error_already_set();
-      options.prefer = v != 0;
+      flags[i] = v != 0;
     }
-    if (a[5]) {
-      const int v = PyObject_IsTrue(a[5]);
-      if (v < 0) throw py::error_already_set();
-      raise_on_error = v != 0;
-    }
-    auto keep = r.reg;  // taken under the GIL: a concurrent merge() swaps r.reg, never this registry
-    std::optional<attnsel::selection_result> result;
-    {
-      // Query, Platform and OverrideSet are immutable from Python and `keep` holds the registry:
-      // nothing in this block touches a Python object.
-      without_gil nogil;
-      result.emplace(attnsel::select(*keep, q, p, request, options));
-    }
-    if (result->ok()) return make_selection(result->value(), std::move(keep)).release().ptr();
-    auto error = make_selection_error(result->error());
-    if (raise_on_error) raise_instance(error);
-    return error.release().ptr();
-  });
+    return select_checked(fast_arg<registry_handle>("registry", a[0]), fast_arg<py_query>("query", a[1]),
+                          fast_arg<py_platform>("platform", a[2]), a[3] ? a[3] : Py_None, flags[0], flags[1])
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {  // nothing may cross into the interpreter
+    PyErr_SetString(PyExc_RuntimeError, "attnsel: unknown C++ exception");
+  }
+  return nullptr;
 }
 
-explanation_handle explain_py(const registry_handle& r, const attnsel::query& q, const attnsel::platform& p,
-                              const py::handle& ovr, bool prefer) {
-  const auto request = request_for(ovr, q);
+explanation_handle explain_py(py::handle registry, py::handle query, py::handle platform, py::handle override,
+                              bool prefer) {
+  const auto& r = value_arg<registry_handle>("registry", registry);
+  const auto& q = value_arg<py_query>("query", query);
+  const auto& p = value_arg<py_platform>("platform", platform);
+  const auto request = request_for(override, q);
   auto keep = r.reg;
   attnsel::select_options options;
   options.prefer = prefer;
   std::optional<attnsel::explanation> ex;
   {
-    py::gil_scoped_release nogil;
+    without_gil nogil;
     ex.emplace(attnsel::explain(*keep, q, p, request, options));
   }
   py::object result =
       ex->result.ok() ? make_selection(ex->result.value(), keep) : make_selection_error(ex->result.error());
   const auto source = request.spec.empty() ? attnsel::override_source::none : request.source;
-  return explanation_handle{std::move(*ex), std::move(keep),  q, p, std::string(request.spec),
-                            source,         std::move(result)};
+  return explanation_handle{{},     std::move(*ex), std::move(keep),  q, p, std::string(request.spec),
+                            source, prefer,         std::move(result)};
 }
 
 py::list candidate_list(const std::vector<candidate_report>& cs) {
   py::list out;
-  for (const auto& c : cs) out.append(make_candidate(c));
+  for (const auto& c : cs) out.append(py::cast(py_candidate(c)));
   return out;
+}
+
+bool same(const candidate_report& a, const candidate_report& b) {
+  return a.name == b.name && a.variant == b.variant && a.rank == b.rank && a.outcome == b.outcome &&
+         a.forced == b.forced && a.reasons == b.reasons;
+}
+
+bool same(const std::vector<candidate_report>& a, const std::vector<candidate_report>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!same(a[i], b[i])) return false;
+  return true;
+}
+
+std::string text_repr(std::string_view s) { return py::repr(py::str(std::string(s))); }
+
+// ---- Reason and Candidate: plain values with keyword constructors that check like the rest ----------
+
+attnsel::reason make_reason(py::handle code, py::handle message) {
+  return {enum_arg<attnsel::reason_code>("code", code), str_arg("message", message)};
+}
+
+std::string reason_repr(const attnsel::reason& r) {
+  return "attnsel.Reason(code='" + std::string(attnsel::to_string(r.code)) + "', message=" + text_repr(r.message) + ")";
+}
+
+candidate_report make_candidate(py::handle name, py::handle variant, py::handle rank, py::handle verdict,
+                                py::handle forced, py::handle reasons) {
+  candidate_report c;
+  c.name = str_arg("name", name);
+  c.variant = str_arg("variant", variant);
+  c.rank = count_arg("rank", rank, 0, 0xffffffffU);
+  c.outcome = enum_arg<attnsel::verdict>("verdict", verdict);
+  if (!PyBool_Check(forced.ptr())) throw py::type_error("forced: expected a bool, got " + type_name(forced));
+  c.forced = forced.ptr() == Py_True;
+  if (PyUnicode_Check(reasons.ptr()) || !py::isinstance<py::iterable>(reasons))
+    throw py::type_error("reasons: expected a list of attnsel.Reason, got " + type_name(reasons));
+  for (const auto& r : reasons) {
+    if (c.reasons.size() == attnsel::limits::elements_per_list)
+      throw py::value_error("reasons: more than " + std::to_string(attnsel::limits::elements_per_list) + " entries");
+    c.reasons.push_back(value_arg<py_reason>("reasons", r));
+  }
+  return c;
+}
+
+std::string candidate_repr(const candidate_report& c) {
+  std::string reasons;
+  for (const auto& r : c.reasons) reasons += (reasons.empty() ? "" : ", ") + reason_repr(r);
+  return "attnsel.Candidate(name=" + text_repr(c.name) + ", variant=" + text_repr(c.variant) +
+         ", rank=" + std::to_string(c.rank) + ", verdict='" + std::string(attnsel::to_string(c.outcome)) +
+         "', forced=" + (c.forced ? "True" : "False") + ", reasons=[" + reasons + "])";
+}
+
+py::dict candidate_state(const candidate_report& c) {
+  py::list reasons;
+  for (const auto& r : c.reasons) reasons.append(py::cast(py_reason(r)));
+  py::dict out;
+  out["name"] = c.name;
+  out["variant"] = c.variant;
+  out["rank"] = c.rank;
+  out["verdict"] = std::string(attnsel::to_string(c.outcome));
+  out["forced"] = c.forced;
+  out["reasons"] = reasons;
+  return out;
+}
+
+// ---- Selection ---------------------------------------------------------------------------------------
+
+bool same(const selection_handle& a, const selection_handle& b) {
+  const auto& x = a.sel;
+  const auto& y = b.sel;
+  return x.name() == y.name() && x.variant_name() == y.variant_name() && x.rank == y.rank &&
+         x.overridden == y.overridden && x.source == y.source && x.fell_back == y.fell_back &&
+         same(x.fallback, y.fallback);
+}
+
+std::string selection_repr(const selection_handle& h) {
+  const auto& s = h.sel;
+  std::string out = "<attnsel.Selection backend=" + text_repr(s.name()) + ", variant=" + text_repr(s.variant_name()) +
+                    ", rank=" + std::to_string(s.rank) + ", overridden=" + (s.overridden ? "True" : "False");
+  if (s.fell_back) out += ", fell_back=True";
+  return out + ">";
+}
+
+// Pickled with the chosen backend as a one-backend catalog (so block_size_for still reads its
+// capabilities), the variant by index (-1: the backend's own capabilities), and the plain fields.
+py::tuple selection_state(const selection_handle& h) {
+  const auto& s = h.sel;
+  attnsel::registry one;
+  one.add(*s.backend);
+  long long variant = -1;
+  for (std::size_t i = 0; i < s.backend->variants.size(); ++i)
+    if (&s.backend->variants[i] == s.variant) variant = static_cast<long long>(i);
+  attnsel::catalog_info info;
+  info.name = "pickled_selection";
+  const auto text =
+      attnsel::to_json(attnsel::catalog{info, one}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return py::make_tuple(text, variant, s.rank, s.overridden, std::string(attnsel::to_string(s.source)), s.fell_back,
+                        candidate_list(s.fallback));
+}
+
+selection_handle selection_from_state(const py::handle& state) {
+  if (!py::isinstance<py::tuple>(state) || py::len(state) != 7)
+    throw py::type_error("Selection.__setstate__: expected the 7-tuple __getstate__ writes");
+  const auto t = py::reinterpret_borrow<py::tuple>(state);
+  auto reg = std::make_shared<attnsel::registry>(
+      attnsel::parse_catalog_text(str_arg("Selection state", t[0]), "<pickle>").registry);
+  if (reg->backends().size() != 1)
+    throw py::value_error("Selection.__setstate__: the catalog must hold exactly the chosen backend");
+  const auto& backend = reg->backends().front();
+  const long long variant = int_arg("variant", t[1]);
+  if (variant < -1 || variant >= static_cast<long long>(backend.variants.size()))
+    throw py::value_error("variant: " + std::to_string(variant) + " is not a variant of " + backend.name);
+  attnsel::selection s;
+  s.backend = &backend;
+  s.variant = variant < 0 ? &backend.caps : &backend.variants[static_cast<std::size_t>(variant)];
+  s.rank = count_arg("rank", t[2], 1, 0xffffffffU);
+  if (!PyBool_Check(t[3].ptr()) || !PyBool_Check(t[5].ptr()))
+    throw py::type_error("Selection.__setstate__: overridden and fell_back must be bools");
+  s.overridden = t[3].ptr() == Py_True;
+  s.source = enum_arg<attnsel::override_source>("source", t[4]);
+  s.fell_back = t[5].ptr() == Py_True;
+  if (!py::isinstance<py::list>(t[6])) throw py::type_error("fallback: expected a list of attnsel.Candidate");
+  for (const auto& c : t[6]) s.fallback.push_back(value_arg<py_candidate>("fallback", c));
+  return {{}, std::move(s), std::move(reg)};
+}
+
+// ---- Explanation -------------------------------------------------------------------------------------
+
+std::string report(const explanation_handle& e) {
+  const attnsel::override_request request{e.override_spec, e.source};
+  return attnsel::to_json(e.ex, e.q, e.p, request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Pickled as what produced it: explain() is a pure function of registry, query, platform, override
+// and prefer, so unpickling runs it again (the registry as its catalog document, as Registry pickles).
+py::tuple explanation_state(const explanation_handle& e) {
+  attnsel::catalog_info info;
+  info.name = "pickled_explanation";
+  const auto text =
+      attnsel::to_json(attnsel::catalog{info, *e.keep}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return py::make_tuple(text, py::cast(py_query(e.q)), py::cast(py_platform(e.p)), e.override_spec,
+                        std::string(attnsel::to_string(e.source)), e.prefer);
+}
+
+explanation_handle explanation_from_state(const py::handle& state) {
+  if (!py::isinstance<py::tuple>(state) || py::len(state) != 6)
+    throw py::type_error("Explanation.__setstate__: expected the 6-tuple __getstate__ writes");
+  const auto t = py::reinterpret_borrow<py::tuple>(state);
+  auto c = attnsel::parse_catalog_text(str_arg("Explanation state", t[0]), "<pickle>");
+  const py::object reg = py::cast(
+      registry_handle{{}, std::make_shared<const attnsel::registry>(std::move(c.registry)), std::move(c.info)});
+  const auto source = enum_arg<attnsel::override_source>("source", t[4]);
+  py::object ovr = py::none();
+  const auto spec = str_arg("override", t[3]);
+  if (source != attnsel::override_source::none) ovr = py::cast(override_set_handle{{}, spec, spec, source});
+  if (!PyBool_Check(t[5].ptr())) throw py::type_error("prefer: expected a bool, got " + type_name(t[5]));
+  return explain_py(reg, py::object(t[1]), py::object(t[2]), ovr, t[5].ptr() == Py_True);
 }
 
 }  // namespace
 
-py::object make_candidate(const candidate_report& c) { return py::cast(c); }
+py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel::registry> keep) {
+  return py::cast(selection_handle{{}, std::move(sel), std::move(keep)});
+}
 
 void bind_selection(py::module_& m) {
-  py::class_<attnsel::reason>(m, "Reason", "One failed check: a stable code (REASON_CODES) and a readable message.")
-      .def_property_readonly("code", [](const attnsel::reason& r) { return std::string(attnsel::to_string(r.code)); })
-      .def_readonly("message", &attnsel::reason::message)
-      .def("__repr__",
-           [](const attnsel::reason& r) {
-             return "Reason(code='" + std::string(attnsel::to_string(r.code)) +
-                    "', message=" + std::string(py::repr(py::str(r.message))) + ")";
-           })
-      .def(
-          "__eq__", [](const attnsel::reason& a, const attnsel::reason& b) { return a == b; }, py::is_operator());
+  py::class_<py_reason>(m, "Reason", "One failed check: a stable code (REASON_CODES) and a readable message.")
+      .def(py::init([](const py::handle& code, const py::handle& message) -> py_reason {
+             return make_reason(code, message);
+           }),
+           py::kw_only(), py::arg("code"), py::arg("message"))
+      .def_property_readonly("code", guard([](const py_reason& r) { return std::string(attnsel::to_string(r.code)); }))
+      .def_property_readonly("message", guard([](const py_reason& r) { return r.message; }))
+      .def("__repr__", guard([](const py_reason& r) { return reason_repr(r); }))
+      .def("__eq__", guard([](const py_reason& a, const py_reason& b) { return a == b; }), py::is_operator())
+      .def("__hash__", guard([](const py_reason& r) {
+             return py::hash(py::make_tuple(std::string(attnsel::to_string(r.code)), r.message));
+           }))
+      .def(py::pickle(guard([](const py_reason& r) -> py::object {
+                        return py::make_tuple(std::string(attnsel::to_string(r.code)), r.message);
+                      }),
+                      [](const py::object& state) -> py_reason {
+                        if (!py::isinstance<py::tuple>(state) || py::len(state) != 2)
+                          throw py::type_error("Reason.__setstate__: expected a (code, message) tuple");
+                        return make_reason(state[py::int_(0)], state[py::int_(1)]);
+                      }));
 
-  py::class_<candidate_report>(m, "Candidate", "One backend in a trace: its trial rank, verdict and every reason.")
-      .def_readonly("name", &candidate_report::name)
-      .def_readonly("variant", &candidate_report::variant, "The variant that was checked; '' if none applied.")
-      .def_readonly("rank", &candidate_report::rank, "1-based trial order; 0 when not tried.")
-      .def_property_readonly(
-          "verdict", [](const candidate_report& c) { return std::string(attnsel::to_string(c.outcome)); },
-          "selected, supported, rejected or skipped.")
-      .def_readonly("forced", &candidate_report::forced, "Named by the override.")
-      .def_property_readonly("reasons",
-                             [](const candidate_report& c) {
+  py::class_<py_candidate>(m, "Candidate", "One backend in a trace: its trial rank, verdict and every reason.")
+      .def(py::init([](const py::handle& name, const py::handle& variant, const py::handle& rank,
+                       const py::handle& verdict, const py::handle& forced, const py::handle& reasons) -> py_candidate {
+             return make_candidate(name, variant, rank, verdict, forced, reasons);
+           }),
+           py::kw_only(), py::arg("name"), py::arg("variant") = "", py::arg("rank") = 0, py::arg("verdict") = "skipped",
+           py::arg("forced") = false, py::arg("reasons") = py::list())
+      .def_property_readonly("name", guard([](const py_candidate& c) { return c.name; }))
+      .def_property_readonly("variant", guard([](const py_candidate& c) { return c.variant; }),
+                             "The variant that was checked; '' if none applied.")
+      .def_property_readonly("rank", guard([](const py_candidate& c) { return c.rank; }),
+                             "1-based trial order; 0 when not tried.")
+      .def_property_readonly("verdict",
+                             guard([](const py_candidate& c) { return std::string(attnsel::to_string(c.outcome)); }),
+                             "selected, supported, rejected or skipped.")
+      .def_property_readonly("forced", guard([](const py_candidate& c) { return c.forced; }), "Named by the override.")
+      .def_property_readonly("reasons", guard([](const py_candidate& c) {
                                py::list out;
-                               for (const auto& r : c.reasons) out.append(py::cast(r));
+                               for (const auto& r : c.reasons) out.append(py::cast(py_reason(r)));
                                return out;
-                             })
-      .def("__repr__", [](const candidate_report& c) {
-        return "Candidate(name=" + std::string(py::repr(py::str(c.name))) + ", verdict='" +
-               std::string(attnsel::to_string(c.outcome)) + "', rank=" + std::to_string(c.rank) +
-               ", reasons=" + std::to_string(c.reasons.size()) + ")";
-      });
+                             }))
+      .def("__repr__", guard([](const py_candidate& c) { return candidate_repr(c); }))
+      .def("__eq__", guard([](const py_candidate& a, const py_candidate& b) { return same(a, b); }), py::is_operator())
+      .def("__hash__", guard([](const py_candidate& c) {
+             return py::hash(py::make_tuple(c.name, c.variant, c.rank, std::string(attnsel::to_string(c.outcome)),
+                                            c.forced, c.reasons.size()));
+           }))
+      .def(py::pickle(guard([](const py_candidate& c) -> py::object { return candidate_state(c); }),
+                      [](const py::object& state) -> py_candidate {
+                        if (!py::isinstance<py::dict>(state))
+                          throw py::type_error("Candidate.__setstate__: expected a dict of fields");
+                        const auto d = py::reinterpret_borrow<py::dict>(state);
+                        for (const char* key : {"name", "variant", "rank", "verdict", "forced", "reasons"})
+                          if (!d.contains(key))
+                            throw py::value_error(std::string("Candidate.__setstate__: missing ") + key);
+                        return make_candidate(d["name"], d["variant"], d["rank"], d["verdict"], d["forced"],
+                                              d["reasons"]);
+                      }));
 
-  bind_selection_type(m);
+  py::class_<selection_handle>(m, "Selection", "A successful selection (from attnsel.select).")
+      .def_property_readonly("backend", guard([](const selection_handle& s) { return std::string(s.sel.name()); }),
+                             "The chosen backend's canonical name.")
+      .def_property_readonly("variant",
+                             guard([](const selection_handle& s) { return std::string(s.sel.variant_name()); }),
+                             "The variant whose capabilities were checked ('' for none).")
+      .def_property_readonly("rank", guard([](const selection_handle& s) { return s.sel.rank; }),
+                             "1-based trial position of the winner.")
+      .def_property_readonly("overridden", guard([](const selection_handle& s) { return s.sel.overridden; }),
+                             "Chosen because the override named it.")
+      .def_property_readonly(
+          "source", guard([](const selection_handle& s) { return std::string(attnsel::to_string(s.sel.source)); }),
+          "Where the override came from: none, api, flag, env or config.")
+      .def_property_readonly("fell_back", guard([](const selection_handle& s) { return s.sel.fell_back; }),
+                             "prefer=True: every forced backend failed; automatic choice used.")
+      .def_property_readonly("fallback",
+                             guard([](const selection_handle& s) { return candidate_list(s.sel.fallback); }),
+                             "prefer=True: why each forced backend was rejected (list of Candidate).")
+      .def("block_size_for", guard([](const selection_handle& s, py::handle current) {
+             return s.sel.block_size_for(count_arg("current", current, 0, 0xffffffffU));
+           }),
+           py::arg("current"), py::pos_only(),
+           "vLLM's block-size negotiation: current if the kernel accepts it, else its preferred size, else its "
+           "smallest supported multiple.")
+      .def("__repr__", guard(&selection_repr))
+      .def("__str__", guard([](const selection_handle& s) { return std::string(s.sel.name()); }))
+      .def("__eq__", guard([](const selection_handle& a, const selection_handle& b) { return same(a, b); }),
+           py::is_operator())
+      .def("__hash__", guard([](const selection_handle& h) {
+             const auto& s = h.sel;
+             return py::hash(py::make_tuple(std::string(s.name()), std::string(s.variant_name()), s.rank, s.overridden,
+                                            std::string(attnsel::to_string(s.source)), s.fell_back));
+           }))
+      .def(py::pickle(guard([](const selection_handle& s) -> py::object { return selection_state(s); }),
+                      [](const py::object& state) { return selection_from_state(state); }));
 
   py::class_<explanation_handle>(m, "Explanation",
                                  "What explain() found: the result and every candidate in trial order.")
-      .def_readonly("result", &explanation_handle::result, "A Selection, or the SelectionError (not raised).")
-      .def_property_readonly("ok", [](const explanation_handle& e) { return e.ex.result.ok(); })
+      .def_property_readonly("result", guard([](const explanation_handle& e) { return e.result; }),
+                             "A Selection, or the SelectionError (not raised).")
+      .def_property_readonly("ok", guard([](const explanation_handle& e) { return e.ex.result.ok(); }))
       .def_property_readonly(
-          "candidates", [](const explanation_handle& e) { return candidate_list(e.ex.candidates); },
-          "Tried backends in trial order, then the skipped ones.")
-      .def_property_readonly(
-          "rule", [](const explanation_handle& e) { return e.ex.rule; },
-          "The policy rule that gave the order ('' if none matched).")
-      .def_property_readonly("note", [](const explanation_handle& e) { return e.ex.note; })
-      .def("__repr__", [](const explanation_handle& e) {
-        const std::string head = e.ex.result.ok()
-                                     ? std::string(e.ex.result->name())
-                                     : "error " + std::string(attnsel::to_string(e.ex.result.error().code));
-        return "<attnsel.Explanation " + head + ", " + std::to_string(e.ex.candidates.size()) + " candidates>";
-      });
+          "candidates", guard([](const explanation_handle& e) { return candidate_list(e.ex.candidates); }),
+          "The backends serving the query's domain on this platform: tried ones in trial order, then the "
+          "skipped ones.")
+      .def_property_readonly("rule", guard([](const explanation_handle& e) { return e.ex.rule; }),
+                             "The policy rule that gave the order ('' if none matched).")
+      .def_property_readonly("note", guard([](const explanation_handle& e) { return e.ex.note; }))
+      .def("__repr__", guard([](const explanation_handle& e) {
+             const std::string head = e.ex.result.ok()
+                                          ? std::string(e.ex.result->name())
+                                          : "error " + std::string(attnsel::to_string(e.ex.result.error().code));
+             return "<attnsel.Explanation " + head + ", " + std::to_string(e.ex.candidates.size()) + " candidates>";
+           }))
+      // Equal when they report the same (the JSON report is every field a caller can read).
+      .def("__eq__",
+           guard([](const explanation_handle& a, const explanation_handle& b) { return report(a) == report(b); }),
+           py::is_operator())
+      .def("__hash__", guard([](const explanation_handle& e) { return py::hash(py::str(report(e))); }))
+      .def(py::pickle(guard([](const explanation_handle& e) -> py::object { return explanation_state(e); }),
+                      [](const py::object& state) { return explanation_from_state(state); }));
 
-  registry_type = reinterpret_cast<PyTypeObject*>(py::type::of<registry_handle>().ptr());
-  query_type = reinterpret_cast<PyTypeObject*>(py::type::of<attnsel::query>().ptr());
-  platform_type = reinterpret_cast<PyTypeObject*>(py::type::of<attnsel::platform>().ptr());
   static PyMethodDef select_def = {
       "select", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&select_fast)),
       METH_FASTCALL | METH_KEYWORDS,

@@ -15,7 +15,7 @@ def test_select_returns_backend_variant_rank_and_override_flag(reference, mi300)
     assert (s.backend, s.rank, s.overridden, s.source, s.fell_back) == ("ROCM_AITER_UNIFIED_ATTN", 2, False, "none", False)
     assert isinstance(s.variant, str)
     assert str(s) == "ROCM_AITER_UNIFIED_ATTN"
-    assert repr(s).startswith("Selection(backend='ROCM_AITER_UNIFIED_ATTN'")
+    assert repr(s).startswith("<attnsel.Selection backend='ROCM_AITER_UNIFIED_ATTN'")
 
 
 def test_forced_backend_is_reported_as_overridden(reference, mi300):
@@ -114,20 +114,20 @@ def test_platform_constructors_and_properties():
     assert (p.vendor, p.arch, p.capability) == ("cuda", "9.0", (9, 0))
     assert p.components == {"cudnn": "9.19.0", "cudnn_preferred": None}
     assert p.has_component("cudnn") and not p.has_component("flashinfer")
-    assert repr(p) == "Platform.cuda(9, 0, components=['cudnn=9.19.0', 'cudnn_preferred'])"
+    assert repr(p) == "attnsel.Platform.cuda(9, 0, components=['cudnn=9.19.0', 'cudnn_preferred'])"
     assert str(p).startswith("cuda 9.0")
     assert attnsel.Platform.cuda("sm_90") == attnsel.Platform.cuda(9, 0)
     assert attnsel.Platform("cuda", "12.1") == attnsel.Platform.cuda(12, 1)
     r = attnsel.Platform.rocm("gfx942", components={"aiter": None, "flash_attn": "2.7.4"})
     assert (r.vendor, r.arch, r.capability) == ("rocm", "gfx942", None)
-    assert repr(r) == "Platform.rocm('gfx942', components=['aiter', 'flash_attn=2.7.4'])"
-    assert repr(attnsel.Platform.cpu()) == "Platform.cpu()" and attnsel.Platform.xpu().vendor == "xpu"
+    assert repr(r) == "attnsel.Platform.rocm('gfx942', components=['aiter', 'flash_attn=2.7.4'])"
+    assert repr(attnsel.Platform.cpu()) == "attnsel.Platform.cpu()" and attnsel.Platform.xpu().vendor == "xpu"
     assert attnsel.Platform.cpu().arch is None
     more = p.with_components("flashinfer=0.2.5")
     assert more.components["flashinfer"] == "0.2.5" and "flashinfer" not in p.components
     for platform in (p, r, attnsel.Platform.cpu(), attnsel.Platform("tpu")):
-        assert eval(repr(platform), {"Platform": attnsel.Platform}) == platform
-        assert hash(platform) == hash(eval(repr(platform), {"Platform": attnsel.Platform}))
+        assert eval(repr(platform), {"attnsel": attnsel}) == platform
+        assert hash(platform) == hash(eval(repr(platform), {"attnsel": attnsel}))
     assert attnsel.Platform.from_json(attnsel.to_json(r)) == r
 
 
@@ -139,7 +139,7 @@ def test_query_fields_defaults_and_replace():
     q = attnsel.Query(head_size=64, head_size_v=128, dtype="fp16", kv_cache_dtype="fp8", block_size=16,
                       attn_type="encoder_only", mode="mla", domain="encoder", num_heads=8, features=["sinks", "alibi"])
     assert (q.dtype, q.kv_cache_dtype, q.head_size_v, q.features) == ("float16", "fp8", 128, frozenset({"sinks", "alibi"}))
-    assert eval(repr(q), {"Query": attnsel.Query}) == q
+    assert eval(repr(q), {"attnsel": attnsel}) == q
     r = q.replace(head_size=256, features=())
     assert (r.head_size, r.features, q.head_size) == (256, frozenset(), 64)
     assert hash(attnsel.Query(head_size=64)) == hash(attnsel.Query(head_size=64))

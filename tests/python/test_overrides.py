@@ -55,7 +55,7 @@ def test_override_set_applies_the_queries_domain_entry():
     only_decoder = attnsel.OverrideSet(decoder="TRITON_ATTN")
     assert attnsel.select(reg, encoder, p, only_decoder) == automatic
     assert only_decoder.for_domain("encoder") == "" and only_decoder.for_domain("lm") == "TRITON_ATTN"
-    assert repr(both) == "OverrideSet(decoder='TRITON_ATTN', encoder='TORCH_SDPA', source='flag')"
+    assert repr(both) == "attnsel.OverrideSet(decoder='TRITON_ATTN', encoder='TORCH_SDPA', source='flag')"
     assert (only_decoder.decoder, only_decoder.encoder, only_decoder.source) == ("TRITON_ATTN", "", "api")
 
 
