@@ -65,7 +65,8 @@ def query_from_sdpa(
     """The torch_sdpa catalog's Query for one SDPA call (same arguments as F.scaled_dot_product_attention).
 
     Reads the tensors' dtype and head dims, the flags, grad mode (requires_grad counts only while
-    grad is enabled, as in PyTorch) and torch.use_deterministic_algorithms (without warn_only).
+    grad is enabled, as in PyTorch) and torch.use_deterministic_algorithms (without warn_only); from
+    dense 4-D tensors also the call's shape: batch_size, num_heads, num_kv_heads, seq_len_q, seq_len_kv.
     ValueError for a dtype outside float16/bfloat16/float32 or q/k/v of different dtypes.
     """
     dtype = _DTYPES.get(query.dtype)
@@ -87,17 +88,31 @@ def query_from_sdpa(
         features.add("requires_grad")
     if torch.are_deterministic_algorithms_enabled() and not torch.is_deterministic_algorithms_warn_only_enabled():
         features.add("deterministic")
+    if attn_mask is not None and torch.is_grad_enabled() and attn_mask.requires_grad:
+        features.add("attn_mask_grad")
+    if attn_mask is not None and attn_mask.dim() == 3:
+        features.add("attn_mask_3d")
     head_size = query.size(-1)
     head_size_v = value.size(-1)
-    num_heads = query.size(-3) if query.dim() >= 3 and not nested else None
+    # The call's shape (catalog format 2), from dense 4-D tensors (batch, heads, length, dim); nested
+    # tensors have ragged lengths and leave them unstated.
+    shape = {}
+    if not nested and query.dim() == 4 and key.dim() == 4:
+        shape = dict(batch_size=query.size(0) or None, num_heads=query.size(1) or None,
+                     num_kv_heads=key.size(1) or None, seq_len_q=query.size(2) or None,
+                     seq_len_kv=key.size(2) or None)
+        if shape["num_heads"] and shape["num_kv_heads"] and shape["num_heads"] % shape["num_kv_heads"]:
+            shape["num_kv_heads"] = None  # PyTorch refuses such GQA in every fused backend; keep the query valid
+    else:
+        shape = dict(num_heads=query.size(-3) if query.dim() >= 3 and not nested else None)
     return Query(
         head_size=head_size,
         head_size_v=head_size_v if head_size_v != head_size else None,
         dtype=dtype,
         attn_type="decoder" if is_causal else "encoder_only",
         domain=domain,
-        num_heads=num_heads,
         features=features,
+        **shape,
     )
 
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -112,8 +113,23 @@ struct override_set_handle : bound_value {
   std::string decoder;
   std::string encoder;
   attnsel::override_source source = attnsel::override_source::api;
+  std::optional<std::string> prefill;  ///< decoder calls in the prefill phase; unset inherits decoder
+  std::optional<std::string> decode;   ///< decoder calls in the decode phase; unset inherits decoder
 
-  [[nodiscard]] attnsel::override_set view() const { return {{decoder, source}, {encoder, source}}; }
+  [[nodiscard]] attnsel::override_set view() const {
+    attnsel::override_set out{{decoder, source}, {encoder, source}, std::nullopt, std::nullopt};
+    if (prefill) out.prefill = attnsel::override_request{*prefill, source};
+    if (decode) out.decode = attnsel::override_request{*decode, source};
+    return out;
+  }
+  /// The override string `q` reads (its domain's, or its phase's when set).
+  [[nodiscard]] const std::string& for_query(const attnsel::query& q) const noexcept {
+    if (q.domain == attnsel::attention_domain::decoder) {
+      if (q.phase == attnsel::attention_phase::prefill && prefill) return *prefill;
+      if (q.phase == attnsel::attention_phase::decode && decode) return *decode;
+    }
+    return q.domain == attnsel::attention_domain::encoder ? encoder : decoder;
+  }
 };
 
 /// An explanation plus what `to_json` needs to print the CLI's report.

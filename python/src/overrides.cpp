@@ -9,15 +9,28 @@ namespace {
 std::string repr(const override_set_handle& o) {
   std::string out = "attnsel.OverrideSet(decoder=" + std::string(py::repr(py::str(o.decoder))) +
                     ", encoder=" + std::string(py::repr(py::str(o.encoder)));
+  if (o.prefill) out += ", prefill=" + std::string(py::repr(py::str(*o.prefill)));
+  if (o.decode) out += ", decode=" + std::string(py::repr(py::str(*o.decode)));
   if (o.source != attnsel::override_source::api) out += ", source='" + std::string(attnsel::to_string(o.source)) + "'";
   return out + ")";
 }
 
-override_set_handle make(const py::handle& decoder, const py::handle& encoder, const py::handle& source) {
-  return {{},
-          str_arg("decoder", decoder),
-          str_arg("encoder", encoder),
-          enum_arg<attnsel::override_source>("source", source)};
+std::optional<std::string> optional_str(const char* name, const py::handle& v) {
+  if (v.is_none()) return std::nullopt;
+  return str_arg(name, v);
+}
+
+py::object optional_value(const std::optional<std::string>& v) { return v ? py::object(py::str(*v)) : py::none(); }
+
+override_set_handle make(const py::handle& decoder, const py::handle& encoder, const py::handle& source,
+                         const py::handle& prefill, const py::handle& decode) {
+  override_set_handle out{{},
+                          str_arg("decoder", decoder),
+                          str_arg("encoder", encoder),
+                          enum_arg<attnsel::override_source>("source", source),
+                          optional_str("prefill", prefill),
+                          optional_str("decode", decode)};
+  return out;
 }
 
 }  // namespace
@@ -26,8 +39,12 @@ void bind_overrides(py::module_& m) {
   py::class_<override_set_handle>(
       m, "OverrideSet",
       "Decoder and encoder override strings (grammar: '', 'auto', 'NAME', 'A,B', 'A,auto', '-NAME'). "
-      "A decoder override never changes an encoder selection. Immutable.")
-      .def(py::init(&make), py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "", py::arg("source") = "api")
+      "A decoder override never changes an encoder selection. prefill / decode (None: inherit decoder) "
+      "override decoder queries in that phase. Immutable.")
+      .def(py::init(&make), py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "", py::arg("source") = "api",
+           py::arg("prefill") = py::none(), py::arg("decode") = py::none())
+      .def_property_readonly("prefill", guard([](const override_set_handle& o) { return optional_value(o.prefill); }))
+      .def_property_readonly("decode", guard([](const override_set_handle& o) { return optional_value(o.decode); }))
       .def_property_readonly("decoder", guard([](const override_set_handle& o) { return o.decoder; }))
       .def_property_readonly("encoder", guard([](const override_set_handle& o) { return o.encoder; }))
       .def_property_readonly(
@@ -40,21 +57,25 @@ void bind_overrides(py::module_& m) {
            py::arg("domain"), "The override string the given domain reads.")
       .def("__repr__", guard(&repr))
       .def("__eq__", guard([](const override_set_handle& a, const override_set_handle& b) {
-             return a.decoder == b.decoder && a.encoder == b.encoder && a.source == b.source;
+             return a.decoder == b.decoder && a.encoder == b.encoder && a.source == b.source &&
+                    a.prefill == b.prefill && a.decode == b.decode;
            }),
            py::is_operator())
       .def("__hash__", guard([](const override_set_handle& o) {
-             return py::hash(py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source))));
+             return py::hash(py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source)),
+                                            optional_value(o.prefill), optional_value(o.decode)));
            }))
       .def(py::pickle(guard([](const override_set_handle& o) -> py::object {
-                        return py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source)));
+                        return py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source)),
+                                              optional_value(o.prefill), optional_value(o.decode));
                       }),
                       [](const py::object& state) {
                         // Untrusted input: read by the constructor's own checks.
-                        if (!py::isinstance<py::tuple>(state) || py::len(state) != 3)
-                          throw py::type_error("OverrideSet.__setstate__: expected a (decoder, encoder, source) tuple");
+                        if (!py::isinstance<py::tuple>(state) || py::len(state) != 5)
+                          throw py::type_error(
+                              "OverrideSet.__setstate__: expected a (decoder, encoder, source, prefill, decode) tuple");
                         const auto t = py::reinterpret_borrow<py::tuple>(state);
-                        return make(t[0], t[1], t[2]);
+                        return make(t[0], t[1], t[2], t[3], t[4]);
                       }));
 }
 

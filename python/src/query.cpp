@@ -70,6 +70,15 @@ py::object get_head_size_v(const query& q) {
   return q.value_head_size() == q.head_size ? py::none() : py::object(py::int_(q.head_size_v));
 }
 
+// phase reads None when unstated, as the query JSON writes it; "unstated" is accepted too.
+void set_phase(query& q, py::handle v, const char* name) {
+  q.phase = v.is_none() ? attnsel::attention_phase::unstated : enum_arg<attnsel::attention_phase>(name, v);
+}
+py::object get_phase(const query& q) {
+  return q.phase == attnsel::attention_phase::unstated ? py::none()
+                                                       : py::object(py::str(std::string(attnsel::to_string(q.phase))));
+}
+
 const std::vector<field>& fields() {
   static const std::vector<field> table{
       count<&query::head_size, attnsel::max_head_size>("head_size", "Query (and key) head size."),
@@ -82,6 +91,15 @@ const std::vector<field>& fields() {
       enumerated<&query::domain>("domain", "Which override applies: decoder or encoder."),
       optional_count<&query::num_heads, attnsel::max_num_heads>("num_heads", "None when unknown."),
       {"features", set_features, get_features, "Required features, a frozenset of names."},
+      optional_count<&query::num_kv_heads, attnsel::max_num_heads>(
+          "num_kv_heads", "Key/value heads per rank; None when unstated (must divide num_heads)."),
+      {"phase", set_phase, get_phase, "prefill or decode; None when unstated (the layer as a whole)."},
+      optional_count<&query::seq_len_q, attnsel::limits::seq_len>("seq_len_q",
+                                                                  "Query tokens per sequence; None when unstated."),
+      optional_count<&query::seq_len_kv, attnsel::limits::seq_len>(
+          "seq_len_kv", "Key/value tokens per sequence, KV cache included; None when unstated."),
+      optional_count<&query::batch_size, attnsel::limits::batch_size>("batch_size",
+                                                                      "Sequences in the call; None when unstated."),
   };
   return table;
 }

@@ -32,7 +32,7 @@ attnsel::override_request request_for(const py::handle& ovr, const attnsel::quer
   }
   if (py::isinstance<override_set_handle>(ovr)) {
     const auto& set = value_arg<override_set_handle>("override", ovr);
-    return {q.domain == attnsel::attention_domain::encoder ? set.encoder : set.decoder, set.source};
+    return {set.for_query(q), set.source};
   }
   throw py::type_error("override: expected None, a str or an attnsel.OverrideSet, got " + type_name(ovr));
 }
