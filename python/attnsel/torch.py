@@ -204,13 +204,38 @@ def select_sdpa(
 ) -> Selection:
     """Selects the SDPA backend for this call (torch_sdpa catalog, the tensors' device unless `platform`).
 
-    The device's Platform is cached per device; SelectionError when nothing fits.
+    The device's Platform is cached per device, and each answer per call description (the tensors'
+    shapes, dtypes, layouts and grad flags, the mask's rank and grad flag, the flags, grad and
+    determinism modes, the registry, platform and override): a repeated call costs the key and one dict
+    look-up. SelectionError when nothing fits (errors are not cached).
     """
+    nested = query.is_nested or key.is_nested or value.is_nested
+    call = None
+    if not nested:  # a nested tensor's ragged sizes are no key: those calls are answered afresh
+        mask = None if attn_mask is None else (attn_mask.dim(), attn_mask.requires_grad, attn_mask.dtype)
+        # Registry and platform by identity: the entry holds a reference to both, so neither id is reused
+        # while it lives.
+        call = (query.shape, key.shape, value.shape, query.dtype, key.dtype, value.dtype, query.requires_grad,
+                key.requires_grad, value.requires_grad, query.device, mask, dropout_p > 0.0, is_causal, enable_gqa,
+                torch.is_grad_enabled(), torch.are_deterministic_algorithms_enabled(),
+                torch.is_deterministic_algorithms_warn_only_enabled(), id(registry), id(platform), override, prefer)
+        hit = _answers.get(call)
+        if hit is not None:
+            return hit[0]
     q = query_from_sdpa(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
-    if platform is None:
-        platform = _platform_of(query.device.type, query.device.index)
+    platform_used = platform if platform is not None else _platform_of(query.device.type, query.device.index)
     reg = registry if registry is not None else _registry()
-    return select(reg, q, platform, override, prefer=prefer)
+    answer = select(reg, q, platform_used, override, prefer=prefer)
+    if call is not None:
+        if len(_answers) >= _ANSWERS_LIMIT:
+            _answers.clear()  # bounded: a workload of ever-new shapes starts over rather than grow
+        _answers[call] = (answer, registry, platform)
+    return answer
+
+
+# select_sdpa's answers by call description (see its docstring); at most _ANSWERS_LIMIT entries.
+_answers: dict = {}
+_ANSWERS_LIMIT = 4096
 
 
 _registry = registry  # select_sdpa's `registry` argument shadows the function

@@ -34,6 +34,29 @@ def test_query_from_sdpa_maps_shapes_flags_and_features():
         at.query_from_sdpa(*tensors(dtype=torch.float64))
 
 
+def test_query_from_sdpa_states_the_calls_shape():
+    q, k, v = tensors(b=3, h=8, hk=2, s=1, sk=4096)
+    query = at.query_from_sdpa(q, k, v, enable_gqa=True)
+    assert (query.batch_size, query.num_heads, query.num_kv_heads, query.seq_len_q, query.seq_len_kv) == (
+        3, 8, 2, 1, 4096)
+    mask = torch.zeros(1, 4096, dtype=torch.float16, requires_grad=True)
+    with torch.enable_grad():
+        assert "attn_mask_grad" in at.query_from_sdpa(q, k, v, attn_mask=mask).features
+    assert "attn_mask_3d" in at.query_from_sdpa(q, k, v, attn_mask=torch.ones(3, 1, 4096, dtype=torch.bool)).features
+
+
+def test_select_sdpa_remembers_answers_per_call_description():
+    reg, platform = attnsel.torch_sdpa_registry(), attnsel.Platform.cpu()
+    a = at.select_sdpa(*tensors(), registry=reg, platform=platform)
+    assert at.select_sdpa(*tensors(), registry=reg, platform=platform) is a  # same description: the same answer
+    dropout = at.select_sdpa(*tensors(), dropout_p=0.1, registry=reg, platform=platform)
+    assert (a.backend, dropout.backend) == ("FLASH_ATTENTION", "MATH")  # CPU flash refuses dropout
+    with torch.enable_grad():
+        trained = at.select_sdpa(*tensors(grad=True), registry=reg, platform=platform)
+    assert trained is not a
+    assert len(at._answers) <= at._ANSWERS_LIMIT
+
+
 def test_deterministic_mode_is_a_feature():
     old = torch.are_deterministic_algorithms_enabled()
     try:
