@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# One GPU-host session (the lent H200: a short lease, so the build and every measurement run in one
+# command): builds the dev preset with the venv's Python, runs ctest, the torch agreement sweep in both
+# cuDNN modes, the libtorch side-by-side timing in both modes, and the Python timings.
+# Usage (repository root, CUDA + torch in the active Python): OUT=DIR tools/gpu_round.sh
+set -uo pipefail
+OUT="${OUT:-/tmp/attnsel-gpu}"
+mkdir -p "$OUT"
+PY="$(command -v python3)"
+JOBS="$(nproc)"
+step() { printf '\n=== %s (%ss)\n' "$*" "$SECONDS"; }
+
+step "build (dev preset, ${PY})"
+cmake --preset dev -DATTNSEL_TEST_CONSUMERS=OFF -DPython3_EXECUTABLE="$PY" \
+  -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)" >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+cmake --build build/dev -j"$JOBS" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
+
+step "ctest"
+ctest --test-dir build/dev -j"$JOBS" --output-on-failure >"$OUT/ctest.log" 2>&1
+echo "ctest rc=$?"
+grep -E "tests passed|\(Failed\)" "$OUT/ctest.log"
+
+export PYTHONPATH=build/dev/python
+step "torch agreement, cuDNN preferred"
+"$PY" tools/torch_agreement.py --json "$OUT/agree_preferred.json" >"$OUT/agree_preferred.txt" 2>&1
+grep -E "^torch |^sdp priority|^configurations" "$OUT/agree_preferred.txt"
+step "torch agreement, TORCH_CUDNN_SDPA_DEPRIORITIZED=1"
+TORCH_CUDNN_SDPA_DEPRIORITIZED=1 "$PY" tools/torch_agreement.py --json "$OUT/agree_deprioritized.json" \
+  >"$OUT/agree_deprioritized.txt" 2>&1
+grep -E "^sdp priority|^configurations" "$OUT/agree_deprioritized.txt"
+
+step "Python timings (select, select_sdpa, torch._fused_sdp_choice)"
+"$PY" bench/python_select.py --torch --json "$OUT/python_select.json" >"$OUT/python_select.txt" 2>&1
+tail -15 "$OUT/python_select.txt"
+
+step "libtorch side by side"
+TD="$("$PY" -c 'import torch,os;print(os.path.dirname(torch.__file__))')"
+ABI="$("$PY" -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"
+CAP="$("$PY" -c 'import torch;print(*torch.cuda.get_device_capability())')"
+CUDNN="$("$PY" -c 'import torch;print(torch.backends.cudnn.version())')"
+cmake -S bench/torch -B /tmp/attnsel-bt -G Ninja -DCMAKE_BUILD_TYPE=Release -DTORCH_DIR="$TD" \
+  -DTORCH_CXX11_ABI="$ABI" >"$OUT/bt_configure.log" 2>&1 &&
+  cmake --build /tmp/attnsel-bt -j"$JOBS" >"$OUT/bt_build.log" 2>&1 || { tail -30 "$OUT/bt_build.log"; exit 1; }
+# shellcheck disable=SC2086
+/tmp/attnsel-bt/torch_side_by_side $CAP "$CUDNN" 200000 | tee "$OUT/side_by_side_preferred.txt"
+# shellcheck disable=SC2086
+TORCH_CUDNN_SDPA_DEPRIORITIZED=1 /tmp/attnsel-bt/torch_side_by_side $CAP "$CUDNN" 200000 |
+  tee "$OUT/side_by_side_deprioritized.txt"
+step "done"
