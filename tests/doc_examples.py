@@ -136,6 +136,15 @@ def lines_match(want, got):
     return bool(got) and line_matches(want[0], got[0]) and lines_match(want[1:], got[1:])
 
 
+def diff(want, got):
+    """The expected and printed lines from the first one that differs (`...` lines are not resolved)."""
+    k = 0
+    while k < min(len(want), len(got)) and want[k].strip() != "..." and line_matches(want[k], got[k]):
+        k += 1
+    return (f"from line {k + 1} of the expected output:\nexpected:\n" + "\n".join(want[k:k + 12])
+            + "\nprinted:\n" + "\n".join(got[k:k + 12]))
+
+
 # ---- python ------------------------------------------------------------------------------------------
 
 def expected_comments(code):
@@ -213,9 +222,9 @@ class Runner:
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("ATTNSEL_", "VLLM_", "TORCH_CUDNN", "PYTHONPATH"))}
         if args.cli_dir:
-            self.env["PATH"] = args.cli_dir + os.pathsep + self.env.get("PATH", "")
+            self.env["PATH"] = os.path.abspath(args.cli_dir) + os.pathsep + self.env.get("PATH", "")
         if args.python_path:
-            self.env["PYTHONPATH"] = args.python_path
+            self.env["PYTHONPATH"] = os.path.abspath(args.python_path)
         self.cxx = json.loads(pathlib.Path(args.cxx_config).read_text()) if args.cxx_config else None
 
     def can_run(self, block):
@@ -270,7 +279,7 @@ class Runner:
             if not want or block.unchecked:
                 continue
             if not lines_match(want, got.splitlines()):
-                return f"$ {cmd}\nexpected:\n" + "\n".join(want) + "\nprinted:\n" + got
+                return f"$ {cmd}\n" + diff(want, got.splitlines())
         return None
 
     def cpp(self, block, name):
@@ -369,9 +378,10 @@ def main():
     for b, _ in skipped:
         k = b.skip[0] if b.skip else "not built"
         kinds[k] = kinds.get(k, 0) + 1
-    print(f"doc examples: ran {total} (" + ", ".join(f"{v} {k}" for k, v in sorted(ran.items())) + f"), "
-          f"{len(failed)} failed, skipped {len(skipped)} ("
-          + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + f"), {text} text blocks not code")
+    def counts(d):
+        return " (" + ", ".join(f"{v} {k}" for k, v in sorted(d.items())) + ")" if d else ""
+    print(f"doc examples: ran {total}{counts(ran)}, {len(failed)} failed, skipped {len(skipped)}{counts(kinds)}, "
+          f"{text} text blocks not code")
     return 1 if failed or not total else 0
 
 
