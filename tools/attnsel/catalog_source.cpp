@@ -46,17 +46,16 @@ void check_file_or_name(const std::string& value) {
                         "; or give the path of a catalog file");
 }
 
-// The loader's message with the file name and pointer escaped: a newline in a path must not start a
-// line of its own in a diagnostic.
-[[noreturn]] void rethrow_as_failure(const std::exception& e) {
-  if (const auto* ce = dynamic_cast<const attnsel::catalog_error*>(&e))
-    throw catalog_failure(attnsel::printable(ce->origin(), 1000) + ": " +
-                          (ce->pointer().empty() ? std::string("/") : attnsel::printable(ce->pointer(), 1000)) + ": " +
-                          ce->problem());
-  throw catalog_failure(e.what());
-}
+[[noreturn]] void rethrow_as_failure(const std::exception& e) { throw catalog_failure(catalog_message(e)); }
 
 }  // namespace
+
+std::string catalog_message(const std::exception& e) {
+  if (const auto* ce = dynamic_cast<const attnsel::catalog_error*>(&e))
+    return attnsel::printable(ce->origin(), 1000) + ": " +
+           (ce->pointer().empty() ? std::string("/") : attnsel::printable(ce->pointer(), 1000)) + ": " + ce->problem();
+  return e.what();
+}
 
 attnsel::catalog load_named_catalog(const std::string& name_or_file) {
   try {

@@ -8,6 +8,9 @@
 #include <attnsel/catalog.hpp>
 #include <attnsel/override.hpp>
 
+#include <exception>
+#include <string>
+
 namespace attnsel_cli {
 
 /// The catalog the flags name:
@@ -24,6 +27,10 @@ namespace attnsel_cli {
 /// A built-in catalog by name, else the catalog FILE alone. Throws catalog_failure; a word that is
 /// neither a built-in name nor an existing file (no '/', no `.json`) fails as an unknown catalog name.
 [[nodiscard]] attnsel::catalog load_named_catalog(const std::string& name_or_file);
+
+/// A loader error's message with the file name and pointer escaped (`printable`): a line break in a
+/// path must not start a line of its own in a diagnostic. Other exceptions: `what()`.
+[[nodiscard]] std::string catalog_message(const std::exception& e);
 
 /// The one JSON object a `--json` command prints on stdout when its catalog does not load:
 /// `{"error": {"code": "catalog", "message": ..., "suggestions": []}}` (and `"backend": null` for

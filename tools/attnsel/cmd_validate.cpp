@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The validate subcommand: load one catalog file alone and report ok or the loader's precise error.
+#include "catalog_source.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
 #include "terminal.hpp"
@@ -44,7 +45,7 @@ int run_validate(const validate_flags& flags) {
   } catch (const std::bad_alloc&) {
     throw;  // an internal error (status 70), not a bad catalog
   } catch (const std::exception& e) {
-    print_diagnostic("error", e.what());
+    print_diagnostic("error", catalog_message(e));
     return exit_failure;
   }
 }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -247,20 +248,52 @@ inline std::vector<platform> arch_points(const std::vector<const registry*>& reg
   return out;
 }
 
+// The component sets of a scope, by description: up to 8 names, the distinct members of the power
+// set as lists; beyond, "none", one name, all names or all but one, so that n sets of n names are
+// never built when only counted (issue 22: they were, per mode and platform point).
+struct component_choice {
+  enum class kind : std::uint8_t { listed, single, all, all_but };
+  kind k = kind::listed;
+  std::size_t index = 0;  // listed: position in `listed`; single, all_but: the name's position in `all`
+};
+
+struct component_family {
+  std::vector<component> all;
+  std::vector<std::vector<component>> listed;
+  std::vector<component_choice> choices;
+
+  [[nodiscard]] std::size_t size() const noexcept { return choices.size(); }
+  template <class F>
+  void each(const component_choice& c, F&& f) const {
+    switch (c.k) {
+      case component_choice::kind::listed:
+        for (const auto& x : listed[c.index]) f(x);
+        break;
+      case component_choice::kind::single:
+        f(all[c.index]);
+        break;
+      case component_choice::kind::all:
+        for (const auto& x : all) f(x);
+        break;
+      case component_choice::kind::all_but:
+        for (std::size_t i = 0; i < all.size(); ++i)
+          if (i != c.index) f(all[i]);
+        break;
+    }
+  }
+};
+
 // Beyond 8 names: the empty set, each single name, all of them and all but each one, merged where
 // they satisfy the same requirements and entry conditions. Each predicate (a block's required names R,
 // or a rule entry's `when` R and `unless` U) is visited once: on {c} it holds when R is empty or {c}
 // and c is not in U; on all-but-c when c is not in R and U is empty or {c} (issue 22: the signature
 // of every set over every predicate was cubic in rules).
-inline std::vector<std::vector<component>> component_sets_linear(const diff_scope& s,
-                                                                 const std::vector<component>& all) {
+inline component_family component_sets_linear(const diff_scope& s, std::vector<component> all) {
   const std::size_t n = all.size();
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < n; ++i) index.emplace(all[i].name, i);
   sig_hash none_set;
   sig_hash all_set;
-  std::vector<sig_hash> single(n);
-  std::vector<sig_hash> all_but(n);
   std::vector<std::pair<std::set<std::size_t>, std::set<std::size_t>>> predicates;
   for (const auto* c : s.caps) {
     std::set<std::size_t> r;
@@ -293,34 +326,35 @@ inline std::vector<std::vector<component>> component_sets_linear(const diff_scop
       all_but_flips[*u.begin()].flip(key);
     }
   }
-  std::vector<std::vector<component>> sets;
+  using kind = component_choice::kind;
+  std::vector<component_choice> choices;
   std::vector<sig_hash> hashes;
-  sets.emplace_back();
+  choices.push_back({kind::listed, 0});  // the empty set
   hashes.push_back(none_set);
   for (std::size_t c = 0; c < n; ++c) {
-    sets.push_back({all[c]});
+    choices.push_back({kind::single, c});
     auto h = none_set;
     h.flip(single_flips[c]);
     hashes.push_back(h);
   }
-  sets.push_back(all);
+  choices.push_back({kind::all, 0});
   hashes.push_back(all_set);
   for (std::size_t skip = 0; skip < n; ++skip) {
-    std::vector<component> set;
-    set.reserve(n - 1);
-    for (std::size_t i = 0; i < n; ++i)
-      if (i != skip) set.push_back(all[i]);
-    sets.push_back(std::move(set));
+    choices.push_back({kind::all_but, skip});
     auto h = all_set;
     h.flip(all_but_flips[skip]);
     hashes.push_back(h);
   }
-  return distinct_by_hash(sets, hashes);
+  component_family out;
+  out.listed.emplace_back();
+  out.choices = distinct_by_hash(choices, hashes);
+  out.all = std::move(all);
+  return out;
 }
 
 // Every set of the components this scope reads (power set up to 8 names; beyond, the empty set,
 // each single name, all of them and all but each one).
-inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
+inline component_family component_sets(const diff_scope& s) {
   std::map<std::string, std::optional<component_version>> names;
   const auto note = [&](const std::string& name, const std::optional<component_version>& version) {
     auto& slot = names[name];
@@ -338,7 +372,7 @@ inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
   for (const auto& [name, version] : names) all.push_back({name, version});
   std::vector<std::vector<component>> sets;
   const std::size_t n = all.size();
-  if (n > 8) return component_sets_linear(s, all);
+  if (n > 8) return component_sets_linear(s, std::move(all));
   {
     for (std::size_t mask = 0; mask < (std::size_t{1} << n); ++mask) {
       std::vector<component> set;
@@ -351,7 +385,8 @@ inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
   const auto has = [](const std::vector<component>& set, const std::string& name) {
     return std::any_of(set.begin(), set.end(), [&](const component& c) { return c.name == name; });
   };
-  return distinct_by(sets, [&](const std::vector<component>& set) {
+  component_family out;
+  out.listed = distinct_by(sets, [&](const std::vector<component>& set) {
     std::vector<bool> sig;
     for (const auto* c : s.caps)
       sig.push_back(std::all_of(c->requires_components.begin(), c->requires_components.end(),
@@ -365,6 +400,9 @@ inline std::vector<std::vector<component>> component_sets(const diff_scope& s) {
       }
     return sig;
   });
+  for (std::size_t k = 0; k < out.listed.size(); ++k) out.choices.push_back({component_choice::kind::listed, k});
+  out.all = std::move(all);
+  return out;
 }
 
 // True when both catalogs must decide alike on (vendor, domain): the same backends, and the same rules
@@ -735,8 +773,8 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   struct block {
     platform point;
     attention_domain domain;
-    std::vector<std::vector<component>> components;
-    std::vector<query> queries;
+    std::shared_ptr<const component_family> components;  // shared by the block's platform points
+    std::shared_ptr<const std::vector<query>> queries;
     std::vector<std::string> overrides;
     bool evaluate;  // false: both catalogs provably decide alike here
   };
@@ -761,15 +799,15 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
         const auto s = scope_of(regs, v, d, m);
         if (s.caps.empty() && s.rules.empty()) continue;
         const auto ax = axes_of(s);
-        auto sets = component_sets(s);
+        const auto sets = std::make_shared<const component_family>(component_sets(s));
         // The whole block's size is checked against the limit before any query is built: a small
         // catalog can name axes whose product would not fit in memory.
-        const auto planned = saturating_product({sets.size(), query_count(ax), overrides.size(), points.size()});
+        const auto planned = saturating_product({sets->size(), query_count(ax), overrides.size(), points.size()});
         if (planned > options.max_configurations || total > options.max_configurations - planned)
           throw std::length_error("diff_catalogs: the configuration space has more than " +
                                   std::to_string(options.max_configurations) +
                                   " configurations; narrow it with diff_options (domains, overrides)");
-        auto qs = queries_of(ax, d, m);
+        const auto qs = std::make_shared<const std::vector<query>>(queries_of(ax, d, m));
         append_unique(out.space.dtypes, seen.dtypes, ax.dtypes, [](data_type x) { return std::string(to_string(x)); });
         append_unique_numbers(out.space.head_sizes, seen.head_sizes, ax.head_sizes);
         append_unique(out.space.kv_cache_dtypes, seen.kv_cache_dtypes, ax.kv_cache_dtypes,
@@ -786,10 +824,10 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
         append_unique(out.space.overrides, seen.overrides, overrides,
                       [](const std::string& o) { return o.empty() ? std::string("auto") : o; });
         for (const auto& p : points) {
-          const std::size_t size = sets.size() * qs.size() * overrides.size();
+          const std::size_t size = sets->size() * qs->size() * overrides.size();
           total += size;
           per_vendor_total[v] += size;
-          out.space.component_sets += sets.size();
+          out.space.component_sets += sets->size();
           if (total > options.max_configurations)
             throw std::length_error("diff_catalogs: the configuration space has more than " +
                                     std::to_string(options.max_configurations) +
@@ -810,10 +848,10 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   for (const auto& blk : blocks) {
     if (!blk.evaluate) continue;
     const std::string where = to_string(blk.point);
-    for (const auto& comps : blk.components) {
+    for (const auto& choice : blk.components->choices) {
       platform p = blk.point;
-      for (const auto& c : comps) p.add_component(c.name, c.version);
-      for (const auto& q : blk.queries) {
+      blk.components->each(choice, [&](const component& c) { p.add_component(c.name, c.version); });
+      for (const auto& q : *blk.queries) {
         for (const auto& spec : blk.overrides) {
           const override_request ovr{spec, override_source::api};
           const auto ra = select(a.registry, q, p, ovr);
