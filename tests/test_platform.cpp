@@ -103,3 +103,23 @@ TEST_CASE("one text for a capability, a component and a platform with its compon
   CHECK(to_string_with_components(p) == "rocm gfx942 [aiter, flashinfer=0.2.5]");
   CHECK(to_string_with_components(platform::cuda(9, 0)) == "cuda 9.0");
 }
+
+TEST_CASE("arch and component text as people type it, with the one wording of each problem", "[platform][text]") {
+  auto cuda = platform(device_vendor::cuda);
+  CHECK(set_arch_text(cuda, "sm_90").empty());
+  CHECK(to_string(cuda) == "cuda 9.0");
+  CHECK(set_arch_text(cuda, "gfx942") == "is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
+  CHECK(to_string(cuda) == "cuda 9.0");
+  auto rocm = platform(device_vendor::rocm);
+  CHECK(set_arch_text(rocm, "gfx90a").empty());
+  CHECK(to_string(rocm) == "rocm gfx90a");
+  CHECK(set_arch_text(rocm, "9.0") == "is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
+  auto cpu = platform::cpu();
+  CHECK(set_arch_text(cpu, "9.0") == "does not apply to platform cpu; only cuda and rocm take an arch");
+  CHECK(add_component_text(rocm, "flashinfer=0.2.5").empty());
+  CHECK(add_component_text(rocm, "Bad") ==
+        "needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
+  CHECK(add_component_text(rocm, "aiter=x.y") ==
+        "needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
+  CHECK(to_string_with_components(rocm) == "rocm gfx90a [flashinfer=0.2.5]");
+}

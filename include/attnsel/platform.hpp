@@ -144,6 +144,14 @@ class platform {
 /// `rocm gfx942 [aiter, flashinfer=0.2.5]`: `to_string(p)` and the components (none: no brackets).
 [[nodiscard]] std::string to_string_with_components(const platform& p);
 
+/// Sets the architecture of `p` from text a person typed (`9.0`, `sm_90` for cuda; `gfx942` for rocm).
+/// Returns an empty string, or why not, worded to follow the quoted input (`'gfx9x' is not a gfx
+/// target (e.g. gfx942, gfx90a, gfx1100)`); `p` is then unchanged. The CLI and Python both call it.
+[[nodiscard]] std::string set_arch_text(platform& p, std::string_view arch);
+/// Adds a component from `NAME` or `NAME=VERSION` text a person typed. Returns an empty string, or why
+/// not, worded to follow the quoted input; `p` is then unchanged.
+[[nodiscard]] std::string add_component_text(platform& p, std::string_view spec);
+
 ATTNSEL_END_NAMESPACE
 
 #ifdef ATTNSEL_HEADER_ONLY

@@ -42,39 +42,20 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
   attnsel::platform p(vendor);
   const std::string& arch = flags.arch;
   if (!arch.empty()) {
-    if (vendor == attnsel::device_vendor::cuda) {
-      const auto cc = attnsel::parse_cuda_capability(arch);
-      if (!cc)
-        throw usage_error("--arch: " + quoted_value(arch) +
-                          " is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
-      p.set_capability(*cc);
-    } else if (vendor == attnsel::device_vendor::rocm) {
-      const auto gfx = attnsel::parse_gfx_arch(arch);
-      if (!gfx)
-        throw usage_error("--arch: " + quoted_value(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
-      p.set_gfx(*gfx);
-    } else {
+    if (vendor != attnsel::device_vendor::cuda && vendor != attnsel::device_vendor::rocm)
       throw usage_error("--arch: " + quoted_value(arch) + " does not apply to --platform " +
                         std::string(attnsel::to_string(vendor)) + "; only cuda and rocm take an arch");
-    }
+    if (const auto problem = attnsel::set_arch_text(p, arch); !problem.empty())
+      throw usage_error("--arch: " + quoted_value(arch) + " " + problem);
   }
   add_components(p, flags.components);
   return p;
 }
 
 void add_components(attnsel::platform& p, const std::vector<std::string>& specs) {
-  for (const auto& spec : specs) {
-    const auto name = spec.substr(0, spec.find('='));
-    if (!attnsel::is_valid_feature_name(name))
-      throw usage_error("--component: " + quoted_value(spec) +
-                        " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
-    try {
-      p.add_component_spec(spec);
-    } catch (const std::invalid_argument&) {
-      throw usage_error("--component: " + quoted_value(spec) +
-                        " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
-    }
-  }
+  for (const auto& spec : specs)
+    if (const auto problem = attnsel::add_component_text(p, spec); !problem.empty())
+      throw usage_error("--component: " + quoted_value(spec) + " " + problem);
 }
 
 attnsel::query build_query(const query_flags& flags) {

@@ -23,6 +23,8 @@ ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
 
+static_assert(max_cache_slots == selector_options::max_cache_slots, "one bound on the cache's slots");
+
 // One backend as a domain's walk sees it.
 struct bound_candidate {
   const backend_descriptor* backend = nullptr;  // the registry's descriptor
@@ -270,7 +272,9 @@ ATTNSEL_INLINE const registry& selector::bound_registry() const noexcept { retur
 ATTNSEL_INLINE const platform& selector::bound_platform() const noexcept { return state_->plat; }
 ATTNSEL_INLINE bool selector::cache_enabled() const noexcept { return state_->cache.has_value(); }
 ATTNSEL_INLINE cache_stats selector::stats() const noexcept {
-  return state_->cache ? state_->cache->stats() : cache_stats{};
+  if (!state_->cache) return {};
+  const auto counts = state_->cache->stats();
+  return cache_stats{counts.hits, counts.misses};
 }
 ATTNSEL_INLINE void selector::clear_cache() noexcept {
   if (state_->cache) state_->cache->clear();

@@ -3,7 +3,6 @@
 // IWYU pragma: private, include <attnsel/bound_selector.hpp>
 #pragma once
 
-#include <attnsel/bound_selector.hpp>
 #include <attnsel/config.hpp>
 #include <attnsel/impl/hot.hpp>
 #include <attnsel/impl/shape_classes.hpp>
@@ -20,6 +19,15 @@
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
+
+// The most slots a cache takes (selector_options::max_cache_slots, checked equal in bound_selector_inl.hpp).
+inline constexpr std::size_t max_cache_slots = std::size_t{1} << 16;
+
+// Hit and miss counts (the selector reports them as cache_stats).
+struct cache_counts {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+};
 
 // Everything of a query that a gate or a policy rule reads, as plain scalars: the cache key. A new
 // query field is one member here and one line in key_of(). The feature list is keyed by identity:
@@ -83,7 +91,7 @@ class decision_cache {
   static_assert(sizeof(query_key) % 8 == 0, "query_key is compared as 64-bit words");
   using key_words_t = std::array<std::uint64_t, key_words>;
 
-  // `slots` is rounded up to a power of two and clamped to [1, selector_options::max_cache_slots].
+  // `slots` is rounded up to a power of two and clamped to [1, max_cache_slots].
   explicit decision_cache(std::size_t slots)
       : mask_(round_up(slots) - 1), slots_(mask_ + 1), counters_(counter_shards + 1) {}
 
@@ -138,8 +146,8 @@ class decision_cache {
     }
   }
 
-  [[nodiscard]] cache_stats stats() const noexcept {
-    cache_stats out;
+  [[nodiscard]] cache_counts stats() const noexcept {
+    cache_counts out;
     for (const auto& c : counters_) {
       out.hits += c.hits.load(std::memory_order_relaxed);
       out.misses += c.misses.load(std::memory_order_relaxed);
@@ -179,7 +187,7 @@ class decision_cache {
 
   static std::size_t round_up(std::size_t n) noexcept {
     std::size_t p = 1;
-    while (p < n && p < selector_options::max_cache_slots) p <<= 1;
+    while (p < n && p < max_cache_slots) p <<= 1;
     return p;
   }
   [[nodiscard]] std::size_t index(const key_words_t& words) const noexcept {

@@ -7,6 +7,7 @@
 #endif
 
 #include <attnsel/impl/text.hpp>
+#include <attnsel/query.hpp>
 
 #include <algorithm>
 #include <stdexcept>
@@ -198,6 +199,32 @@ ATTNSEL_INLINE std::string to_string(const platform& p) {
   if (p.capability()) out += " " + to_string(*p.capability());
   if (p.gfx()) out += " " + p.gfx()->name();
   return out;
+}
+
+ATTNSEL_INLINE std::string set_arch_text(platform& p, std::string_view arch) {
+  if (p.vendor() == device_vendor::cuda) {
+    const auto cc = parse_cuda_capability(arch);
+    if (!cc) return "is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)";
+    p.set_capability(*cc);
+  } else if (p.vendor() == device_vendor::rocm) {
+    const auto gfx = parse_gfx_arch(arch);
+    if (!gfx) return "is not a gfx target (e.g. gfx942, gfx90a, gfx1100)";
+    p.set_gfx(*gfx);
+  } else {
+    return "does not apply to platform " + std::string(to_string(p.vendor())) + "; only cuda and rocm take an arch";
+  }
+  return {};
+}
+
+ATTNSEL_INLINE std::string add_component_text(platform& p, std::string_view spec) {
+  if (!is_valid_feature_name(spec.substr(0, spec.find('='))))
+    return "needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)";
+  try {
+    p.add_component_spec(spec);
+  } catch (const std::invalid_argument&) {
+    return "needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)";
+  }
+  return {};
 }
 
 ATTNSEL_INLINE std::string to_string_with_components(const platform& p) {
