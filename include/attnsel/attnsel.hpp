@@ -15,6 +15,7 @@
 #include <attnsel/implication.hpp>
 #include <attnsel/lint.hpp>
 #include <attnsel/matrix.hpp>
+#include <attnsel/model_config.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/policy.hpp>
