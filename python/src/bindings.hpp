@@ -122,5 +122,6 @@ void bind_selection_type(
     py::module_& m);               // selection_type.cpp: Selection (a hand-written type: select() makes one per call)
 void bind_report(py::module_& m);  // report.cpp: to_json
 void bind_detect(py::module_& m);  // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
+void bind_model_config(py::module_& m);  // model_config.cpp: ModelConfig, read_model_config, Query.from_model_config
 
 }  // namespace attnsel_py

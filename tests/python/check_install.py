@@ -19,10 +19,12 @@ def main() -> int:
         for name in ("__init__.py", "__init__.pyi", "detect.py", "torch.py", "torch.pyi", "py.typed"):
             assert name in installed, f"{name} not installed: {installed}"
         assert any(n.startswith("_attnsel") and n.endswith((".so", ".pyd")) for n in installed), installed
+        engines = sorted(p.name for p in (site / "attnsel" / "engines").iterdir())
+        assert engines == ["__init__.py", "sglang.py", "vllm.py"], engines
         # A clean interpreter (no build tree on the path, run from elsewhere) imports the installed copy.
         code = ("import attnsel, sys; assert attnsel.__file__.startswith(sys.argv[1]), attnsel.__file__; "
                 "s = attnsel.select(attnsel.reference_registry(), attnsel.Query(), attnsel.Platform.cuda(9, 0)); "
-                "print(attnsel.__file__, s.backend)")
+                "import attnsel.engines.sglang; print(attnsel.__file__, s.backend)")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env["PYTHONPATH"] = str(site)
         out = subprocess.run([sys.executable, "-c", code, str(site)], check=True, env=env, cwd=prefix,
