@@ -789,3 +789,35 @@ TEST_CASE("docs/cli.md's usage-error examples are what the tool prints", "[cli][
   }
   CHECK(examples >= 5);
 }
+
+TEST_CASE("--model-config reads a Hugging Face config.json into the query", "[cli][select][model_config]") {
+  const std::string dir = std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/model_configs/";
+  const std::vector<std::string> hopper = {"--catalog", "sglang", "--platform",  "cuda",
+                                           "--arch",    "9.0",    "--component", "cuda_runtime=12.8,flashinfer"};
+  const auto on_hopper = [&hopper](std::vector<std::string> args) {
+    args.insert(args.end(), hopper.begin(), hopper.end());
+    return args;
+  };
+  CHECK(run(on_hopper({"select", "--model-config", dir + "llama-3-8b.json"})).out == "FA3\n");
+  CHECK(run(on_hopper({"select", "--model-config", dir + "deepseek-v3.json", "--tp", "8"})).out == "FA3_MLA\n");
+  CHECK(run(on_hopper({"select", "--model-config", dir + "qwen2-vl-7b-instruct.json", "--model-part", "vision"})).out ==
+        "FA3\n");
+  // gpt-oss needs sinks: on Ampere FlashInfer is passed over for Triton, and explain says why
+  const auto ex = run({"explain", "--catalog", "sglang", "--platform", "cuda", "--arch", "8.0", "--component",
+                       "flashinfer", "--model-config", dir + "gpt-oss-20b.json", "--json"});
+  REQUIRE(ex.status == 0);
+  const auto j = nlohmann::json::parse(ex.out);
+  CHECK(j.at("backend") == "TRITON");
+  CHECK(j.at("query").at("head_size") == 64);
+  CHECK(j.at("query").at("num_heads") == 64);
+  // an explicit --dtype wins over the config's torch_dtype
+  const auto f16 = run({"explain", "--catalog", "sglang", "--platform", "cpu", "--model-config",
+                        dir + "gemma-2-9b.json", "--dtype", "float16", "--json"});
+  CHECK(nlohmann::json::parse(f16.out).at("query").at("dtype") == "float16");
+  // shape flags and the config exclude each other; a broken config is status 1 naming the key
+  CHECK(run({"select", "--model-config", dir + "llama-3-8b.json", "--head-size", "64"}).status == 2);
+  CHECK(run({"select", "--model-part", "vision"}).status == 2);
+  const auto missing = run({"select", "--platform", "cpu", "--model-config", dir + "README.md"});
+  CHECK(missing.status == 1);
+  CHECK(missing.err.find("README.md: /: malformed JSON") != std::string::npos);
+}

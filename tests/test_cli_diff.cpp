@@ -84,11 +84,12 @@ TEST_CASE("attnsel lint exits 0 on built-ins, 1 with pointed findings, 2 on unre
 TEST_CASE("list --catalogs names every built-in catalog with its source commits", "[cli][catalogs]") {
   const auto r = run({"list", "--catalogs"});
   CHECK(r.status == 0);
-  for (const char* name : {"vllm ", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa"})
+  for (const char* name : {"vllm ", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa", "sglang"})
     CHECK(r.out.find(name) != std::string::npos);
   CHECK(r.out.find("vllm-project/vllm@e2a00c7b342a") != std::string::npos);
+  CHECK(r.out.find("sgl-project/sglang@001067fffe33") != std::string::npos);
   const auto j = nlohmann::json::parse(run({"list", "--catalogs", "--json"}).out);
-  REQUIRE(j.size() == 5);
+  REQUIRE(j.size() == 6);
   CHECK(j[0].at("name") == "vllm");
   CHECK_FALSE(j[0].at("commits").empty());
 }

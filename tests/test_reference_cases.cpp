@@ -68,6 +68,10 @@ TEST_CASE("PyTorch SDPA's selection rules pass on the torch_sdpa catalog", "[ref
   run_cases("torch_sdpa_cases.json");
 }
 
+TEST_CASE("SGLang's automatic choice passes on the sglang catalog", "[reference][sglang]") {
+  run_cases("sglang_cases.json");
+}
+
 TEST_CASE("ROCm puts ROCM_ATTN first and sends sinks elsewhere", "[reference][vllm]") {
   const auto reg = reference_registry();
   auto p = platform::rocm("gfx942");

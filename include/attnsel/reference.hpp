@@ -13,9 +13,10 @@ ATTNSEL_BEGIN_NAMESPACE
 /// Names of the built-in catalogs, in display order (the CMake list ATTNSEL_CATALOGS, same order).
 /// `vllm` follows vLLM's newest code and tests; `vllm@00159db` and `vllm@0013943` are the catalog as it
 /// stood before issue 20 and before issue 11 (kept so changes can be diffed); `vllm-rocm-env@e2a00c7b` is
-/// `vllm` with the ROCm decoder order from before vLLM's priority refactor.
-inline constexpr std::array<std::string_view, 5> builtin_catalog_names{
-    {"vllm", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa"}};
+/// `vllm` with the ROCm decoder order from before vLLM's priority refactor; `sglang` is SGLang's automatic
+/// choice (docs/engines/sglang.md).
+inline constexpr std::array<std::string_view, 6> builtin_catalog_names{
+    {"vllm", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa", "sglang"}};
 
 /// True when `name` is one of builtin_catalog_names.
 [[nodiscard]] constexpr bool is_builtin_catalog(std::string_view name) noexcept {

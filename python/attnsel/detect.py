@@ -128,6 +128,22 @@ def _torch_lib_dir() -> Tuple[Optional[str], DetectedFact]:
     return lib, DetectedFact("torch.lib_dir", lib, "importlib.util.find_spec('torch') (cuDNN hint; torch not imported)", True)
 
 
+def _torch_cuda_runtime(torch_dir: str) -> DetectedFact:
+    """torch's CUDA build (`torch.version.cuda`) read from torch/version.py, without importing torch.
+
+    Reported as the component cuda_runtime=<version> (the sglang catalog's FA3 needs 12.3)."""
+    path = os.path.join(torch_dir, "version.py")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(65536)
+    except OSError as e:
+        return DetectedFact("torch.cuda_runtime", "", f"not found: {path} ({e.strerror})", False)
+    match = re.search(r"^cuda\s*(?::[^=\n]*)?=\s*['\"](\d+(?:\.\d+){0,3})['\"]", text, re.MULTILINE)
+    if match is None:
+        return DetectedFact("torch.cuda_runtime", "", f"not found: no CUDA version in {path} (a CPU or ROCm build)", False)
+    return DetectedFact("torch.cuda_runtime", match.group(1), f"{path}: cuda = '{match.group(1)}' (torch not imported)", True)
+
+
 def detect_platform(
     *,
     device_index: int = 0,
@@ -162,13 +178,18 @@ def detect_platform(
     ):
         raise TypeError("packages: expected a mapping of component name to a sequence of distribution names")
     facts: List[DetectedFact] = []
+    runtime: List[str] = []
     if library_dirs is None:
         lib, fact = _torch_lib_dir()
         facts.append(fact)
         library_dirs = [lib] if lib else []
+        if lib:  # the installed torch: its CUDA build is the component cuda_runtime
+            cuda = _torch_cuda_runtime(os.path.dirname(lib))
+            facts.append(cuda)
+            runtime = [f"cuda_runtime={cuda.value}"] if cuda.found else []
     package_facts = _package_facts(packages)
     facts.extend(package_facts)
-    specs = [name + (f"={version}" if version else "") for name, version in _found(package_facts).items()]
+    specs = runtime + [name + (f"={version}" if version else "") for name, version in _found(package_facts).items()]
     # Every option goes to the C++ half as given, which checks each (errors name the argument) against
     # its one list of options, _DETECT_OPTIONS; only `packages` is Python's alone.
     given = {name: arguments[name] for name in _DETECT_OPTIONS}

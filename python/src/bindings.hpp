@@ -233,5 +233,6 @@ void bind_overrides(py::module_& m);  // overrides.cpp: OverrideSet
 void bind_selection(py::module_& m);  // selection.cpp: Reason, Candidate, Selection, Explanation, select, explain
 void bind_report(py::module_& m);     // report.cpp: to_json
 void bind_detect(py::module_& m);     // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
+void bind_model_config(py::module_& m);  // model_config.cpp: ModelConfig, read_model_config, Query.from_model_config
 
 }  // namespace attnsel_py

@@ -24,6 +24,7 @@ PYBIND11_MODULE(_attnsel, m) {
   attnsel_py::bind_selection(m);
   attnsel_py::bind_report(m);
   attnsel_py::bind_detect(m);
+  attnsel_py::bind_model_config(m);
   m.attr("__name__") = own_name;
 }
 #undef PyInit__attnsel

@@ -39,6 +39,8 @@ def check_package(site):
     for name in FILES:
         assert name in installed, f"{name} not installed in {site}: {installed}"
     assert any(n.startswith("_attnsel") and n.endswith((".so", ".pyd")) for n in installed), installed
+    engines = sorted(p.name for p in (site / "attnsel" / "engines").iterdir())
+    assert engines == ["__init__.py", "sglang.py", "vllm.py"], engines
 
 
 def import_from(python, site, cwd, **env):

@@ -72,7 +72,8 @@ def test_builtin_registries(reference):
     assert sdpa.backends == ["FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH", "CUDNN_ATTENTION"]
     assert attnsel.builtin_catalog("torch_sdpa") == sdpa
     assert attnsel.builtin_catalog("vllm") == reference
-    assert attnsel.BUILTIN_CATALOGS == ("vllm", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa")
+    assert attnsel.BUILTIN_CATALOGS == ("vllm", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa",
+                                        "sglang")
     assert reference.name == "vllm" and reference.description and reference.source
     assert "FLASH_ATTN" in reference and "flash_attn" in reference and "NOPE" not in reference and 3 not in reference
     assert reference.names == sorted(reference.names) and set(reference.backends) <= set(reference.names)

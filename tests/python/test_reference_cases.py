@@ -21,3 +21,11 @@ def test_vllm_case(case):
 @pytest.mark.parametrize("case", TORCH_SDPA, ids=[c["name"] for c in TORCH_SDPA])
 def test_torch_sdpa_case(case):
     run_case(case)
+
+
+SGLANG = load_cases(SOURCE_DIR, "sglang_cases.json")
+
+
+@pytest.mark.parametrize("case", SGLANG, ids=[c["name"] for c in SGLANG])
+def test_sglang_case(case):
+    run_case(case)

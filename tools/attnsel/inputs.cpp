@@ -7,6 +7,7 @@
 #include "validators.hpp"
 
 #include <attnsel/enums.hpp>
+#include <attnsel/model_config.hpp>
 #include <attnsel/override.hpp>
 
 #include <algorithm>
@@ -60,6 +61,19 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
 
 attnsel::query build_query(const query_flags& flags) {
   attnsel::query q = flags.query;
+  if (!flags.model_config.empty()) {
+    const auto part = attnsel::parse_model_part(flags.model_part);
+    if (!part) throw usage_error("--model-part: " + quoted_value(flags.model_part) + " is not one of text, vision");
+    try {
+      const auto cfg = attnsel::read_model_config_file(flags.model_config, *part);
+      const auto dtype = q.dtype;
+      q = cfg.to_query(q, flags.tensor_parallel);
+      if (flags.dtype_option != nullptr && flags.dtype_option->count() > 0) q.dtype = dtype;
+    } catch (const attnsel::model_config_error& e) {
+      throw catalog_failure(e.what());  // an input file that could not be read: exit 1, like a catalog
+    }
+    return q;
+  }
   if (flags.sparse)
     q.mode = attnsel::attention_mode::sparse_mla;
   else if (flags.mla)

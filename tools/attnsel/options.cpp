@@ -98,6 +98,7 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
   count_flag("--head-size", q.head_size, "Head size", attnsel::limits::head_size, std::to_string(q.head_size));
   count_flag("--head-size-v", q.head_size_v, "Value head size", attnsel::limits::head_size, "the head size");
   enum_flag("--dtype", q.dtype, "Compute dtype", "DTYPE");
+  flags.dtype_option = app.get_option("--dtype");
   enum_flag("--kv-cache-dtype", q.kv_cache_dtype, "KV-cache dtype", "DTYPE");
   count_flag("--block-size", q.block_size, "KV-cache block size", attnsel::limits::block_size, "not pinned");
   enum_flag("--attn-type", q.attn_type, "Attention type", "TYPE");
@@ -115,6 +116,25 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
       ->type_name("NAME")
       ->allow_extra_args(false)
       ->delimiter(',');
+  // The shape flags say what the config says: giving both is refused rather than silently merged.
+  auto* model = app.add_option("--model-config", flags.model_config,
+                               "Read head sizes, heads, MLA, dtype, sliding window, softcap and sinks from a "
+                               "Hugging Face config.json (an explicit --dtype still wins)")
+                    ->type_name("PATH");
+  for (const char* shape :
+       {"--domain", "--head-size", "--head-size-v", "--attn-type", "--mla", "--sparse", "--num-heads"})
+    model->excludes(app.get_option(shape));
+  app.add_option("--model-part", flags.model_part,
+                 "Which attention of --model-config: text (the language model) or vision (the vision tower, "
+                 "encoder domain) (default: text)")
+      ->type_name("PART")
+      ->check(CLI::IsMember({"text", "vision"}))
+      ->needs(model);
+  app.add_option("--tp", flags.tensor_parallel,
+                 "Tensor-parallel size: --model-config's heads per rank are heads / N, rounded up (default: 1)")
+      ->type_name("N")
+      ->check(count_in(1, attnsel::limits::num_heads))
+      ->needs(model);
 }
 
 }  // namespace attnsel_cli

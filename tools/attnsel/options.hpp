@@ -36,6 +36,10 @@ struct query_flags {
   bool mla = false;
   bool sparse = false;
   std::vector<std::string> features;
+  std::string model_config;                   ///< `--model-config PATH`: a Hugging Face config.json fills the query
+  std::string model_part = "text";            ///< `--model-part text|vision`
+  std::uint32_t tensor_parallel = 1;          ///< `--tp N`: divides the config's heads into heads per rank
+  const CLI::Option* dtype_option = nullptr;  ///< `--dtype`, to tell an explicit dtype from the default
 };
 
 /// Everything `select` and `explain` take.

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for model_config.hpp: the Hugging Face config.json reader.
+#pragma once
+
+#include <attnsel/catalog_error.hpp>
+#include <attnsel/impl/catalog_file_inl.hpp>
+#include <attnsel/model_config.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+#include <algorithm>
+#include <string>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+namespace detail {
+
+// Reads one section of a config.json. HF writes `null` for many unset keys (head_dim, sliding_window),
+// so null reads as absent; a present value of the wrong type is an error naming its key.
+class model_config_reader {
+ public:
+  model_config_reader(std::string origin, const nlohmann::json& root) : origin_(std::move(origin)), root_(root) {}
+
+  model_config read(model_part part) {
+    using nlohmann::json;
+    if (!root_.is_object()) fail("", "expected a JSON object (a Hugging Face config.json), got " + kind(root_));
+    model_config c;
+    c.part = part;
+    if (const json* a = present(root_, "architectures")) {
+      if (!a->is_array()) fail("/architectures", "expected an array of strings, got " + kind(*a));
+      if (!a->empty()) {
+        if (!(*a)[0].is_string()) fail("/architectures/0", "expected a string, got " + kind((*a)[0]));
+        c.architecture = (*a)[0].get<std::string>();
+      }
+    }
+    const json* sec = &root_;
+    if (part == model_part::vision) {
+      sec = present(root_, "vision_config");
+      if (sec == nullptr) fail("/vision_config", "missing: the vision part needs a vision_config object");
+      c.section = "/vision_config";
+    } else if (const json* t = present(root_, "text_config")) {
+      sec = t;
+      c.section = "/text_config";
+    }
+    if (!sec->is_object()) fail(c.section, "expected an object, got " + kind(*sec));
+    section_ = sec;
+    prefix_ = c.section;
+    if (const json* mt = present(*sec, "model_type")) c.model_type = string_at(*mt, "model_type");
+
+    // Heads: the text part names them num_attention_heads; Qwen2-VL's vision tower num_heads.
+    const char* heads_key = "num_attention_heads";
+    if (part == model_part::vision && present(*sec, "num_heads") != nullptr) heads_key = "num_heads";
+    c.num_heads = size_at(required(heads_key), heads_key);
+    c.num_kv_heads = c.num_heads;
+    if (const json* kv = present(*sec, "num_key_value_heads")) {
+      c.num_kv_heads = size_at(*kv, "num_key_value_heads");
+      if (c.num_heads % c.num_kv_heads != 0)
+        fail(prefix_ + "/num_key_value_heads", "expected a divisor of " + std::string(heads_key) + " (" +
+                                                   std::to_string(c.num_heads) + "), got " +
+                                                   std::to_string(c.num_kv_heads));
+    }
+
+    if (const json* rank = present(*sec, "kv_lora_rank")) {
+      // MLA (DeepSeek-V2/V3): the query/key head is the no-rope part plus the rope part; the value head
+      // is v_head_dim. index_topk marks DeepSeek's sparse (indexer) variant.
+      c.mode = attention_mode::mla;
+      c.kv_lora_rank = size_at(*rank, "kv_lora_rank");
+      c.qk_rope_head_dim = size_at(required("qk_rope_head_dim"), "qk_rope_head_dim");
+      const auto nope = size_at(required("qk_nope_head_dim"), "qk_nope_head_dim");
+      c.head_size = nope + c.qk_rope_head_dim;
+      c.head_size_v = size_at(required("v_head_dim"), "v_head_dim");
+      if (present(*sec, "index_topk") != nullptr) c.mode = attention_mode::sparse_mla;
+    } else {
+      if (const json* hd = present(*sec, "head_dim")) {
+        c.head_size = size_at(*hd, "head_dim");
+      } else {
+        // Qwen2-VL's vision config carries the LLM's hidden_size too; its tower width is embed_dim.
+        const char* width_key = "hidden_size";
+        if (part == model_part::vision && present(*sec, "embed_dim") != nullptr) width_key = "embed_dim";
+        const auto width = size_at(required(width_key, "(or head_dim)"), width_key, 1u << 24);
+        if (width % c.num_heads != 0)
+          fail(prefix_ + "/" + width_key, "expected a multiple of " + std::string(heads_key) + " (" +
+                                              std::to_string(c.num_heads) + ") to derive the head size, got " +
+                                              std::to_string(width));
+        c.head_size = width / c.num_heads;
+        if (c.head_size > limits::head_size)
+          fail(prefix_ + "/" + width_key, "derives a head size of " + std::to_string(c.head_size) +
+                                              ", above the limit " + std::to_string(limits::head_size));
+      }
+      c.head_size_v = c.head_size;
+      if (const json* vd = present(*sec, "v_head_dim")) c.head_size_v = size_at(*vd, "v_head_dim");
+    }
+
+    // dtype: newer transformers write `dtype`, older `torch_dtype`; a text_config or vision_config
+    // without one inherits the document's.
+    c.dtype = read_dtype(*sec, prefix_);
+    if (!c.dtype && sec != &root_) c.dtype = read_dtype(root_, "");
+
+    if (part == model_part::text) {
+      bool window_on = true;
+      if (const json* use = present(*sec, "use_sliding_window")) {
+        if (!use->is_boolean()) fail(prefix_ + "/use_sliding_window", "expected true or false, got " + kind(*use));
+        window_on = use->get<bool>();
+      }
+      if (const json* sw = present(*sec, "sliding_window"); sw != nullptr && window_on)
+        c.sliding_window = size_at(*sw, "sliding_window", std::numeric_limits<std::uint32_t>::max());
+      if (const json* cap = present(*sec, "attn_logit_softcapping")) {
+        if (!cap->is_number() || !(cap->get<double>() >= 0) || !std::isfinite(cap->get<double>()))
+          fail(prefix_ + "/attn_logit_softcapping", "expected a number >= 0 or null, got " + kind(*cap));
+        c.softcap = cap->get<double>();
+      }
+      // gpt-oss creates learned sinks in every attention layer without a config key for them (SGLang
+      // ModelConfig._detect_attention_sinks; vLLM's gpt_oss.py), so the architecture is the signal.
+      c.sinks = c.architecture == "GptOssForCausalLM" || c.model_type == "gpt_oss";
+    }
+    return c;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
+    throw model_config_error(origin_, pointer, problem);
+  }
+  static std::string kind(const nlohmann::json& v) {
+    std::string text = v.dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    return text;
+  }
+  static const nlohmann::json* present(const nlohmann::json& obj, const char* key) {
+    const auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  const nlohmann::json& required(const char* key, const char* hint = "") const {
+    const nlohmann::json* v = present(*section_, key);
+    if (v == nullptr)
+      fail(prefix_ + "/" + key, std::string("missing") + (*hint ? std::string(" ") + hint : std::string()) +
+                                    ": needed for the attention shape");
+    return *v;
+  }
+  std::uint32_t size_at(const nlohmann::json& v, const char* key, std::uint64_t max = limits::head_size) const {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || static_cast<std::uint64_t>(v.get<std::int64_t>()) > max)
+      fail(prefix_ + "/" + key, "expected an integer in [1, " + std::to_string(max) + "], got " + kind(v));
+    return static_cast<std::uint32_t>(v.get<std::int64_t>());
+  }
+  std::string string_at(const nlohmann::json& v, const char* key) const {
+    if (!v.is_string()) fail(prefix_ + "/" + key, "expected a string, got " + kind(v));
+    return v.get<std::string>();
+  }
+  std::optional<data_type> read_dtype(const nlohmann::json& obj, const std::string& prefix) const {
+    for (const char* key : {"dtype", "torch_dtype"}) {
+      const nlohmann::json* v = present(obj, key);
+      if (v == nullptr) continue;
+      if (v->is_string()) {
+        const auto text = v->get<std::string>();
+        if (text == "float16" || text == "bfloat16" || text == "float32") return parse_enum<data_type>(text);
+      }
+      fail(prefix + "/" + key, "expected \"float16\", \"bfloat16\" or \"float32\", got " + kind(*v));
+    }
+    return std::nullopt;
+  }
+
+  std::string origin_;
+  const nlohmann::json& root_;
+  const nlohmann::json* section_ = nullptr;
+  std::string prefix_;
+};
+
+}  // namespace detail
+
+ATTNSEL_INLINE std::optional<model_part> parse_model_part(std::string_view text) noexcept {
+  if (text == "text") return model_part::text;
+  if (text == "vision") return model_part::vision;
+  return std::nullopt;
+}
+
+ATTNSEL_INLINE std::string_view to_string(model_part part) noexcept {
+  return part == model_part::vision ? "vision" : "text";
+}
+
+ATTNSEL_INLINE std::vector<std::string> model_config::features() const {
+  std::vector<std::string> out;
+  if (sliding_window != 0) out.emplace_back(features::sliding_window);
+  if (softcap > 0) out.emplace_back(features::softcap);
+  if (sinks) out.emplace_back(features::sinks);
+  return out;
+}
+
+ATTNSEL_INLINE query model_config::to_query(query base, std::uint32_t tensor_parallel) const {
+  if (tensor_parallel == 0) throw std::invalid_argument("model_config::to_query: tensor_parallel must be at least 1");
+  query q = std::move(base);
+  if (part == model_part::vision) {
+    q.domain = attention_domain::encoder;
+    q.attn_type = attention_type::encoder_only;
+  } else {
+    q.domain = attention_domain::decoder;
+    q.attn_type = attention_type::decoder;
+  }
+  if (mode == attention_mode::standard) {
+    q.head_size = head_size;
+    q.head_size_v = head_size_v == head_size ? 0 : head_size_v;
+  } else {
+    // MLA layers attend in the latent space: the head is the compressed KV plus its rotary part
+    // (DeepSeek: 512 + 64 = 576), the size vLLM's MLA backends are selected for.
+    q.head_size = kv_lora_rank + qk_rope_head_dim;
+    q.head_size_v = 0;
+  }
+  q.mode = mode;
+  if (dtype) q.dtype = *dtype;
+  if (num_heads != 0) q.num_heads = (num_heads + tensor_parallel - 1) / tensor_parallel;
+  // KV heads per rank (catalog format 2): at least one per rank, as vLLM and SGLang replicate them; left
+  // unstated for MLA (one latent KV) and when the per-rank counts would not divide.
+  if (mode == attention_mode::standard && num_kv_heads != 0 && q.num_heads != 0) {
+    const std::uint32_t kv = std::max<std::uint32_t>(1, num_kv_heads / tensor_parallel);
+    if (q.num_heads % kv == 0) q.num_kv_heads = kv;
+  }
+  for (const auto& f : features()) q.required.insert(f);
+  return q;
+}
+
+ATTNSEL_INLINE model_config parse_model_config(std::string_view json_text, model_part part, std::string_view origin) {
+  const std::string where(origin);
+  nlohmann::json doc;
+  try {
+    doc = detail::parse_json_text(json_text, where, catalog_limits{});
+  } catch (const catalog_error& e) {
+    throw model_config_error(e.origin(), e.pointer(), e.problem());
+  }
+  return detail::model_config_reader(where, doc).read(part);
+}
+
+ATTNSEL_INLINE model_config read_model_config_file(const std::string& path, model_part part) {
+  std::string text;
+  try {
+    text = detail::read_file_text(path, catalog_limits{});
+  } catch (const catalog_error& e) {
+    throw model_config_error(e.origin(), e.pointer(), e.problem());
+  }
+  return parse_model_config(text, part, path);
+}
+
+ATTNSEL_END_NAMESPACE

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading a Hugging Face config.json into the attention facts a query needs ("ask with the model").
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/enums.hpp>
+#include <attnsel/query.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// A config.json could not be read. `what()` reads `FILE: POINTER: problem`, the pointer naming the key
+/// (`config.json: /num_attention_heads: expected a positive integer, got "32"`). A std::invalid_argument,
+/// so Python sees a ValueError.
+class model_config_error : public std::invalid_argument {
+ public:
+  model_config_error(std::string origin, std::string pointer, std::string problem)
+      : std::invalid_argument(origin + ": " + (pointer.empty() ? std::string("/") : pointer) + ": " + problem),
+        origin_(std::move(origin)),
+        pointer_(std::move(pointer)),
+        problem_(std::move(problem)) {}
+  /// The file name (or `<string>`).
+  [[nodiscard]] const std::string& origin() const noexcept { return origin_; }
+  /// RFC 6901 pointer of the key at fault (`/text_config/head_dim`); empty for the whole document.
+  [[nodiscard]] const std::string& pointer() const noexcept { return pointer_; }
+  /// What was expected and what was found.
+  [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
+
+ private:
+  std::string origin_;
+  std::string pointer_;
+  std::string problem_;
+};
+
+/// Which attention stack of a (multimodal) model to read.
+enum class model_part : std::uint8_t {
+  text,    ///< the language model: `text_config` when present, else the top level
+  vision,  ///< the vision tower: `vision_config` (encoder domain, bidirectional attention)
+};
+
+/// "text" / "vision"; nullopt for anything else (exact case).
+[[nodiscard]] std::optional<model_part> parse_model_part(std::string_view text) noexcept;
+[[nodiscard]] std::string_view to_string(model_part part) noexcept;
+
+/// The attention facts of one part of a model, as read from its config.json. Sizes of 0 mean absent.
+struct model_config {
+  model_part part = model_part::text;
+  std::string model_type;          ///< `model_type` of the section read ("" when absent)
+  std::string architecture;        ///< `architectures[0]` of the document ("" when absent)
+  std::string section;             ///< JSON pointer of the section read: "" (top level), "/text_config"...
+  std::uint32_t head_size = 0;     ///< query/key head size (MLA: qk_nope_head_dim + qk_rope_head_dim)
+  std::uint32_t head_size_v = 0;   ///< value head size (MLA: v_head_dim); equals head_size otherwise
+  std::uint32_t num_heads = 0;     ///< query heads of the whole model (not per rank)
+  std::uint32_t num_kv_heads = 0;  ///< key/value heads (num_key_value_heads; num_heads when absent)
+  attention_mode mode = attention_mode::standard;  ///< mla with kv_lora_rank; sparse_mla with index_topk too
+  std::uint32_t kv_lora_rank = 0;                  ///< MLA latent width (DeepSeek: 512)
+  std::uint32_t qk_rope_head_dim = 0;              ///< MLA rotary part of the head (DeepSeek: 64)
+  std::optional<data_type> dtype;                  ///< `torch_dtype` / `dtype`, when it names one attnsel has
+  std::uint32_t sliding_window = 0;                ///< window size when sliding-window attention is on
+  double softcap = 0;                              ///< `attn_logit_softcapping` (Gemma 2), 0 when absent
+  bool sinks = false;                              ///< learned attention sinks (gpt-oss)
+  /// The features a query for this part requires, in catalog order: sliding_window, softcap, sinks.
+  [[nodiscard]] std::vector<std::string> features() const;
+
+  /// `base` with this config's facts written in: domain and attention type (vision: encoder,
+  /// encoder_only), head sizes, mode, dtype (when stated), the heads per rank (`num_heads /
+  /// tensor_parallel`, rounded up; 0 leaves `base.num_heads`) and the features added to those of `base`.
+  /// An MLA query's head size is the latent one, `kv_lora_rank + qk_rope_head_dim` (576 for DeepSeek,
+  /// value head equal): MLA decode attends over the compressed KV, and vLLM selects MLA backends for it.
+  /// The KV heads per rank (`num_kv_heads / tensor_parallel`, at least 1) go to `num_kv_heads` for a
+  /// standard-attention model when they divide the heads per rank. Throws std::invalid_argument when
+  /// `tensor_parallel` is 0.
+  [[nodiscard]] query to_query(query base = {}, std::uint32_t tensor_parallel = 1) const;
+};
+
+/// Reads the attention facts of `part` from the text of a Hugging Face config.json. Strict: a present key
+/// of the wrong type or range, a head count that does not divide the hidden size, or a missing
+/// `vision_config` for the vision part is a model_config_error naming the key. `origin` names the
+/// document in messages. Unknown keys are ignored (config.json holds many unrelated ones).
+[[nodiscard]] model_config parse_model_config(std::string_view json_text, model_part part = model_part::text,
+                                              std::string_view origin = "<string>");
+
+/// parse_model_config on a file (at most limits::catalog_bytes); a missing or unreadable file is a
+/// model_config_error with an empty pointer.
+[[nodiscard]] model_config read_model_config_file(const std::string& path, model_part part = model_part::text);
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/model_config_inl.hpp>
+#endif

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: Apache-2.0
+# SGLang's attention flags <-> attnsel's `sglang` catalog (docs/engines/sglang.md).
+"""SGLang's attention-backend vocabulary for the built-in ``sglang`` catalog.
+
+attnsel's names are SGLang's upper-cased, except that an MLA model's fa3 / flashinfer / triton / aiter
+are FA3_MLA, FLASHINFER_MLA, TRITON_MLA and AITER_MLA (an attnsel backend has one attention mode).
+
+    flags(sel)                          # ['--attention-backend', 'fa3']
+    flags(decode=sel_d, prefill=sel_p)  # ['--prefill-attention-backend', 'fa4', '--decode-attention-backend', 'trtllm_mla']
+    parse_flags("--attention-backend fa3 --decode-attention-backend flashinfer").for_phase("decode")  # 'FLASHINFER'
+"""
+
+from typing import List, Optional, Sequence, Union
+
+from . import EngineOverrides, _scan
+
+__all__ = ["ATTENTION_BACKEND_FLAG", "DECODE_FLAG", "ENCODER_FLAG", "PREFILL_FLAG", "flags", "parse_flags",
+           "to_attnsel", "to_sglang"]
+
+ATTENTION_BACKEND_FLAG = "--attention-backend"
+PREFILL_FLAG = "--prefill-attention-backend"
+DECODE_FLAG = "--decode-attention-backend"
+ENCODER_FLAG = "--mm-attention-backend"
+
+# SGLang names that serve both MHA and MLA models; attnsel names the MLA flavour with an _MLA suffix.
+_MLA_FLAVOURED = ("fa3", "flashinfer", "triton", "aiter")
+# Encoder-only names (VisionAttention's backends); fa3 / fa4 serve both domains.
+_ENCODER_ONLY = ("triton_attn", "sdpa", "aiter_attn", "amx_attn")
+
+Backend = Union[str, object]  # a backend name, or an attnsel.Selection (its .backend)
+
+
+def _name(backend: Backend) -> str:
+    name = getattr(backend, "backend", backend)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"expected a backend name or an attnsel.Selection, got {backend!r}")
+    return name
+
+
+def to_sglang(backend: Backend) -> str:
+    """SGLang's spelling of an attnsel backend of the sglang catalog: FA3_MLA -> 'fa3', TRTLLM_MHA -> 'trtllm_mha'."""
+    name = _name(backend).lower()
+    if name.endswith("_mla") and name[: -len("_mla")] in _MLA_FLAVOURED:
+        name = name[: -len("_mla")]
+    return name
+
+
+def to_attnsel(name: str, *, mode: str = "standard", domain: str = "decoder") -> str:
+    """attnsel's name for an SGLang backend spelling: ('fa3', mode='mla') -> 'FA3_MLA'.
+
+    `mode` is the model's attention mode ('standard', 'mla' or 'sparse_mla'); `domain` 'encoder' is for
+    --mm-attention-backend values.
+    """
+    if mode not in ("standard", "mla", "sparse_mla"):
+        raise ValueError(f"mode: {mode!r} is not one of standard, mla, sparse_mla")
+    if domain not in ("decoder", "encoder"):
+        raise ValueError(f"domain: {domain!r} is not one of decoder, encoder")
+    key = name.strip().lower()
+    if not key:
+        raise ValueError("backend name is empty")
+    if domain == "decoder" and mode != "standard" and key in _MLA_FLAVOURED:
+        return key.upper() + "_MLA"
+    return key.upper()
+
+
+def flags(
+    backend: Optional[Backend] = None,
+    *,
+    prefill: Optional[Backend] = None,
+    decode: Optional[Backend] = None,
+    encoder: Optional[Backend] = None,
+    page_size: Optional[int] = None,
+) -> List[str]:
+    """SGLang command-line flags that run the given backends.
+
+    `backend` sets --attention-backend (both phases); `prefill` / `decode` set the per-phase flags, which
+    SGLang lets inherit --attention-backend when unset; `encoder` sets --mm-attention-backend;
+    `page_size` (e.g. ``sel.block_size_for(0)``) adds --page-size.
+    """
+    out: List[str] = []
+    if backend is not None:
+        name = to_sglang(backend)
+        if name in _ENCODER_ONLY:
+            raise ValueError(f"{_name(backend)} is a multimodal-encoder backend: pass it as encoder=")
+        out += [ATTENTION_BACKEND_FLAG, name]
+    for flag, value in ((PREFILL_FLAG, prefill), (DECODE_FLAG, decode)):
+        if value is not None:
+            out += [flag, to_sglang(value)]
+    if encoder is not None:
+        out += [ENCODER_FLAG, to_sglang(encoder)]
+    if page_size:
+        out += ["--page-size", str(int(page_size))]
+    return out
+
+
+def parse_flags(args: Union[str, Sequence[str]], *, mode: str = "standard") -> EngineOverrides:
+    """The attention flags of an SGLang command line (a string or an argv list) in attnsel's names.
+
+    `mode` is the model's attention mode, so 'fa3' on an MLA model reads as FA3_MLA. Other flags are
+    ignored. An unset --prefill/--decode-attention-backend inherits --attention-backend
+    (EngineOverrides.for_phase), as in SGLang's attention_backends_of.
+    """
+    found = _scan(args, (ATTENTION_BACKEND_FLAG, PREFILL_FLAG, DECODE_FLAG, ENCODER_FLAG))
+
+    def get(flag: str, domain: str = "decoder") -> Optional[str]:
+        value = found.get(flag)
+        return None if value is None else to_attnsel(value, mode=mode, domain=domain)
+
+    return EngineOverrides(
+        decoder=get(ATTENTION_BACKEND_FLAG),
+        prefill=get(PREFILL_FLAG),
+        decode=get(DECODE_FLAG),
+        encoder=get(ENCODER_FLAG, "encoder"),
+    )
