@@ -224,15 +224,15 @@ py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel:
 
 // ---- one binder per topic (each in its own .cpp) ----------------------------------------------------
 
-void bind_names(py::module_& m);      // names.cpp: the enum vocabularies as tuples
-void bind_errors(py::module_& m);     // errors.cpp: SelectionError, CatalogError
-void bind_platform(py::module_& m);   // platform.cpp: Platform
-void bind_query(py::module_& m);      // query.cpp: Query
-void bind_registry(py::module_& m);   // registry.cpp: Registry and the catalog loaders
-void bind_overrides(py::module_& m);  // overrides.cpp: OverrideSet
-void bind_selection(py::module_& m);  // selection.cpp: Reason, Candidate, Selection, Explanation, select, explain
-void bind_report(py::module_& m);     // report.cpp: to_json
-void bind_detect(py::module_& m);     // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
+void bind_names(py::module_& m);         // names.cpp: the enum vocabularies as tuples
+void bind_errors(py::module_& m);        // errors.cpp: SelectionError, CatalogError
+void bind_platform(py::module_& m);      // platform.cpp: Platform
+void bind_query(py::module_& m);         // query.cpp: Query
+void bind_registry(py::module_& m);      // registry.cpp: Registry and the catalog loaders
+void bind_overrides(py::module_& m);     // overrides.cpp: OverrideSet
+void bind_selection(py::module_& m);     // selection.cpp: Reason, Candidate, Selection, Explanation, select, explain
+void bind_report(py::module_& m);        // report.cpp: to_json
+void bind_detect(py::module_& m);        // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
 void bind_model_config(py::module_& m);  // model_config.cpp: ModelConfig, read_model_config, Query.from_model_config
 
 }  // namespace attnsel_py

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <algorithm>
 #include <string>
 
 ATTNSEL_BEGIN_NAMESPACE
