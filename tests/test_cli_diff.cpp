@@ -188,7 +188,7 @@ TEST_CASE("an internal error has its own exit status, never diff's or lint's 1 (
   const temp_file big(R"({"format": "attnsel-catalog", "version": 1, "name": "big", "backends": [)" + backends +
                       R"(], "policies": []})");
   for (const std::string command : {"lint", "validate"}) {
-    const auto r = cli_run::run_in("sh -c 'ulimit -v 400000; exec \"$0\" \"$@\"'", {command, big.path()});
+    const auto r = cli_run::run_in("sh -c 'ulimit -v 90000; exec \"$0\" \"$@\"'", {command, big.path()});
     INFO(command << ": " << r.err);
     CHECK(r.status == 70);
     CHECK(has(r.err, "attnsel: internal error: out of memory"));

@@ -117,7 +117,7 @@ command setup_doctor(CLI::App& app) {
         cli.add_option("--device", flags.device,
                        "Which visible GPU to describe, " + range_text(0, max_device_index) + " (default: 0)")
             ->type_name("N")
-            ->check(count_in(0, max_device_index));
+            ->transform(count_in(0, max_device_index));
         cli.add_flag("--json", flags.json, "Print one JSON report on stdout");
       });
 }

@@ -92,7 +92,7 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
                                  std::uint32_t max, const std::string& fallback) {
     app.add_option(name, value, what + ", " + range_text(1, max) + " (default: " + fallback + ")")
         ->type_name("N")
-        ->check(count_in(1, max));
+        ->transform(count_in(1, max));
   };
   enum_flag("--domain", q.domain, "Model part", "DOMAIN");
   count_flag("--head-size", q.head_size, "Head size", attnsel::limits::head_size, std::to_string(q.head_size));
