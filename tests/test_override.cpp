@@ -186,3 +186,19 @@ TEST_CASE("index_set holds positions past 256 inline, and spills only past 16 of
   for (std::size_t i = 1000; i < 1100; i += 3) many.insert(i);
   for (std::size_t i = 1000; i < 1100; ++i) CHECK(many.contains(i) == ((i - 1000) % 3 == 0));
 }
+
+TEST_CASE("an override whose source is none is refused, not reported as forced by nobody", "[override][hardening]") {
+  const auto reg = reference_registry();
+  const auto p = platform::cuda(9, 0);
+  const override_request nobody{"TRITON_ATTN", override_source::none};
+  const auto r = select(reg, query{}, p, nobody);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == error_code::bad_override);
+  CHECK(r.error().message.find("source none") != std::string::npos);
+  const selector bound(reg, p, nobody);
+  REQUIRE_FALSE(bound.select(query{}).ok());
+  CHECK(bound.select(query{}).error().code == error_code::bad_override);
+  CHECK_FALSE(bound.decide(query{}));
+  // An empty spec with source none is simply no override.
+  CHECK(select(reg, query{}, p, override_request{"", override_source::none}).ok());
+}

@@ -101,7 +101,8 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
   d.source = ovr.source;
   d.answer_source = trim(d.spec).empty() ? override_source::none : d.source;  // as the free select
   const auto plan = override_plan::parse(d.spec, reg);
-  d.plan_ok = plan.ok();
+  // A spec whose source is none is the free select's bad_override error.
+  d.plan_ok = plan.ok() && !(d.source == override_source::none && !trim(d.spec).empty());
   if (!d.plan_ok) return;
   d.automatic = plan.automatic();
   d.explicit_auto = plan.explicit_auto();

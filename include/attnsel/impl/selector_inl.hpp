@@ -343,6 +343,14 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
     e.message = "invalid query: " + validation_message(q);
     return e;
   }
+  if (ovr.source == override_source::none && !detail::trim(ovr.spec).empty()) {
+    // "none" means no override: a spec with it would be reported as forced by nobody.
+    selection_error e;
+    e.code = error_code::bad_override;
+    e.message = "override '" + detail::escape_text(ovr.spec) +
+                "' has source none; give it the source it came from (api, flag, env or config)";
+    return e;
+  }
   const auto plan = override_plan::parse(ovr.spec, reg);
   if (!plan.ok()) {
     selection_error e;
