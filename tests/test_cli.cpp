@@ -774,7 +774,9 @@ TEST_CASE("docs/cli.md's usage-error examples are what the tool prints", "[cli][
   const auto doc = read_file(std::string(ATTNSEL_SOURCE_DIR) + "/docs/cli.md");
   const auto section = doc.find("## Usage errors");
   REQUIRE(section != std::string::npos);
-  const auto begin = doc.find("```\n", section) + 4;
+  const auto fence = doc.find("```console\n", section);
+  REQUIRE(fence != std::string::npos);
+  const auto begin = fence + 11;
   const auto end = doc.find("```\n", begin);
   const auto lines = lines_of(doc.substr(begin, end - begin));
   std::size_t examples = 0;

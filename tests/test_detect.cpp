@@ -361,7 +361,8 @@ TEST_CASE("The built-in switch table parses; a malformed one is refused with its
   const auto table = parse_switch_table(builtin_switch_table());
   std::vector<std::string> names;
   for (const auto& s : table) names.push_back(s.component);
-  CHECK(names == std::vector<std::string>{"aiter_enabled", "aiter_mha", "aiter_mla", "cudnn_preferred"});
+  CHECK(names ==
+        std::vector<std::string>{"aiter_enabled", "aiter_mha", "aiter_mla", "sglang_use_aiter", "cudnn_preferred"});
 
   const auto fails = [](const std::string& text) {
     try {

@@ -21,9 +21,16 @@ model_part part_of(const std::string& text) {
   throw py::value_error("part: " + quote_input(text) + " is not one of text, vision");
 }
 
+// A ModelConfig as a bound value: built only by read_model_config; one made with __new__ alone is refused
+// by every method (guard), never read.
+struct py_model_config : model_config, bound_value {
+  py_model_config() = default;
+  py_model_config(model_config c) : model_config(std::move(c)) {}  // NOLINT(google-explicit-constructor)
+};
+
 // A str or os.PathLike is a file; a dict (or any Mapping) is the parsed document, dumped back to JSON
 // text so the C++ reader, with its limits and key pointers, reads it the same way.
-model_config read_any(const py::object& source, const std::string& part) {
+py_model_config read_any(const py::object& source, const std::string& part) {
   const auto p = part_of(part);
   const auto os = py::module_::import("os");
   if (py::isinstance<py::str>(source) || py::isinstance(source, os.attr("PathLike"))) {
@@ -38,9 +45,12 @@ model_config read_any(const py::object& source, const std::string& part) {
   return attnsel::parse_model_config(text, p, "<dict>");
 }
 
-attnsel::query to_query(const model_config& c, const std::optional<attnsel::query>& base, long long tp) {
-  const auto ranks = check_count("tp", tp, 1, attnsel::limits::num_heads);
-  return c.to_query(base ? *base : attnsel::query{}, ranks);
+// `base`: None or an attnsel.Query; `tp`: a positive int (checked as every count argument is).
+py_query to_query(const py_model_config& c, const py::handle& base, const py::handle& tp) {
+  const auto ranks = count_arg("tp", tp, 1, attnsel::limits::num_heads);
+  const attnsel::query start =
+      base.is_none() ? attnsel::query{} : static_cast<const attnsel::query&>(value_arg<py_query>("base", base));
+  return py_query(c.to_query(start, ranks));
 }
 
 py::object optional_size(std::uint32_t v) { return v == 0 ? py::none() : py::object(py::int_(v)); }
@@ -48,43 +58,47 @@ py::object optional_size(std::uint32_t v) { return v == 0 ? py::none() : py::obj
 }  // namespace
 
 void bind_model_config(py::module_& m) {
-  py::class_<model_config>(m, "ModelConfig",
-                           "The attention facts of one part of a model, read from its Hugging Face config.json "
-                           "(read_model_config). Immutable.")
-      .def_property_readonly("part", [](const model_config& c) { return std::string(attnsel::to_string(c.part)); })
-      .def_property_readonly("model_type", [](const model_config& c) { return c.model_type; })
-      .def_property_readonly("architecture", [](const model_config& c) { return c.architecture; })
-      .def_property_readonly(
-          "section", [](const model_config& c) { return c.section; },
-          "JSON pointer of the section read: '' (top level), '/text_config' or '/vision_config'.")
-      .def_property_readonly("head_size", [](const model_config& c) { return c.head_size; })
-      .def_property_readonly("head_size_v", [](const model_config& c) { return c.head_size_v; })
-      .def_property_readonly("num_heads", [](const model_config& c) { return c.num_heads; })
-      .def_property_readonly("num_kv_heads", [](const model_config& c) { return c.num_kv_heads; })
-      .def_property_readonly("mode", [](const model_config& c) { return std::string(attnsel::to_string(c.mode)); })
-      .def_property_readonly("kv_lora_rank", [](const model_config& c) { return optional_size(c.kv_lora_rank); })
+  py::class_<py_model_config>(m, "ModelConfig",
+                              "The attention facts of one part of a model, read from its Hugging Face config.json "
+                              "(read_model_config). Immutable.")
+      .def_property_readonly("part",
+                             guard([](const py_model_config& c) { return std::string(attnsel::to_string(c.part)); }))
+      .def_property_readonly("model_type", guard([](const py_model_config& c) { return c.model_type; }))
+      .def_property_readonly("architecture", guard([](const py_model_config& c) { return c.architecture; }))
+      .def_property_readonly("section", guard([](const py_model_config& c) { return c.section; }),
+                             "JSON pointer of the section read: '' (top level), '/text_config' or '/vision_config'.")
+      .def_property_readonly("head_size", guard([](const py_model_config& c) { return c.head_size; }))
+      .def_property_readonly("head_size_v", guard([](const py_model_config& c) { return c.head_size_v; }))
+      .def_property_readonly("num_heads", guard([](const py_model_config& c) { return c.num_heads; }))
+      .def_property_readonly("num_kv_heads", guard([](const py_model_config& c) { return c.num_kv_heads; }))
+      .def_property_readonly("mode",
+                             guard([](const py_model_config& c) { return std::string(attnsel::to_string(c.mode)); }))
+      .def_property_readonly("kv_lora_rank",
+                             guard([](const py_model_config& c) { return optional_size(c.kv_lora_rank); }))
       .def_property_readonly("qk_rope_head_dim",
-                             [](const model_config& c) { return optional_size(c.qk_rope_head_dim); })
-      .def_property_readonly("dtype",
-                             [](const model_config& c) {
+                             guard([](const py_model_config& c) { return optional_size(c.qk_rope_head_dim); }))
+      .def_property_readonly("dtype", guard([](const py_model_config& c) {
                                return c.dtype ? py::object(py::str(std::string(attnsel::to_string(*c.dtype))))
                                               : py::none();
-                             })
-      .def_property_readonly("sliding_window", [](const model_config& c) { return optional_size(c.sliding_window); })
-      .def_property_readonly(
-          "softcap",
-          [](const model_config& c) { return c.softcap > 0 ? py::object(py::float_(c.softcap)) : py::none(); })
-      .def_property_readonly("sinks", [](const model_config& c) { return c.sinks; })
-      .def_property_readonly("features", [](const model_config& c) { return py::tuple(py::cast(c.features())); })
-      .def("to_query", &to_query, py::kw_only(), py::arg("base") = py::none(), py::arg("tp") = 1,
+                             }))
+      .def_property_readonly("sliding_window",
+                             guard([](const py_model_config& c) { return optional_size(c.sliding_window); }))
+      .def_property_readonly("softcap", guard([](const py_model_config& c) {
+                               return c.softcap > 0 ? py::object(py::float_(c.softcap)) : py::none();
+                             }))
+      .def_property_readonly("sinks", guard([](const py_model_config& c) { return c.sinks; }))
+      .def_property_readonly("features",
+                             guard([](const py_model_config& c) { return py::tuple(py::cast(c.features())); }))
+      .def("to_query", guard(&to_query), py::kw_only(), py::arg("base") = py::none(), py::arg("tp") = 1,
            "A Query with this config's facts written into `base` (default Query()); num_heads = heads / tp, "
            "rounded up.")
-      .def("__repr__", [](const model_config& c) {
-        return "ModelConfig(part='" + std::string(attnsel::to_string(c.part)) + "', architecture='" + c.architecture +
-               "', head_size=" + std::to_string(c.head_size) + ", head_size_v=" + std::to_string(c.head_size_v) +
-               ", num_heads=" + std::to_string(c.num_heads) + ", num_kv_heads=" + std::to_string(c.num_kv_heads) +
-               ", mode='" + std::string(attnsel::to_string(c.mode)) + "')";
-      });
+      .def("__repr__", guard([](const py_model_config& c) {
+             return "ModelConfig(part='" + std::string(attnsel::to_string(c.part)) + "', architecture='" +
+                    c.architecture + "', head_size=" + std::to_string(c.head_size) +
+                    ", head_size_v=" + std::to_string(c.head_size_v) + ", num_heads=" + std::to_string(c.num_heads) +
+                    ", num_kv_heads=" + std::to_string(c.num_kv_heads) + ", mode='" +
+                    std::string(attnsel::to_string(c.mode)) + "')";
+           }));
 
   m.def("read_model_config", &read_any, py::arg("config"), py::kw_only(), py::arg("part") = "text",
         "Reads a Hugging Face config.json (a path, or the parsed dict) into a ModelConfig. part: 'text' "
@@ -92,9 +106,9 @@ void bind_model_config(py::module_& m) {
 
   py::object query_type = m.attr("Query");
   query_type.attr("from_model_config") = py::staticmethod(py::cpp_function(
-      [](const py::object& config, const std::string& part, long long tp, const py::kwargs& fields) {
+      [](const py::object& config, const std::string& part, const py::object& tp, const py::kwargs& fields) {
         const auto c = read_any(config, part);
-        py::object q = py::cast(to_query(c, std::nullopt, tp));
+        py::object q = py::cast(to_query(c, py::none(), tp));
         // Fields given here win over the config's (a dtype the engine runs in, a kv-cache dtype).
         if (fields.size() > 0) q = q.attr("replace")(**fields);
         return q;

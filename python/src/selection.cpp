@@ -306,7 +306,8 @@ explanation_handle explanation_from_state(const py::handle& state) {
   const auto source = enum_arg<attnsel::override_source>("source", t[4]);
   py::object ovr = py::none();
   const auto spec = str_arg("override", t[3]);
-  if (source != attnsel::override_source::none) ovr = py::cast(override_set_handle{{}, spec, spec, source});
+  if (source != attnsel::override_source::none)
+    ovr = py::cast(override_set_handle{{}, spec, spec, source, std::nullopt, std::nullopt});
   if (!PyBool_Check(t[5].ptr())) throw py::type_error("prefer: expected a bool, got " + type_name(t[5]));
   return explain_py(reg, py::object(t[1]), py::object(t[2]), ovr, t[5].ptr() == Py_True);
 }

@@ -17,7 +17,8 @@ import pytest
 
 import attnsel
 
-CLASSES = ["Query", "Platform", "OverrideSet", "Registry", "Reason", "Candidate", "Selection", "Explanation"]
+CLASSES = ["Query", "Platform", "OverrideSet", "Registry", "Reason", "Candidate", "Selection", "Explanation",
+           "ModelConfig"]
 
 
 def run_python(code, timeout=60):

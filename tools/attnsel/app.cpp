@@ -33,7 +33,8 @@ constexpr const char* main_footer = R"(Examples:
   attnsel lint my_catalog.json
 
 Run 'attnsel COMMAND --help' for the flags of a command.
-Exit status: 0 selected (or done), 1 selection failed or bad catalog, 2 usage error, 70 internal error.
+Exit status: 0 selected (or done), 1 selection failed or bad catalog, 2 usage error,
+70 internal error.
 Environment: ATTNSEL_BACKEND (decoder override), ATTNSEL_ENCODER_BACKEND (encoder override),
 NO_COLOR (no colour even on a terminal).)";
 

@@ -121,9 +121,13 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
                                "Read head sizes, heads, MLA, dtype, sliding window, softcap and sinks from a "
                                "Hugging Face config.json (an explicit --dtype still wins)")
                     ->type_name("PATH");
-  for (const char* shape :
-       {"--domain", "--head-size", "--head-size-v", "--attn-type", "--mla", "--sparse", "--num-heads"})
-    model->excludes(app.get_option(shape));
+  // Checked after parsing rather than with CLI11's excludes(), whose help line would run past 100 columns.
+  app.parse_complete_callback([&app, model] {
+    if (model->count() == 0) return;
+    for (const char* shape :
+         {"--domain", "--head-size", "--head-size-v", "--attn-type", "--mla", "--sparse", "--num-heads"})
+      if (app.get_option(shape)->count() > 0) throw CLI::ExcludesError(model->get_name(), shape);
+  });
   app.add_option("--model-part", flags.model_part,
                  "Which attention of --model-config: text (the language model) or vision (the vision tower, "
                  "encoder domain) (default: text)")
