@@ -22,7 +22,7 @@ def test_llama3_reads_heads_and_gqa():
     assert (c.head_size, c.head_size_v, c.num_heads, c.num_kv_heads) == (128, 128, 32, 8)
     assert c.dtype == "bfloat16" and c.mode == "standard" and c.features == ()
     q = attnsel.Query.from_model_config(config("llama-3-8b.json"), tp=4)  # a PathLike works too
-    assert q == attnsel.Query(head_size=128, dtype="bfloat16", num_heads=8)
+    assert q == attnsel.Query(head_size=128, dtype="bfloat16", num_heads=8, num_kv_heads=2)
 
 
 def test_deepseek_v3_is_mla_with_value_head_128():
