@@ -2,6 +2,7 @@
 // Out-of-line definitions for model_config.hpp: the Hugging Face config.json reader.
 #pragma once
 
+#include <attnsel/catalog.hpp>
 #include <attnsel/catalog_error.hpp>
 #include <attnsel/impl/catalog_file_inl.hpp>
 #include <attnsel/model_config.hpp>
