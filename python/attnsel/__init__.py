@@ -69,6 +69,36 @@ from ._attnsel import (  # noqa: E402
 )
 from .detect import Detection, DetectedFact, detect_platform
 
+
+def _name_unknown_keywords(owner, attr, label, names, static=False):
+    """Wraps owner.attr so that a mistyped keyword is a TypeError naming it with the closest name (pybind11's
+    own message lists every overload instead). Query does this in C++ from its field table."""
+    import difflib
+    import functools
+
+    original = getattr(owner, attr)
+
+    @functools.wraps(original)
+    def checked(*args, **kwargs):
+        for key in kwargs:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else f"; expected one of {', '.join(names)}"
+                raise TypeError(f"{label}() got an unexpected keyword argument '{key}'{hint}")
+        return original(*args, **kwargs)
+
+    setattr(owner, attr, staticmethod(checked) if static else checked)
+
+
+_name_unknown_keywords(OverrideSet, "__init__", "OverrideSet", ("decoder", "encoder", "source", "prefill", "decode"))
+_name_unknown_keywords(Reason, "__init__", "Reason", ("code", "message"))
+_name_unknown_keywords(Candidate, "__init__", "Candidate", ("name", "variant", "rank", "verdict", "forced", "reasons"))
+_name_unknown_keywords(Platform, "__init__", "Platform", ("vendor", "arch", "components"))
+for _factory, _names in (("cuda", ("major", "minor", "components")), ("rocm", ("arch", "components")),
+                         ("cpu", ("components",)), ("xpu", ("components",))):
+    _name_unknown_keywords(Platform, _factory, f"Platform.{_factory}", _names, static=True)
+del _factory, _names
+
 __all__ = [
     "ATTN_TYPES",
     "BUILTIN_CATALOGS",

@@ -48,3 +48,16 @@ def test_override_set_phases_inherit_the_decoder_override():
     assert attnsel.select(reg, attnsel.Query(phase="decode"), p, o).backend == "FLASHINFER"
     assert attnsel.select(reg, attnsel.Query(phase="prefill"), p, o).backend == "TRITON_ATTN"
     assert attnsel.select(reg, attnsel.Query(), p, o).backend == "TRITON_ATTN"
+
+
+@pytest.mark.parametrize("make, name, hint", [
+    (lambda: attnsel.OverrideSet(decodr="X"), "decodr", "decoder"),
+    (lambda: attnsel.Platform.cuda(9, 0, component=["x"]), "component", "components"),
+    (lambda: attnsel.Platform.rocm("gfx942", componets=[]), "componets", "components"),
+    (lambda: attnsel.Platform("cuda", arc="9.0"), "arc", "arch"),
+    (lambda: attnsel.Reason(cod="feature", message="m"), "cod", "code"),
+    (lambda: attnsel.Candidate(nam="X"), "nam", "name"),
+])
+def test_every_constructor_names_a_mistyped_keyword(make, name, hint):
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{name}'; did you mean '{hint}'"):
+        make()
