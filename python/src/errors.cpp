@@ -57,6 +57,8 @@ void bind_errors(py::module_& m) {
   selection_error_type = *selection_error;
   catalog_error_type = *catalog_error;
   // C++ exceptions from the library become these types with their fields.
+  // pybind11's translator type takes the exception_ptr by value.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
   py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -50,7 +50,7 @@ py_query to_query(const py_model_config& c, const py::handle& base, const py::ha
   const auto ranks = count_arg("tp", tp, 1, attnsel::limits::num_heads);
   const attnsel::query start =
       base.is_none() ? attnsel::query{} : static_cast<const attnsel::query&>(value_arg<py_query>("base", base));
-  return py_query(c.to_query(start, ranks));
+  return {c.to_query(start, ranks)};
 }
 
 py::object optional_size(std::uint32_t v) { return v == 0 ? py::none() : py::object(py::int_(v)); }
@@ -110,7 +110,7 @@ void bind_model_config(py::module_& m) {
         const auto c = read_any(config, part);
         py::object q = py::cast(to_query(c, py::none(), tp));
         // Fields given here win over the config's (a dtype the engine runs in, a kv-cache dtype).
-        if (fields.size() > 0) q = q.attr("replace")(**fields);
+        if (!fields.empty()) q = q.attr("replace")(**fields);
         return q;
       },
       py::arg("config"), py::kw_only(), py::arg("part") = "text", py::arg("tp") = 1,

@@ -29,8 +29,9 @@ PYBIND11_MODULE(_attnsel, m) {
 }
 #undef PyInit__attnsel
 
-extern "C" PYBIND11_EXPORT PyObject* PyInit__attnsel();
-extern "C" PYBIND11_EXPORT PyObject* PyInit__attnsel() {
+// CPython's import protocol fixes the init function's name (PyInit_<module>); it is not ours to choose.
+extern "C" PYBIND11_EXPORT PyObject* PyInit__attnsel();   // NOLINT(bugprone-reserved-identifier)
+extern "C" PYBIND11_EXPORT PyObject* PyInit__attnsel() {  // NOLINT(bugprone-reserved-identifier)
   if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
     PyErr_SetString(PyExc_ImportError,
                     "attnsel cannot be imported in a subinterpreter: its pybind11 core supports only the main "

@@ -140,7 +140,7 @@ py::object canonical_version(const std::optional<attnsel::component_version>& v)
 py::int_ hash_of(const platform& p) {
   py::list comps;
   for (const auto& c : p.components()) comps.append(py::make_tuple(c.name, canonical_version(c.version)));
-  return py::int_(py::hash(py::make_tuple(std::string(attnsel::to_string(p.vendor())), arch_of(p), py::tuple(comps))));
+  return {py::hash(py::make_tuple(std::string(attnsel::to_string(p.vendor())), arch_of(p), py::tuple(comps)))};
 }
 
 std::string repr(const platform& p) {

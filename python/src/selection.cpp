@@ -70,7 +70,7 @@ py::object select_checked(const registry_handle& r, const attnsel::query& q, con
 // the type object is looked up once.
 template <class T>
 const T& fast_arg(const char* argument, PyObject* obj) {
-  static PyTypeObject* const type = reinterpret_cast<PyTypeObject*>(py::type::of<T>().ptr());
+  static auto* const type = reinterpret_cast<PyTypeObject*>(py::type::of<T>().ptr());
   if (!PyObject_TypeCheck(obj, type)) return value_arg<T>(argument, obj);  // raises the named TypeError
   const T& out = py::handle(obj).cast<const T&>();
   require_constructed(out);

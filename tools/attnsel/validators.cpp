@@ -24,19 +24,18 @@ CLI::Validator count_in(std::uint32_t min, std::uint32_t max) {
   // Decimal digits only: CLI11's own conversion reads `0x40` as hex and `0100` as octal (64), and
   // accepts signs. The value is checked here and handed on as plain decimal, leading zeros removed.
   const std::string range = range_text(min, max);
-  return CLI::Validator(
-      [min, max, range](std::string& input) {
-        const bool digits = !input.empty() && input.size() <= 64 &&
-                            std::all_of(input.begin(), input.end(), [](char c) { return c >= '0' && c <= '9'; });
-        if (!digits) return quoted_value(input) + " is not a decimal integer in " + range;
-        const auto first = input.find_first_not_of('0');
-        const std::string value = first == std::string::npos ? "0" : input.substr(first);
-        if (value.size() > 10 || std::stoull(value) < min || std::stoull(value) > max)
-          return quoted_value(input) + " is outside " + range;
-        input = value;
-        return std::string();
-      },
-      "");
+  return {[min, max, range](std::string& input) {
+            const bool digits = !input.empty() && input.size() <= 64 &&
+                                std::all_of(input.begin(), input.end(), [](char c) { return c >= '0' && c <= '9'; });
+            if (!digits) return quoted_value(input) + " is not a decimal integer in " + range;
+            const auto first = input.find_first_not_of('0');
+            const std::string value = first == std::string::npos ? "0" : input.substr(first);
+            if (value.size() > 10 || std::stoull(value) < min || std::stoull(value) > max)
+              return quoted_value(input) + " is outside " + range;
+            input = value;
+            return std::string();
+          },
+          ""};
 }
 
 CLI::Validator one_of(const std::vector<std::string>& words) {
@@ -47,8 +46,7 @@ CLI::Validator one_of(const std::vector<std::string>& words) {
 }
 
 CLI::Validator non_empty(std::string message) {
-  return CLI::Validator(
-      [message = std::move(message)](std::string& value) { return value.empty() ? message : std::string(); }, "");
+  return {[message = std::move(message)](std::string& value) { return value.empty() ? message : std::string(); }, ""};
 }
 
 const CLI::Validator& non_empty_path() {
