@@ -3,6 +3,7 @@
 # Agreement sweep: attnsel.torch's SDPA choice against torch._fused_sdp_choice over many CUDA configurations.
 """Usage: PYTHONPATH=<build>/python python3 tools/torch_agreement.py [--json FILE] [--device cuda]
                                                                    [--platform-from detect|torch]
+       PYTHONPATH=<build>/python python3 tools/torch_agreement.py --replay FILE [--json FILE]
 
 Compares attnsel.torch.select_sdpa (torch_sdpa catalog; the platform from attnsel.detect_platform(),
 no component typed by hand, or with --platform-from torch from attnsel.torch.platform()) with
@@ -16,17 +17,24 @@ really runs. The grid (over 3,000 calls):
   - batch 1 on a subgrid.
 Prints a summary and every disagreement; --json writes every row. Run it once with and once without
 TORCH_CUDNN_SDPA_DEPRIORITIZED=1 (PyTorch reads the variable once per process).
+
+Each row records the attnsel query and the platform as JSON, so --replay FILE asks today's torch_sdpa
+catalog again about a recorded sweep, with no GPU and no torch: the recorded torch choice is the
+reference, and the summary counts agreement as before (the "ran" column is the recorded one).
 """
 import argparse
 import itertools
 import json
+import signal
 import sys
 
-import torch
-from torch.nn.attention import SDPBackend
-
 import attnsel
-import attnsel.torch as at
+
+if "--replay" not in sys.argv:
+    import torch
+    from torch.nn.attention import SDPBackend
+
+    import attnsel.torch as at
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
 # (q/k head dim, v head dim): aligned and unaligned dims, fp32-only alignment (4, 12, 100), dims past 256,
@@ -60,12 +68,99 @@ def torch_name(index: int) -> str:
     return f"<{index}>"
 
 
+def summarize(rows) -> tuple:
+    agree = sum(r["agree"] for r in rows)
+    ran = sum(r["ran"] for r in rows)
+    print(f"configurations: {len(rows)}; agree: {agree} ({100.0 * agree / max(len(rows), 1):.1f}%); "
+          f"disagree: {len(rows) - agree}; chosen backend ran under use_backend: {ran}/{len(rows)}")
+    for r in rows:
+        if not r["agree"] or not r["ran"]:
+            print("  " + json.dumps({k: v for k, v in r.items() if k != "query"}))
+    return agree, ran
+
+
+def replay(path: str, out) -> int:
+    """Asks today's catalog about every recorded call; the recorded torch choice stays the reference."""
+    with open(path) as f:
+        doc = json.load(f)
+    reg = attnsel.torch_sdpa_registry()
+    platform = attnsel.Platform.from_json(json.dumps(doc["platform_json"]))
+    print(f"replaying {path}: torch {doc['torch']}, cudnn {doc['cudnn']}, platform {platform!r}")
+    rows = doc["rows"]
+    changed = 0
+    for r in rows:
+        q = attnsel.Query.from_json(json.dumps(r["query"]))
+        try:
+            mine = attnsel.select(reg, q, platform).backend
+        except attnsel.SelectionError as e:
+            mine = f"error: {str(e).splitlines()[0]}"
+        changed += mine != r["attnsel"]
+        r.update(attnsel=mine, agree=mine == r["torch"])
+    print(f"answers changed since the recording: {changed}")
+    agree, ran = summarize(rows)
+    if out:
+        doc.update(agree=agree, ran=ran, rows=rows, replayed=True)
+        with open(out, "w") as f:
+            json.dump(doc, f, indent=1)
+    return 0
+
+
+def sweep(dev, reg, platform, rows: list) -> None:
+    """Measures every grid call into rows, one by one, so an interrupted sweep keeps what it measured."""
+    for dtype, (d, dv), mode, gqa, (sq, sk), b, extra in grid():
+        h, hk = 8, (2 if gqa else 8)
+        train = extra == "train"
+        q = torch.randn(b, h, sq, d, device=dev, dtype=dtype, requires_grad=train)
+        k = torch.randn(b, hk, sk, d, device=dev, dtype=dtype, requires_grad=train)
+        v = torch.randn(b, hk, sk, dv, device=dev, dtype=dtype, requires_grad=train)
+        mask = None
+        if mode == "bool_mask":
+            mask = torch.rand(b, 1, sq, sk, device=dev) > 0.2
+            mask[..., 0] = True  # no fully masked row: every kernel then agrees on the output
+        elif mode == "float_mask":
+            mask = torch.randn(sq, sk, device=dev, dtype=dtype)
+        dropout = 0.1 if mode == "dropout" else 0.0
+        causal = mode == "causal"
+        row = {"dtype": str(dtype).replace("torch.", ""), "head_dim": d, "head_dim_v": dv, "mode": mode, "gqa": gqa,
+               "seq_q": sq, "seq_k": sk, "batch": b, "extra": extra}
+        torch.use_deterministic_algorithms(extra == "deterministic")
+        try:
+            try:
+                theirs = torch_name(torch._fused_sdp_choice(q, k, v, mask, dropout, causal, scale=None,
+                                                            enable_gqa=gqa))
+            except RuntimeError as e:
+                theirs = f"error: {str(e).splitlines()[0]}"
+            try:
+                mine = at.select_sdpa(q, k, v, mask, dropout, causal, gqa, registry=reg, platform=platform)
+            except attnsel.SelectionError as e:
+                mine = e
+            choice = getattr(mine, "backend", f"error: {str(mine).splitlines()[0]}")
+            row.update(attnsel=choice, torch=theirs, agree=choice == theirs,
+                       query=json.loads(attnsel.to_json(at.query_from_sdpa(q, k, v, mask, dropout, causal, gqa))))
+            try:
+                if isinstance(mine, Exception):
+                    raise RuntimeError("attnsel chose nothing")
+                with at.use_backend(mine):
+                    torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout,
+                                                                     is_causal=causal, enable_gqa=gqa)
+                row["ran"] = True
+            except RuntimeError as e:
+                row["ran"] = False
+                row["run_error"] = str(e).splitlines()[0][:200]
+        finally:
+            torch.use_deterministic_algorithms(False)
+        rows.append(row)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--platform-from", choices=["detect", "torch"], default="detect")
+    ap.add_argument("--replay", metavar="FILE", help="ask today's catalog about a recorded sweep (no GPU)")
     args = ap.parse_args()
+    if args.replay:
+        return replay(args.replay, args.json)
     dev = torch.device(args.device)
     from_torch = at.platform(dev)
     detection = None
@@ -90,53 +185,17 @@ def main() -> int:
     print(f"sdp priority order after first call: {torch._C._get_sdp_priority_order()}")
 
     rows = []
-    for dtype, (d, dv), mode, gqa, (sq, sk), b, extra in grid():
-        h, hk = 8, (2 if gqa else 8)
-        train = extra == "train"
-        q = torch.randn(b, h, sq, d, device=dev, dtype=dtype, requires_grad=train)
-        k = torch.randn(b, hk, sk, d, device=dev, dtype=dtype, requires_grad=train)
-        v = torch.randn(b, hk, sk, dv, device=dev, dtype=dtype, requires_grad=train)
-        mask = None
-        if mode == "bool_mask":
-            mask = torch.rand(b, 1, sq, sk, device=dev) > 0.2
-            mask[..., 0] = True  # no fully masked row: every kernel then agrees on the output
-        elif mode == "float_mask":
-            mask = torch.randn(sq, sk, device=dev, dtype=dtype)
-        dropout = 0.1 if mode == "dropout" else 0.0
-        causal = mode == "causal"
-        row = {"dtype": str(dtype).replace("torch.", ""), "head_dim": d, "head_dim_v": dv, "mode": mode, "gqa": gqa,
-               "seq_q": sq, "seq_k": sk, "batch": b, "extra": extra}
-        torch.use_deterministic_algorithms(extra == "deterministic")
-        try:
-            try:
-                theirs = torch_name(torch._fused_sdp_choice(q, k, v, mask, dropout, causal, scale=None,
-                                                            enable_gqa=gqa))
-            except RuntimeError as e:
-                theirs = f"error: {str(e).splitlines()[0]}"
-            choice = at.select_sdpa(q, k, v, mask, dropout, causal, gqa, registry=reg, platform=platform)
-            row.update(attnsel=choice.backend, torch=theirs, agree=choice.backend == theirs)
-            try:
-                with at.use_backend(choice):
-                    torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout,
-                                                                     is_causal=causal, enable_gqa=gqa)
-                row["ran"] = True
-            except RuntimeError as e:
-                row["ran"] = False
-                row["run_error"] = str(e).splitlines()[0][:200]
-        finally:
-            torch.use_deterministic_algorithms(False)
-        rows.append(row)
-
-    agree = sum(r["agree"] for r in rows)
-    ran = sum(r["ran"] for r in rows)
-    print(f"configurations: {len(rows)}; agree: {agree} ({100.0 * agree / len(rows):.1f}%); "
-          f"disagree: {len(rows) - agree}; chosen backend ran under use_backend: {ran}/{len(rows)}")
-    for r in rows:
-        if not r["agree"] or not r["ran"]:
-            print("  " + json.dumps(r))
+    # A time-limited run (tools/gpu_round.sh --quick) ends with SIGTERM: keep the rows measured so far.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        sweep(dev, reg, platform, rows)
+    except KeyboardInterrupt:
+        print(f"interrupted after {len(rows)} configurations: the summary covers those")
+    agree, ran = summarize(rows)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"torch": torch.__version__, "cudnn": at.cudnn_version(), "platform": repr(platform),
+                       "platform_json": json.loads(attnsel.to_json(platform)),
                        "platform_from": args.platform_from, "components_not_in_torch_platform": differ,
                        "facts": [vars(f) for f in detection.facts] if detection else [],
                        "configurations": len(rows), "agree": agree, "ran": ran, "rows": rows}, f, indent=1)

@@ -91,9 +91,7 @@ struct shape_limits {
     return ranges[static_cast<std::size_t>(f)];
   }
   [[nodiscard]] bool empty() const noexcept {
-    for (const auto& r : ranges)
-      if (r) return false;
-    return true;
+    return std::none_of(ranges.begin(), ranges.end(), [](const auto& r) { return r.has_value(); });
   }
   friend bool operator==(const shape_limits& a, const shape_limits& b) noexcept { return a.ranges == b.ranges; }
   friend bool operator!=(const shape_limits& a, const shape_limits& b) noexcept { return !(a == b); }

@@ -179,12 +179,12 @@ class catalog_reader : public json_reader {
       for (std::size_t i = 0; i < m->size(); ++i) c.components.push_back(component_condition_of((*m)[i], child(cp, i)));
     }
     if (const json* m = member(j, "never")) {
-      if (!require) fail(child(ptr, "never"), "\"never\" belongs in a rule's \"require\", not its \"when\"");
+      if (!require) fail(child(ptr, "never"), R"("never" belongs in a rule's "require", not its "when")");
       if (!m->is_boolean() || !m->get<bool>()) expected(child(ptr, "never"), "true", *m);
-      if (j.size() != 1) fail(ptr, "\"never\" stands alone: a require that forbids its when has no other key");
+      if (j.size() != 1) fail(ptr, R"("never" stands alone: a require that forbids its when has no other key)");
       c.never = true;
     }
-    if (require && c.empty()) expected(ptr, "a non-empty condition (or {\"never\": true})", j);
+    if (require && c.empty()) expected(ptr, R"(a non-empty condition (or {"never": true}))", j);
     return c;
   }
 

@@ -20,13 +20,12 @@ ATTNSEL_INLINE bool policy_entry::enabled_on(const platform& p) const noexcept {
 
 ATTNSEL_INLINE bool detail::call_matches(const phase_set& phases, const shape_limits& shape, const query& q) noexcept {
   if (!phases.empty() && (q.phase == attention_phase::unstated || !phases.contains(q.phase))) return false;
-  for (shape_field f : shape_fields) {
+  return std::all_of(shape_fields.begin(), shape_fields.end(), [&](shape_field f) {
     const auto& range = shape[f];
-    if (!range) continue;
+    if (!range) return true;
     const auto v = shape_value(q, f);
-    if (!v || !range->contains(*v)) return false;
-  }
-  return true;
+    return v && range->contains(*v);
+  });
 }
 
 ATTNSEL_INLINE bool policy_entry::enabled_for(const query& q) const noexcept {
