@@ -16,6 +16,7 @@
 #include <attnsel/impl/implication_inl.hpp>
 #include <attnsel/impl/lint_inl.hpp>
 #include <attnsel/impl/matrix_inl.hpp>
+#include <attnsel/impl/measurement_inl.hpp>
 #include <attnsel/impl/model_config_inl.hpp>
 #include <attnsel/impl/override_inl.hpp>
 #include <attnsel/impl/platform_inl.hpp>

@@ -15,6 +15,7 @@
 #include <attnsel/implication.hpp>      // IWYU pragma: export
 #include <attnsel/lint.hpp>             // IWYU pragma: export
 #include <attnsel/matrix.hpp>           // IWYU pragma: export
+#include <attnsel/measurement.hpp>      // IWYU pragma: export
 #include <attnsel/model_config.hpp>     // IWYU pragma: export
 #include <attnsel/override.hpp>         // IWYU pragma: export
 #include <attnsel/platform.hpp>         // IWYU pragma: export

@@ -7,6 +7,7 @@
 #include <attnsel/config.hpp>          // IWYU pragma: export
 #include <attnsel/descriptor.hpp>      // IWYU pragma: export
 #include <attnsel/enums.hpp>           // IWYU pragma: export
+#include <attnsel/measurement.hpp>     // IWYU pragma: export
 #include <attnsel/override.hpp>        // IWYU pragma: export
 #include <attnsel/platform.hpp>        // IWYU pragma: export
 #include <attnsel/policy.hpp>          // IWYU pragma: export

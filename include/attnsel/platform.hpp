@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -107,6 +108,10 @@ class platform {
   [[nodiscard]] const std::optional<cuda_capability>& capability() const noexcept { return capability_; }
   [[nodiscard]] const std::optional<gfx_arch>& gfx() const noexcept { return gfx_; }
   [[nodiscard]] const std::vector<component>& components() const noexcept { return components_; }
+  /// The device's marketing name (`NVIDIA H200`, as the driver reports it); empty when not stated. No
+  /// capability check reads it: a measured policy rule (`measurement`) uses it to refuse timings taken
+  /// on another device of the same arch.
+  [[nodiscard]] const std::string& device_name() const noexcept { return device_name_; }
 
   platform& set_capability(cuda_capability cc) noexcept {
     capability_ = cc;
@@ -114,6 +119,10 @@ class platform {
   }
   platform& set_gfx(gfx_arch arch) noexcept {
     gfx_ = arch;
+    return *this;
+  }
+  platform& set_device_name(std::string name) {
+    device_name_ = std::move(name);
     return *this;
   }
   /// Adds (or replaces) a component; kept sorted by name so look-ups do not allocate.
@@ -129,7 +138,7 @@ class platform {
 
   friend bool operator==(const platform& a, const platform& b) {
     return a.vendor_ == b.vendor_ && a.capability_ == b.capability_ && a.gfx_ == b.gfx_ &&
-           a.components_ == b.components_;
+           a.components_ == b.components_ && a.device_name_ == b.device_name_;
   }
 
  private:
@@ -137,6 +146,7 @@ class platform {
   std::optional<cuda_capability> capability_;
   std::optional<gfx_arch> gfx_;
   std::vector<component> components_;
+  std::string device_name_;
 };
 
 /// `cuda 9.0`, `rocm gfx942`, `cpu`: the vendor and the device's capability or gfx target.

@@ -5,6 +5,7 @@
 #include <attnsel/config.hpp>
 #include <attnsel/descriptor.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/measurement.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
 #include <attnsel/shape.hpp>
@@ -58,9 +59,13 @@ struct policy_rule : arch_filter {
   shape_limits shape{};             ///< format 2: the stated shape fields are in these ranges
   std::string note;                 ///< why this order (shown by explain and in docs)
   std::vector<policy_entry> order;
+  /// Format 2: the order was measured (`attnsel tune`). The rule then matches only the platform the
+  /// timings were taken on (`measurement::holds_on`), and explain shows each candidate's time.
+  std::optional<measurement> measured{};
 
   [[nodiscard]] bool matches(const query& q, const platform& p) const noexcept;
-  /// The platform half of `matches`: vendor and arch. A platform-bound selector tests it once.
+  /// The platform half of `matches`: vendor, arch and, for a measured rule, the measured device and
+  /// component versions. A platform-bound selector tests it once.
   [[nodiscard]] bool matches_platform(const platform& p) const noexcept;
   /// The query half of `matches` except the domain: modes, head count, dtypes, features, phase, shape.
   /// A phase or range on a field the query leaves unstated does not hold.
@@ -76,7 +81,7 @@ struct policy_rule : arch_filter {
            a.min_num_heads == b.min_num_heads && a.max_num_heads == b.max_num_heads &&
            a.kv_cache_dtypes == b.kv_cache_dtypes && a.dtypes == b.dtypes && a.features == b.features &&
            a.without_features == b.without_features && a.phases == b.phases && a.shape == b.shape && a.note == b.note &&
-           a.order == b.order;
+           a.order == b.order && a.measured == b.measured;
   }
 };
 

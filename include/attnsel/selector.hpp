@@ -4,11 +4,13 @@
 
 #include <attnsel/checks.hpp>
 #include <attnsel/config.hpp>
+#include <attnsel/measurement.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/registry.hpp>
 
 #include <cstddef>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,6 +36,8 @@ struct candidate_report {
   verdict outcome = verdict::skipped;
   bool forced = false;  ///< named by the override
   std::vector<reason> reasons;
+  /// Its time, when a measured policy rule (`attnsel tune`) gave the order; explain fills it.
+  std::optional<measured_time> measured{};
 };
 
 /// A successful selection. Pointers refer into the registry it was made from and stay valid while
@@ -155,6 +159,18 @@ struct unstated_dependency {
   }
 };
 
+/// A measured policy rule that would have given the order had it been measured on this platform: its
+/// timings are stale here, so the next rule (or the registration order) decided instead.
+struct stale_measurement {
+  std::string rule;                      ///< `to_string(rule)`
+  std::string measured_on;               ///< `to_string(measurement)`: device and component versions
+  std::vector<std::string> differences;  ///< what differs here, one clause per fact
+
+  friend bool operator==(const stale_measurement& a, const stale_measurement& b) {
+    return a.rule == b.rule && a.measured_on == b.measured_on && a.differences == b.differences;
+  }
+};
+
 /// Everything `explain` found: the result and the full trace in trial order.
 struct explanation {
   selection_result result;
@@ -169,6 +185,9 @@ struct explanation {
   /// What the answer depends on that the query left unstated (phase, sequence lengths, batch, GQA
   /// group), with the thresholds that matter; empty when the answer holds for every call.
   std::vector<unstated_dependency> unstated;
+  /// Measured rules in front of the rule used (or of none) whose timings were taken on another device
+  /// or with other component versions, and what differs; empty when no measurement was set aside.
+  std::vector<stale_measurement> stale;
 };
 
 /// Selects a backend for `q` on `p`. The success path allocates nothing and formats nothing; an

@@ -9,6 +9,7 @@
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>

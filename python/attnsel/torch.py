@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 from typing import Any, Dict, Iterator, Optional, Union
 
 import torch
@@ -147,9 +148,10 @@ def _cudnn_preferred(cudnn: Optional[str], major: int, minor: int) -> bool:
 def platform(device: Union[None, str, int, torch.device] = None) -> Platform:
     """The Platform of a torch device (default: the current CUDA device, else the CPU).
 
-    CUDA: capability from torch.cuda.get_device_capability(), components cudnn=<runtime version>,
-    cudnn_preferred when PyTorch would put cuDNN first, plus python_components(). ROCm builds give
-    Platform.rocm(gcnArchName). Built from what torch reports about `device`; attnsel.detect_platform()
+    Every device: the component torch=<version> (the numeric part of torch.__version__) and
+    python_components(). CUDA: capability from torch.cuda.get_device_capability(), components
+    cudnn=<runtime version>, cudnn_preferred when PyTorch would put cuDNN first, and the device name
+    (torch.cuda.get_device_name). ROCm builds give Platform.rocm(gcnArchName). Built from what torch reports about `device`; attnsel.detect_platform()
     detects the machine itself (driver, cuDNN, switches) with a source for every fact.
     """
     if device is None:
@@ -159,6 +161,9 @@ def platform(device: Union[None, str, int, torch.device] = None) -> Platform:
     else:
         device = torch.device(device)
     components: Dict[str, Optional[str]] = python_components()
+    torch_version = re.match(r"\d+(\.\d+){0,3}", torch.__version__)
+    if torch_version:
+        components["torch"] = torch_version.group(0)
     if device.type == "cpu":
         return Platform.cpu(components=components)
     if device.type == "xpu":
@@ -167,14 +172,14 @@ def platform(device: Union[None, str, int, torch.device] = None) -> Platform:
         raise ValueError(f"device: '{device.type}' is not one of cpu, cuda, xpu")
     if getattr(torch.version, "hip", None):
         arch = torch.cuda.get_device_properties(device).gcnArchName.split(":")[0]
-        return Platform.rocm(arch, components=components)
+        return Platform.rocm(arch, components=components).with_device_name(torch.cuda.get_device_name(device))
     major, minor = torch.cuda.get_device_capability(device)
     cudnn = cudnn_version()
     if cudnn is not None:
         components["cudnn"] = cudnn
         if _cudnn_preferred(cudnn, major, minor):
             components["cudnn_preferred"] = None
-    return Platform.cuda(major, minor, components=components)
+    return Platform.cuda(major, minor, components=components).with_device_name(torch.cuda.get_device_name(device))
 
 
 @functools.lru_cache(maxsize=None)

@@ -140,10 +140,20 @@ py::object canonical_version(const std::optional<attnsel::component_version>& v)
 py::int_ hash_of(const platform& p) {
   py::list comps;
   for (const auto& c : p.components()) comps.append(py::make_tuple(c.name, canonical_version(c.version)));
-  return {py::hash(py::make_tuple(std::string(attnsel::to_string(p.vendor())), arch_of(p), py::tuple(comps)))};
+  return {py::hash(
+      py::make_tuple(std::string(attnsel::to_string(p.vendor())), arch_of(p), py::tuple(comps), p.device_name()))};
 }
 
+// The constructor's repr, then `.with_device_name(...)` when a device name is stated: eval(repr(p)) == p.
+std::string constructor_repr(const platform& p);
+
 std::string repr(const platform& p) {
+  const auto base = constructor_repr(p);
+  if (p.device_name().empty()) return base;
+  return base + ".with_device_name(" + std::string(py::repr(py::str(p.device_name()))) + ")";
+}
+
+std::string constructor_repr(const platform& p) {
   std::string comps;
   for (const auto& spec : specs_of(p)) comps += (comps.empty() ? "" : ", ") + std::string(py::repr(py::str(spec)));
   const std::string tail = comps.empty() ? "" : "components=[" + comps + "]";
@@ -159,7 +169,7 @@ std::string repr(const platform& p) {
 }
 
 py::tuple state_of(const platform& p) {
-  return py::make_tuple(std::string(attnsel::to_string(p.vendor())), arch_of(p), specs_of(p));
+  return py::make_tuple(std::string(attnsel::to_string(p.vendor())), arch_of(p), specs_of(p), p.device_name());
 }
 
 }  // namespace
@@ -225,6 +235,24 @@ void bind_platform(py::module_& m) {
                                return out;
                              }),
                              "{name: version or None}, sorted by name.")
+      .def_property_readonly("device_name", guard([](const P& p) -> py::object {
+                               if (p.device_name().empty()) return py::none();
+                               return py::str(p.device_name());
+                             }),
+                             "The device's name as the driver reports it ('NVIDIA H200'), or None. Measured "
+                             "policy rules (attnsel.tune) hold only on the device they were measured on.")
+      .def("with_device_name", guard([](const P& p, const py::handle& name) -> P {
+             platform out = p;
+             if (name.is_none()) {
+               out.set_device_name({});
+             } else {
+               auto text = str_arg("name", name);
+               if (text.empty()) throw py::value_error("with_device_name: an empty name names no device; pass None");
+               out.set_device_name(std::move(text));
+             }
+             return out;
+           }),
+           py::arg("name"), "A copy with the device name set (None: no name).")
       .def("has_component",
            guard([](const P& p, const py::handle& name) { return p.has_component(str_arg("name", name)); }),
            py::arg("name"))
@@ -243,10 +271,12 @@ void bind_platform(py::module_& m) {
       .def("__hash__", guard([](const P& p) { return hash_of(p); }))
       .def(py::pickle(guard([](const P& p) -> py::object { return state_of(p); }), [](const py::object& state) -> P {
         // Untrusted input: read by the constructor's own checks.
-        if (!py::isinstance<py::tuple>(state) || py::len(state) != 3)
-          throw py::type_error("Platform.__setstate__: expected a (vendor, arch, components) tuple");
+        if (!py::isinstance<py::tuple>(state) || py::len(state) < 3 || py::len(state) > 4)
+          throw py::type_error("Platform.__setstate__: expected a (vendor, arch, components[, device_name]) tuple");
         const auto t = py::reinterpret_borrow<py::tuple>(state);
-        return make_platform(t[0], t[1], t[2]);
+        platform p = make_platform(t[0], t[1], t[2]);
+        if (py::len(state) == 4) p.set_device_name(str_arg("device_name", t[3]));
+        return p;
       }));
 }
 

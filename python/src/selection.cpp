@@ -155,7 +155,7 @@ py::list candidate_list(const std::vector<candidate_report>& cs) {
 
 bool same(const candidate_report& a, const candidate_report& b) {
   return a.name == b.name && a.variant == b.variant && a.rank == b.rank && a.outcome == b.outcome &&
-         a.forced == b.forced && a.reasons == b.reasons;
+         a.forced == b.forced && a.reasons == b.reasons && a.measured == b.measured;
 }
 
 bool same(const std::vector<candidate_report>& a, const std::vector<candidate_report>& b) {
@@ -214,6 +214,7 @@ py::dict candidate_state(const candidate_report& c) {
   out["verdict"] = std::string(attnsel::to_string(c.outcome));
   out["forced"] = c.forced;
   out["reasons"] = reasons;
+  if (c.measured) out["measured"] = py::make_tuple(c.measured->median_us, c.measured->spread_pct);
   return out;
 }
 
@@ -361,23 +362,38 @@ void bind_selection(py::module_& m) {
                                for (const auto& r : c.reasons) out.append(py::cast(py_reason(r)));
                                return out;
                              }))
+      .def_property_readonly("measured", guard([](const py_candidate& c) -> py::object {
+                               if (!c.measured) return py::none();
+                               py::dict out;
+                               out["median_us"] = c.measured->median_us;
+                               out["spread_pct"] = c.measured->spread_pct;
+                               return std::move(out);
+                             }),
+                             "{'median_us', 'spread_pct'} when a measured policy rule (attnsel.tune) gave the "
+                             "order, else None.")
       .def("__repr__", guard([](const py_candidate& c) { return candidate_repr(c); }))
       .def("__eq__", guard([](const py_candidate& a, const py_candidate& b) { return same(a, b); }), py::is_operator())
       .def("__hash__", guard([](const py_candidate& c) {
              return py::hash(py::make_tuple(c.name, c.variant, c.rank, std::string(attnsel::to_string(c.outcome)),
                                             c.forced, c.reasons.size()));
            }))
-      .def(py::pickle(guard([](const py_candidate& c) -> py::object { return candidate_state(c); }),
-                      [](const py::object& state) -> py_candidate {
-                        if (!py::isinstance<py::dict>(state))
-                          throw py::type_error("Candidate.__setstate__: expected a dict of fields");
-                        const auto d = py::reinterpret_borrow<py::dict>(state);
-                        for (const char* key : {"name", "variant", "rank", "verdict", "forced", "reasons"})
-                          if (!d.contains(key))
-                            throw py::value_error(std::string("Candidate.__setstate__: missing ") + key);
-                        return make_candidate(d["name"], d["variant"], d["rank"], d["verdict"], d["forced"],
-                                              d["reasons"]);
-                      }));
+      .def(py::pickle(
+          guard([](const py_candidate& c) -> py::object { return candidate_state(c); }),
+          [](const py::object& state) -> py_candidate {
+            if (!py::isinstance<py::dict>(state))
+              throw py::type_error("Candidate.__setstate__: expected a dict of fields");
+            const auto d = py::reinterpret_borrow<py::dict>(state);
+            for (const char* key : {"name", "variant", "rank", "verdict", "forced", "reasons"})
+              if (!d.contains(key)) throw py::value_error(std::string("Candidate.__setstate__: missing ") + key);
+            auto c = make_candidate(d["name"], d["variant"], d["rank"], d["verdict"], d["forced"], d["reasons"]);
+            if (d.contains("measured")) {
+              const auto t = py::reinterpret_borrow<py::object>(d["measured"]);
+              if (!py::isinstance<py::tuple>(t) || py::len(t) != 2)
+                throw py::type_error("Candidate.__setstate__: measured is a (median_us, spread_pct) tuple");
+              c.measured = attnsel::measured_time{c.name, t[py::int_(0)].cast<double>(), t[py::int_(1)].cast<double>()};
+            }
+            return c;
+          }));
 
   py::class_<selection_handle>(m, "Selection", "A successful selection (from attnsel.select).")
       .def_property_readonly("backend", guard([](const selection_handle& s) { return std::string(s.sel.name()); }),
@@ -427,6 +443,34 @@ void bind_selection(py::module_& m) {
       .def_property_readonly("rule", guard([](const explanation_handle& e) { return e.ex.rule; }),
                              "The policy rule that gave the order ('' if none matched).")
       .def_property_readonly("note", guard([](const explanation_handle& e) { return e.ex.note; }))
+      .def_property_readonly("unstated", guard([](const explanation_handle& e) {
+                               py::list out;
+                               for (const auto& u : e.ex.unstated) {
+                                 py::dict d;
+                                 d["subject"] = u.subject;
+                                 d["fields"] = u.fields;
+                                 d["condition"] = u.condition;
+                                 out.append(d);
+                               }
+                               return out;
+                             }),
+                             "What the answer depends on that the query left unstated: dicts of subject, fields, "
+                             "condition.")
+      .def_property_readonly("stale", guard([](const explanation_handle& e) {
+                               py::list out;
+                               for (const auto& st : e.ex.stale) {
+                                 py::dict d;
+                                 d["rule"] = st.rule;
+                                 d["measured_on"] = st.measured_on;
+                                 py::list differs;
+                                 for (const auto& text : st.differences) differs.append(py::str(text));
+                                 d["differences"] = differs;
+                                 out.append(d);
+                               }
+                               return out;
+                             }),
+                             "Measured rules set aside because they were measured on another device or with other "
+                             "component versions: dicts of rule, measured_on, differences.")
       .def("__repr__", guard([](const explanation_handle& e) {
              const std::string head = e.ex.result.ok()
                                           ? std::string(e.ex.result->name())

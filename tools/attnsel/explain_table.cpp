@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 
 namespace attnsel_cli {
 
@@ -56,7 +57,8 @@ std::string override_text(const chosen_override& ovr) {
 std::string render_explanation(const attnsel::explanation& ex, const attnsel::query& q, const attnsel::platform& p,
                                const chosen_override& ovr, const style& out_style) {
   std::string out;
-  labelled(out, "platform", to_string_with_components(p));
+  labelled(out, "platform",
+           to_string_with_components(p) + (p.device_name().empty() ? "" : " on " + safe(p.device_name())));
   if (!ex.implied.empty()) {
     std::string implied;
     for (const auto& i : ex.implied) implied += (implied.empty() ? "" : ", ") + i.name + " (from " + i.because + ")";
@@ -122,6 +124,12 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
         first = false;
       }
     }
+    if (c.measured) {
+      char text[96];
+      std::snprintf(text, sizeof text, "measured %.1f us (spread %.1f%%)", c.measured->median_us,
+                    c.measured->spread_pct);
+      reason_lines.insert(reason_lines.begin(), text);
+    }
     if (c.forced && c.reasons.empty())
       reason_lines.emplace_back("(forced by the override)");
     else if (c.forced)
@@ -147,6 +155,11 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
     labelled(out, "rule", "none: the override fixes the order");
   } else {
     labelled(out, "rule", "none matched: backends are tried in registration order");
+  }
+  for (const auto& st : ex.stale) {
+    std::string differs;
+    for (const auto& d : st.differences) differs += (differs.empty() ? "" : "; ") + safe(d);
+    labelled(out, "stale", safe(st.rule) + " was measured on " + safe(st.measured_on) + ", not used here: " + differs);
   }
   for (const auto& u : ex.unstated)
     labelled(out, "unstated", safe(u.subject) + " depends on " + safe(u.fields) + ": " + safe(u.condition));

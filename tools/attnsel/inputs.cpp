@@ -33,10 +33,12 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
     // Neither --platform nor --arch: this machine decides, architecture and components included.
     attnsel::platform p = attnsel::platform::cpu();
     add_components(p, flags.components);
+    if (flags.device_name) p.set_device_name(*flags.device_name);
     if (flags.no_detect) return p;
     // --component goes in as the caller's extras, so the engine switches see it (aiter + VLLM_ROCM_USE_AITER).
     auto detected = detect_machine(flags.library_dirs, 0, p.components());
     if (report) *report = std::move(detected.report);
+    if (flags.device_name) detected.platform.set_device_name(*flags.device_name);
     return std::move(detected.platform);
   }
   const auto vendor = flags.vendor ? *flags.vendor : vendor_of_arch(flags.arch);
@@ -50,6 +52,7 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
       throw usage_error("--arch: " + quoted_value(arch) + " " + problem);
   }
   add_components(p, flags.components);
+  if (flags.device_name) p.set_device_name(*flags.device_name);
   return p;
 }
 

@@ -74,6 +74,11 @@ void add_platform_flags(CLI::App& app, platform_flags& flags) {
       ->type_name("NAME[=VER]")
       ->allow_extra_args(false)
       ->delimiter(',');
+  app.add_option("--device-name", flags.device_name,
+                 "The device's name as the driver reports it (NVIDIA H200); measured policy rules hold only "
+                 "on the device they were measured on (default: detected, else none)")
+      ->type_name("NAME")
+      ->check(non_empty("an empty device name names no device; leave the flag out instead"));
   app.add_flag("--no-detect", flags.no_detect,
                "Probe nothing: without --platform/--arch the platform is cpu with only --component");
   add_library_dirs(app, flags.library_dirs);

@@ -25,8 +25,9 @@ struct platform_flags {
   std::optional<attnsel::device_vendor> vendor;  ///< nullopt: detect (or implied by --arch)
   std::string arch;                              ///< empty: unknown
   std::vector<std::string> components;
-  bool no_detect = false;                 ///< without --platform/--arch: cpu, nothing probed
-  std::vector<std::string> library_dirs;  ///< searched for cuDNN before the loader's path
+  std::optional<std::string> device_name;  ///< `--device-name`: replaces the detected name
+  bool no_detect = false;                  ///< without --platform/--arch: cpu, nothing probed
+  std::vector<std::string> library_dirs;   ///< searched for cuDNN before the loader's path
 };
 
 /// The query flags: CLI11 writes the typed values straight into `query` (its defaults are the

@@ -6,8 +6,9 @@
 
 namespace attnsel_cli {
 
-CLI::Validator reworded(CLI::Validator validator, std::function<std::string(const std::string&)> message) {
-  return {[validator = std::move(validator), message = std::move(message)](std::string& input) {
+CLI::Validator reworded(const CLI::Validator& validator,
+                        const std::function<std::string(const std::string&)>& message) {
+  return {[validator, message](std::string& input) {
             const std::string typed = input;
             return validator(input).empty() ? std::string() : message(typed);
           },
@@ -45,8 +46,8 @@ CLI::Validator one_of(const std::vector<std::string>& words) {
                   [accepted](const std::string& input) { return quoted_value(input) + " is not one of " + accepted; });
 }
 
-CLI::Validator non_empty(std::string message) {
-  return {[message = std::move(message)](std::string& value) { return value.empty() ? message : std::string(); }, ""};
+CLI::Validator non_empty(const std::string& message) {
+  return {[message](std::string& value) { return value.empty() ? message : std::string(); }, ""};
 }
 
 const CLI::Validator& non_empty_path() {

@@ -20,7 +20,8 @@ namespace attnsel_cli {
 /// `validator` with its failure text replaced by `message(input)` and no description in --help.
 /// CLI11's own texts ("Value 0 not in range 1 to 65536", "Check x value in {...} FAILED") neither
 /// quote the value nor read like the tool's other errors; CLI11 prefixes the flag name.
-[[nodiscard]] CLI::Validator reworded(CLI::Validator validator, std::function<std::string(const std::string&)> message);
+[[nodiscard]] CLI::Validator reworded(const CLI::Validator& validator,
+                                      const std::function<std::string(const std::string&)>& message);
 
 /// `text` quoted and made printable for a usage error: `'fp9'`.
 [[nodiscard]] std::string quoted_value(const std::string& text);
@@ -37,7 +38,7 @@ namespace attnsel_cli {
 [[nodiscard]] CLI::Validator one_of(const std::vector<std::string>& words);
 
 /// Refuses an empty value with `message` (`--arch ""` is an unset shell variable, not "no arch").
-[[nodiscard]] CLI::Validator non_empty(std::string message);
+[[nodiscard]] CLI::Validator non_empty(const std::string& message);
 
 /// Refuses an empty path value (`--catalog-only ""`, usually an unset shell variable).
 [[nodiscard]] const CLI::Validator& non_empty_path();
@@ -78,7 +79,7 @@ template <class E>
         return error;
       },
       "");
-  return reworded(std::move(strict),
+  return reworded(strict,
                   [accepted](const std::string& input) { return quoted_value(input) + " is not one of " + accepted; });
 }
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -181,6 +182,10 @@ class emitter {
   }
 
   std::string rule(const policy_rule& r) {
+    // Timings hold for one machine: a measured rule is an overlay the user loads, never compiled in.
+    if (r.measured)
+      throw std::runtime_error("a built-in catalog has a measured rule (" + to_string(r) +
+                               "); load measured rules as an overlay (--catalog FILE)");
     std::vector<std::string> order;
     for (const auto& e : r.order)
       order.push_back("{" + literal(e.backend) + ", " + strings(e.when) + ", " + strings(e.unless) + ", " +

@@ -371,11 +371,53 @@ class catalog_reader : public json_reader {
     return e;
   }
 
+  // A rule's `measured` block (format 2): the fingerprint and the timings behind its order.
+  measurement measured_of(const json& j, const std::string& ptr) const {
+    needs_version_2(ptr);
+    object(j, ptr, {"device", "components", "times"});
+    measurement m;
+    if (const json* d = member(j, "device")) m.device = string(*d, child(ptr, "device"));
+    if (const json* c = member(j, "components")) {
+      const auto cp = child(ptr, "components");
+      list(*c, cp, R"(an array of "name=version" strings)", true);
+      for (std::size_t i = 0; i < c->size(); ++i) {
+        const auto p = child(cp, i);
+        const auto spec = string((*c)[i], p);
+        platform one;
+        if (const auto why = add_component_text(one, spec); !why.empty())
+          fail(p, "'" + printable(spec, 64) + "' " + why);
+        const component& got = one.components().front();
+        if (!got.version)
+          expected(p, "an exact version, name=version (a measurement holds for that version only)", (*c)[i]);
+        for (const auto& seen : m.components)
+          if (seen.name == got.name) fail(p, "component " + got.name + " is listed twice");
+        m.components.push_back(got);
+      }
+    }
+    const auto tp = child(ptr, "times");
+    const json& times = list(required(j, ptr, "times"), tp, "a non-empty array of {backend, median_us, spread_pct}");
+    m.times.reserve(times.size());
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      const auto p = child(tp, i);
+      object(times[i], p, {"backend", "median_us", "spread_pct"});
+      measured_time t;
+      t.backend = string(required(times[i], p, "backend"), child(p, "backend"));
+      if (!is_valid_backend_name(t.backend))
+        expected(child(p, "backend"), "an UPPER_SNAKE backend name", times[i]["backend"]);
+      t.median_us = non_negative(required(times[i], p, "median_us"), child(p, "median_us"), 1e12);
+      if (const json* sp = member(times[i], "spread_pct"))
+        t.spread_pct = non_negative(*sp, child(p, "spread_pct"), 1e6);
+      m.times.push_back(std::move(t));
+    }
+    return m;
+  }
+
   policy_rule rule(const json& j, const std::string& ptr) const {
     object(j, ptr, {"domain",     "vendor",     "min_capability",   "max_capability", "archs",
                     "families",   "modes",      "min_num_heads",    "max_num_heads",  "kv_cache_dtypes",
                     "dtypes",     "features",   "without_features", "phases",         "seq_len_q",
-                    "seq_len_kv", "batch_size", "gqa_group",        "note",           "order"});
+                    "seq_len_kv", "batch_size", "gqa_group",        "note",           "order",
+                    "measured"});
     policy_rule r;
     r.domain = enumerator<attention_domain>(required(j, ptr, "domain"), child(ptr, "domain"));
     r.vendor = enumerator<device_vendor>(required(j, ptr, "vendor"), child(ptr, "vendor"));
@@ -400,6 +442,7 @@ class catalog_reader : public json_reader {
     const json& order = list(required(j, ptr, "order"), op, "a non-empty array of backend names");
     r.order.reserve(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) r.order.push_back(entry(order[i], child(op, i)));
+    if (const json* m = member(j, "measured")) r.measured = measured_of(*m, child(ptr, "measured"));
     return r;
   }
 
@@ -470,6 +513,11 @@ class catalog_reader : public json_reader {
                      (all.empty() ? std::string("none")
                                   : join_limited(all, ", ", [](const backend_descriptor& b) { return b.name; })));
           }
+        if (r.measured)
+          for (std::size_t k = 0; k < r.measured->times.size(); ++k)
+            if (!c.registry.find(r.measured->times[k].backend))
+              fail(child(child(child(p, "measured"), "times"), k),
+                   "unknown backend \"" + printable(r.measured->times[k].backend, 64) + "\"");
         rules.push_back(std::move(r));
       }
     }

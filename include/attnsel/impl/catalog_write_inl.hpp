@@ -192,6 +192,18 @@ inline nlohmann::json rule_json(const policy_rule& r) {
     shape_json(e.shape, false, ej);
     j["order"].push_back(std::move(ej));
   }
+  if (r.measured) {
+    json m = json::object();
+    if (!r.measured->device.empty()) m["device"] = r.measured->device;
+    if (!r.measured->components.empty()) {
+      m["components"] = json::array();
+      for (const auto& c : r.measured->components) m["components"].push_back(to_string(c));
+    }
+    m["times"] = json::array();
+    for (const auto& t : r.measured->times)
+      m["times"].push_back({{"backend", t.backend}, {"median_us", t.median_us}, {"spread_pct", t.spread_pct}});
+    j["measured"] = std::move(m);
+  }
   return j;
 }
 

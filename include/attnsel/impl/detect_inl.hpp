@@ -315,8 +315,10 @@ inline bool probe_cuda(const detect_options& o, const environment& env, platform
   add(r, "cuda.capability", text, "cuDeviceGetAttribute" + where, true);
   if (api.device_name) {
     char name[128] = {};
-    if (api.device_name(name, static_cast<int>(sizeof name - 1), dev) == 0)
+    if (api.device_name(name, static_cast<int>(sizeof name - 1), dev) == 0) {
       add(r, "cuda.device_name", printable(name, 100), "cuDeviceGetName" + where, true);
+      p.set_device_name(printable(name, 100));
+    }
   }
   return true;
 }

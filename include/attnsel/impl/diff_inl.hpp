@@ -298,7 +298,7 @@ inline component_family component_sets_linear(const diff_scope& s, std::vector<c
   for (const auto* c : s.caps) {
     std::set<std::size_t> r;
     for (const auto& req : c->requires_components) r.insert(index.at(req.name));
-    predicates.push_back({std::move(r), {}});
+    predicates.emplace_back(std::move(r), std::set<std::size_t>{});
   }
   for (const auto* rule : s.rules)
     for (const auto& e : rule->order) {
@@ -306,7 +306,7 @@ inline component_family component_sets_linear(const diff_scope& s, std::vector<c
       std::set<std::size_t> u;
       for (const auto& x : e.when) r.insert(index.at(x));
       for (const auto& x : e.unless) u.insert(index.at(x));
-      predicates.push_back({std::move(r), std::move(u)});
+      predicates.emplace_back(std::move(r), std::move(u));
     }
   std::vector<sig_hash> single_flips(n);
   std::vector<sig_hash> all_but_flips(n);

@@ -155,6 +155,15 @@ class json_reader {
     expected(ptr, range(), j);
   }
 
+  // A finite number in [0, max] (integers too).
+  double non_negative(const json& j, const std::string& ptr, double max) const {
+    const auto range = [&] { return "a number in [0, " + std::to_string(static_cast<long long>(max)) + "]"; };
+    if (!j.is_number()) expected(ptr, range(), j);
+    const auto v = j.get<double>();
+    if (!(v >= 0 && v <= max)) expected(ptr, range(), j);  // NaN fails both
+    return v;
+  }
+
   std::uint32_t uint32(const json& j, const std::string& ptr, std::uint32_t min, std::uint32_t max) const {
     return static_cast<std::uint32_t>(unsigned_int(j, ptr, min, max));
   }

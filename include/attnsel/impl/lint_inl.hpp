@@ -73,18 +73,16 @@ bool set_covers(enum_set<E> outer, enum_set<E> inner) {
 
 // True when every value `inner` admits for a stated field, `outer` admits too (an unset range admits all).
 inline bool shape_covers(const shape_limits& outer, const shape_limits& inner) {
-  for (shape_field f : shape_fields) {
+  return std::all_of(shape_fields.begin(), shape_fields.end(), [&](shape_field f) {
     const auto& o = outer[f];
-    if (!o) continue;
     const auto& i = inner[f];
-    if (!i || i->min < o->min || i->max > o->max) return false;
-  }
-  return true;
+    return !o || (i && i->min >= o->min && i->max <= o->max);
+  });
 }
 
 // True when rule `outer` matches every query and platform rule `inner` matches.
 inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
-  if (outer.domain != inner.domain) return false;
+  if (outer.domain != inner.domain || outer.measured) return false;
   if (!filter_covers(outer.vendor, outer, inner.vendor, inner)) return false;
   if (!set_covers(outer.modes, inner.modes)) return false;
   if (outer.min_num_heads || outer.max_num_heads) {
@@ -315,7 +313,8 @@ inline void check_rules(const registry& reg, const std::set<std::string>& compon
       out.push_back({lint_code::shadowed_rule, rp,
                      "rule '" + to_string(r) + "' never matches: earlier rule " + lint_ptr("/policies", *i) + " ('" +
                          to_string(rules[*i]) + "') matches everything it matches"});
-    } else {
+    } else if (!r.measured) {
+      // A measured rule holds on one device with exact component versions: it never covers a later rule.
       earlier.add(rules, j);
     }
     const auto check_features = [&](const feature_set& names, const std::string& ptr) {

@@ -157,7 +157,7 @@ class model_config_reader {
         const auto text = v->get<std::string>();
         if (text == "float16" || text == "bfloat16" || text == "float32") return parse_enum<data_type>(text);
       }
-      fail(prefix + "/" + key, "expected \"float16\", \"bfloat16\" or \"float32\", got " + kind(*v));
+      fail(prefix + "/" + key, R"(expected "float16", "bfloat16" or "float32", got )" + kind(*v));
     }
     return std::nullopt;
   }

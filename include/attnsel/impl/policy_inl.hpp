@@ -42,7 +42,7 @@ ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) cons
 
 ATTNSEL_INLINE bool policy_rule::matches_platform(const platform& p) const noexcept {
   // The arch half of a rule is the same test a backend's platform constraint does.
-  return p.vendor() == vendor && arch_filter::accepts(p);
+  return p.vendor() == vendor && arch_filter::accepts(p) && (!measured || measured->holds_on(p));
 }
 
 ATTNSEL_INLINE bool policy_rule::matches_query(const query& q) const noexcept {

@@ -15,6 +15,7 @@ ATTNSEL_BEGIN_NAMESPACE
 
 ATTNSEL_INLINE nlohmann::json to_json(const platform& p) {
   nlohmann::json j = {{"vendor", std::string(to_string(p.vendor()))}};
+  if (!p.device_name().empty()) j["device"] = p.device_name();
   if (p.gfx())
     j["arch"] = p.gfx()->name();
   else if (p.capability())
@@ -61,6 +62,10 @@ ATTNSEL_INLINE nlohmann::json to_json(const candidate_report& c) {
   j["reasons"] = nlohmann::json::array();
   for (const auto& r : c.reasons)
     j["reasons"].push_back({{"code", std::string(to_string(r.code))}, {"message", r.message}});
+  if (c.measured)
+    j["measured"] = {{"median_us", c.measured->median_us}, {"spread_pct", c.measured->spread_pct}};
+  else
+    j["measured"] = nullptr;
   return j;
 }
 
@@ -85,6 +90,9 @@ ATTNSEL_INLINE nlohmann::json to_json(const explanation& ex, const query& q, con
   j["unstated"] = nlohmann::json::array();
   for (const auto& u : ex.unstated)
     j["unstated"].push_back({{"subject", u.subject}, {"fields", u.fields}, {"condition", u.condition}});
+  j["stale"] = nlohmann::json::array();
+  for (const auto& s : ex.stale)
+    j["stale"].push_back({{"rule", s.rule}, {"measured_on", s.measured_on}, {"differences", s.differences}});
   if (ex.result.ok()) {
     j["error"] = nullptr;
   } else {
@@ -97,8 +105,10 @@ ATTNSEL_INLINE nlohmann::json to_json(const explanation& ex, const query& q, con
 ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
   using detail::child;
   const detail::json_reader in("platform", detail::json_error_style::invalid_argument);
-  in.object(j, "", {"vendor", "arch", "capability", "components"});
+  in.object(j, "", {"vendor", "device", "arch", "capability", "components"});
   platform p(in.enumerator<device_vendor>(in.required(j, "", "vendor"), "/vendor"));
+  if (const nlohmann::json* m = detail::json_reader::nullable_member(j, "device"))
+    p.set_device_name(in.string(*m, "/device"));
   for (const char* key : {"arch", "capability"}) {
     const nlohmann::json* m = detail::json_reader::nullable_member(j, key);
     if (m == nullptr) continue;

@@ -395,6 +395,24 @@ ATTNSEL_INLINE selection select_or_throw(const registry& reg, const query& q, co
   return result.value();
 }
 
+namespace detail {
+// The measured rules in front of `used` (every rule when null) that would match `q` but for the
+// platform: their timings were taken elsewhere.
+inline std::vector<stale_measurement> stale_measurements(const registry& reg, const query& q, const platform& p,
+                                                         const policy_rule* used) {
+  std::vector<stale_measurement> out;
+  for (const auto& r : reg.policy().rules) {
+    if (&r == used) break;
+    if (!r.measured || r.domain != q.domain || !r.matches_query(q)) continue;
+    stale_measurement s{to_string(r), to_string(*r.measured), r.measured->differences(p)};
+    if (p.vendor() != r.vendor || !r.arch_filter::accepts(p))
+      s.differences.insert(s.differences.begin(), "platform " + to_string(p) + " is outside the rule's arch");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+}  // namespace detail
+
 ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const platform& p, const override_request& ovr,
                                    const select_options& options) {
   if (!is_closed(reg, p)) {
@@ -403,15 +421,17 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     ex.implied = std::move(closed.implied);
     return ex;
   }
-  explanation ex{select(reg, q, p, ovr, options), {}, {}, {}, {}, {}};
+  explanation ex{select(reg, q, p, ovr, options), {}, {}, {}, {}, {}, {}};
   const auto plan = override_plan::parse(ovr.spec, reg);
   if (!plan.ok() || !is_valid(q)) return ex;
   // The rule is reported whenever the automatic order was walked: plain auto, or --prefer falling back.
   const bool walked_automatic = plan.automatic() || (options.prefer && plan.has_forced());
-  if (const auto* rule = reg.policy().match(q, p); rule && walked_automatic) {
+  const policy_rule* rule = walked_automatic ? reg.policy().match(q, p) : nullptr;
+  if (rule) {
     ex.rule = to_string(*rule);
     ex.note = rule->note;
   }
+  if (walked_automatic) ex.stale = detail::stale_measurements(reg, q, p, rule);
   if (!ex.result.ok()) {
     // select() already traced the same walk to build its error: reuse it instead of walking twice.
     ex.candidates = ex.result.error().candidates;
@@ -422,6 +442,9 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     ex.candidates = std::move(trace.out);
   }
   if (walked_automatic) detail::append_unvisited(reg, q, p, ex.candidates);
+  if (rule && rule->measured)
+    for (auto& c : ex.candidates)
+      if (const auto* t = rule->measured->time_of(c.name)) c.measured = *t;
   ex.unstated = detail::unstated_dependencies(reg, q, p, ex.candidates);
   return ex;
 }

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Measured timings behind a policy rule (`attnsel tune`), and the fingerprint of the machine they hold on.
+#pragma once
+
+#include <attnsel/config.hpp>
+#include <attnsel/platform.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+/// One backend's time for the shape class a measured rule covers.
+struct measured_time {
+  std::string backend;    ///< canonical name
+  double median_us = 0;   ///< median of the repetitions, microseconds
+  double spread_pct = 0;  ///< (p90 - p10) / median of the repetitions, percent
+
+  friend bool operator==(const measured_time& a, const measured_time& b) {
+    return a.backend == b.backend && a.median_us == b.median_us && a.spread_pct == b.spread_pct;
+  }
+};
+
+/// Why a measured rule's order is what it is, and where that holds. The timings were taken on one
+/// device with these exact component versions; on any other platform the rule does not match (a stale
+/// measurement is never used), and `explain` says which fact differs.
+struct measurement {
+  std::string device;                ///< the device name the timings were taken on (`NVIDIA H200`)
+  std::vector<component> components;  ///< each with the exact version measured (`torch=2.11.0`)
+  std::vector<measured_time> times;  ///< every backend timed, fastest first
+
+  /// True when `p` is the measured device with the measured component versions.
+  [[nodiscard]] bool holds_on(const platform& p) const noexcept;
+  /// What differs on `p`, one clause per fact (`device NVIDIA H100 (measured on NVIDIA H200)`); empty when
+  /// `holds_on(p)`.
+  [[nodiscard]] std::vector<std::string> differences(const platform& p) const;
+  /// The time measured for `backend`, or nullptr.
+  [[nodiscard]] const measured_time* time_of(std::string_view backend) const noexcept;
+
+  friend bool operator==(const measurement& a, const measurement& b) {
+    return a.device == b.device && a.components == b.components && a.times == b.times;
+  }
+};
+
+/// `NVIDIA H200 [torch=2.11.0, cudnn=91900]`: the fingerprint a measurement holds on.
+[[nodiscard]] std::string to_string(const measurement& m);
+
+ATTNSEL_END_NAMESPACE
+
+#ifdef ATTNSEL_HEADER_ONLY
+#  include <attnsel/impl/measurement_inl.hpp>
+#endif

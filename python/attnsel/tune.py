@@ -1,0 +1,589 @@
+# SPDX-License-Identifier: Apache-2.0
+"""attnsel.tune: choose the SDPA backend by measured speed on this GPU, and keep the measurements as data.
+
+    python -m attnsel.tune --preset llama3-8b --out measured.json --report report.md --budget 300
+
+For each shape class of a workload (prefill lengths, decode batch x KV length, encoder token counts)
+it runs every backend the torch_sdpa catalog supports for that call, each forced with
+attnsel.torch.use_backend: warm-up, CUDA-event timing, the median over repetitions and its spread. The
+outputs are checked against a float32 reference, so a fast wrong kernel is excluded and reported, never
+chosen. The result is a catalog overlay (format 2): one policy rule per class whose order is the
+measured ranking, with the raw timings and the machine's fingerprint (device name and exact torch and
+cuDNN versions). Loaded with `--catalog FILE` (CLI) or Registry.merge (Python), it picks the fastest
+backend on that machine; on any other device or version its rules do not match, and explain lists
+them as stale with what differs.
+
+The measuring is behind a small runner interface (TorchRunner on a GPU), so the planning, ranking,
+overlay writing and report are tested with fake timings on any machine.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import math
+import statistics
+import sys
+import time
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import attnsel
+
+SEQ_LIMIT = 1 << 30  # attnsel's limit on a sequence length (limits::seq_len)
+BATCH_LIMIT = 1 << 24  # and on a batch (limits::batch_size)
+# Features that change which kernels run or what they cost; a measured rule is for calls without them.
+_CALL_FEATURES = ("dropout", "attn_mask", "attn_mask_3d", "attn_mask_grad", "requires_grad", "deterministic",
+                  "nested")
+# Components whose exact versions a measurement holds for (those the platform states).
+FINGERPRINT_COMPONENTS = ("torch", "cudnn", "cuda_runtime", "cuda_driver")
+# Output tolerance against the float32 reference, per dtype: (absolute, relative).
+TOLERANCE = {"float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2), "float32": (2e-3, 2e-3)}
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapeClass:
+    """One measured call and the range of calls its rule covers (inclusive bounds, None: unbounded)."""
+
+    name: str
+    kind: str  # prefill, decode or encoder
+    batch: int
+    seq_q: int
+    seq_kv: int
+    causal: bool
+    seq_q_range: Tuple[int, int]
+    seq_kv_range: Optional[Tuple[int, int]] = None
+    batch_range: Optional[Tuple[int, int]] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """The attention layer being tuned and its shape classes."""
+
+    name: str
+    num_heads: int
+    num_kv_heads: int
+    head_size: int
+    head_size_v: int
+    dtype: str
+    classes: Tuple[ShapeClass, ...]
+
+    @property
+    def gqa_group(self) -> int:
+        return self.num_heads // self.num_kv_heads
+
+
+@dataclasses.dataclass
+class Timing:
+    backend: str
+    median_us: float
+    spread_pct: float
+    reps: int
+
+
+@dataclasses.dataclass
+class ClassResult:
+    """What was measured for one class."""
+
+    shape: ShapeClass
+    torch_default: str  # torch._fused_sdp_choice's backend for the call
+    timings: List[Timing]  # passing backends, fastest first
+    excluded: Dict[str, str]  # backend -> why (wrong output, failed to run)
+    unsupported: Dict[str, str]  # backend -> the catalog's reason
+
+    @property
+    def fastest(self) -> Optional[Timing]:
+        return self.timings[0] if self.timings else None
+
+    def time_of(self, backend: str) -> Optional[Timing]:
+        return next((t for t in self.timings if t.backend == backend), None)
+
+
+@dataclasses.dataclass
+class TuneResult:
+    workload: Workload
+    platform: attnsel.Platform
+    results: List[ClassResult]
+    skipped: List[Tuple[str, str]]  # (class name, why): not measured
+    seconds: float
+
+
+def split_ranges(points: Sequence[int], low: int, high: int) -> List[Tuple[int, int]]:
+    """Adjacent inclusive ranges covering [low, high], one per sorted point, split at geometric midpoints."""
+    pts = sorted(set(points))
+    if not pts:
+        return []
+    if pts[0] < low or pts[-1] > high:
+        raise ValueError(f"points {pts} fall outside [{low}, {high}]")
+    out = []
+    lo = low
+    for a, b in zip(pts, pts[1:]):
+        cut = max(a, min(b - 1, int(math.floor(math.sqrt(a * b)))))
+        out.append((lo, cut))
+        lo = cut + 1
+    out.append((lo, high))
+    return out
+
+
+def _positive(name: str, values: Iterable[int], limit: int) -> List[int]:
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > limit:
+            raise ValueError(f"{name}: {v!r} is not an integer in [1, {limit}]")
+        out.append(v)
+    if not out:
+        raise ValueError(f"{name}: give at least one value")
+    return out
+
+
+def decoder_classes(prefill: Sequence[int], decode_batches: Sequence[int], decode_kv: Sequence[int]) -> Tuple[ShapeClass, ...]:
+    """Causal prefill of each length (batch 1, query = key length) and decode (one query token) of each
+    batch x KV length. A prefill class covers query lengths from 2 up (the decode classes take 1)."""
+    prefill = _positive("prefill", prefill, SEQ_LIMIT) if prefill else []
+    classes = []
+    for n, (lo, hi) in zip(sorted(set(prefill)), split_ranges([max(p, 2) for p in sorted(set(prefill))], 2, SEQ_LIMIT)):
+        if n < 2:
+            raise ValueError("prefill: a length of 1 is a decode call; give lengths of 2 or more")
+        classes.append(ShapeClass(f"prefill {n}", "prefill", 1, n, n, True, (lo, hi)))
+    if decode_batches or decode_kv:
+        batches = _positive("decode batch", decode_batches, BATCH_LIMIT)
+        kvs = _positive("decode KV length", decode_kv, SEQ_LIMIT)
+        for b, br in zip(sorted(set(batches)), split_ranges(batches, 1, BATCH_LIMIT)):
+            for kv, kr in zip(sorted(set(kvs)), split_ranges(kvs, 1, SEQ_LIMIT)):
+                classes.append(ShapeClass(f"decode b{b} kv{kv}", "decode", b, 1, kv, False, (1, 1), kr, br))
+    return tuple(classes)
+
+
+def encoder_classes(tokens: Sequence[int], batch: int = 1) -> Tuple[ShapeClass, ...]:
+    """Non-causal self-attention over each token count (a vision encoder)."""
+    toks = _positive("tokens", tokens, SEQ_LIMIT)
+    return tuple(ShapeClass(f"encoder {n}", "encoder", batch, n, n, False, r)
+                 for n, r in zip(sorted(set(toks)), split_ranges(toks, 1, SEQ_LIMIT)))
+
+
+def preset(name: str) -> List[Workload]:
+    """Named workloads: llama3-8b (decoder), vit (two vision encoders), or both with 'llm+vit'."""
+    if name == "llama3-8b":
+        return [Workload("llama3-8b", 32, 8, 128, 128, "bfloat16",
+                         decoder_classes([128, 512, 2048, 8192, 16384], [1, 8, 64, 256], [1024, 4096, 32768]))]
+    if name == "vit":
+        return [Workload("vit-d64", 16, 16, 64, 64, "bfloat16", encoder_classes([256, 576, 1024, 4096], batch=8)),
+                Workload("vit-d80", 16, 16, 80, 80, "bfloat16", encoder_classes([256, 1024, 4096], batch=4))]
+    if name == "llm+vit":
+        return preset("llama3-8b") + preset("vit")
+    raise ValueError(f"preset: '{name}' is not one of llama3-8b, vit, llm+vit")
+
+
+def query_of(w: Workload, c: ShapeClass) -> attnsel.Query:
+    """The Query attnsel.torch.query_from_sdpa makes of the class's call (no torch needed)."""
+    features = ["gqa"] if w.num_kv_heads != w.num_heads else []
+    return attnsel.Query(head_size=w.head_size, head_size_v=w.head_size_v if w.head_size_v != w.head_size else None,
+                         dtype=w.dtype, attn_type="decoder" if c.causal else "encoder_only", features=features,
+                         batch_size=c.batch, num_heads=w.num_heads, num_kv_heads=w.num_kv_heads, seq_len_q=c.seq_q,
+                         seq_len_kv=c.seq_kv)
+
+
+class Runner:
+    """What tune needs from a machine. TorchRunner implements it on a GPU; tests fake it."""
+
+    def torch_default(self, w: Workload, c: ShapeClass) -> str:
+        raise NotImplementedError
+
+    def time(self, w: Workload, c: ShapeClass, backend: str) -> List[float]:
+        """Per-repetition times of the forced backend, microseconds."""
+        raise NotImplementedError
+
+    def check(self, w: Workload, c: ShapeClass, backend: str) -> Optional[str]:
+        """None when the forced backend's output matches the reference, else why not."""
+        raise NotImplementedError
+
+
+def summarize(backend: str, samples: Sequence[float]) -> Timing:
+    s = sorted(samples)
+    med = statistics.median(s)
+    p10 = s[int(0.1 * (len(s) - 1))]
+    p90 = s[int(math.ceil(0.9 * (len(s) - 1)))]
+    return Timing(backend, med, 100.0 * (p90 - p10) / med if med > 0 else 0.0, len(s))
+
+
+def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: attnsel.Platform,
+            runner: Runner) -> ClassResult:
+    """Times every backend the catalog supports for the class (forced, as use_backend runs it), plus
+    torch's own choice, and keeps those whose output is right."""
+    q = query_of(w, c)
+    supported, unsupported = [], {}
+    for cand in attnsel.explain(registry, q, platform).candidates:
+        forced = attnsel.select(registry, q, platform, cand.name, raise_on_error=False)
+        if isinstance(forced, attnsel.Selection):
+            supported.append(cand.name)
+        else:
+            unsupported[cand.name] = str(forced).splitlines()[0]
+    default = runner.torch_default(w, c)
+    candidates = supported + ([default] if default not in supported and not default.startswith("error") else [])
+    timings, excluded = [], {}
+    for b in candidates:
+        why = runner.check(w, c, b)
+        if why is not None:
+            excluded[b] = why
+            continue
+        timings.append(summarize(b, runner.time(w, c, b)))
+    timings.sort(key=lambda t: t.median_us)
+    return ClassResult(c, default, timings, excluded, unsupported)
+
+
+def tune(workloads: Sequence[Workload], registry: attnsel.Registry, platform: attnsel.Platform, runner: Runner,
+         budget_s: float = 600.0, clock: Callable[[], float] = time.monotonic,
+         progress: Optional[Callable[[int, int, str], None]] = None) -> List[TuneResult]:
+    """Measures every class of every workload until the budget is spent; the rest are listed as skipped."""
+    start = clock()
+    total = sum(len(w.classes) for w in workloads)
+    done = 0
+    out = []
+    for w in workloads:
+        t0 = clock()
+        results, skipped = [], []
+        for c in w.classes:
+            if clock() - start > budget_s:
+                skipped.append((c.name, f"not measured: the {budget_s:g} s budget was spent"))
+            else:
+                if progress:
+                    progress(done, total, f"{w.name} {c.name}")
+                results.append(measure(w, c, registry, platform, runner))
+            done += 1
+        if progress:
+            progress(done, total, w.name)
+        out.append(TuneResult(w, platform, results, skipped, clock() - t0))
+    return out
+
+
+def fingerprint(platform: attnsel.Platform) -> Tuple[Optional[str], List[str]]:
+    """The device name and the exact component versions a measurement on `platform` holds for."""
+    comps = platform.components
+    return platform.device_name, [f"{n}={comps[n]}" for n in FINGERPRINT_COMPONENTS if comps.get(n)]
+
+
+def _range(lo_hi: Optional[Tuple[int, int]], limit: int) -> Optional[dict]:
+    if lo_hi is None:
+        return None
+    lo, hi = lo_hi
+    out = {"min": lo}
+    if hi < limit:
+        out["max"] = hi
+    return out
+
+
+def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
+    """The class's measured policy rule (catalog format 2)."""
+    c = r.shape
+    cap = platform.arch
+    if platform.vendor != "cuda" or cap is None:
+        raise ValueError(f"tune measures CUDA devices; platform {platform} is not one")
+    device, comps = fingerprint(platform)
+    feats = ["gqa"] if w.num_kv_heads != w.num_heads else []
+    rule = {"domain": "decoder", "vendor": "cuda", "min_capability": cap, "max_capability": cap,
+            "dtypes": [w.dtype], "min_num_heads": w.num_heads, "max_num_heads": w.num_heads}
+    if feats:
+        rule["features"] = feats
+    rule["without_features"] = list(_CALL_FEATURES)
+    rule["seq_len_q"] = _range(c.seq_q_range, SEQ_LIMIT)
+    if c.seq_kv_range:
+        rule["seq_len_kv"] = _range(c.seq_kv_range, SEQ_LIMIT)
+    if c.batch_range:
+        rule["batch_size"] = _range(c.batch_range, BATCH_LIMIT)
+    rule["gqa_group"] = {"min": w.gqa_group, "max": w.gqa_group}
+    best = r.fastest
+    rule["note"] = (f"measured: {w.name} {c.name} ({'causal' if c.causal else 'non-causal'}, d{w.head_size}, "
+                    f"{w.num_heads}/{w.num_kv_heads} heads); fastest {best.backend} {best.median_us:.1f} us"
+                    + (f"; excluded {', '.join(sorted(r.excluded))}" if r.excluded else ""))
+    rule["order"] = [t.backend for t in r.timings]
+    measured = {"times": [{"backend": t.backend, "median_us": round(t.median_us, 3),
+                           "spread_pct": round(t.spread_pct, 2)} for t in r.timings]}
+    if device:
+        measured["device"] = device
+    if comps:
+        measured["components"] = comps
+    rule["measured"] = measured
+    return rule
+
+
+def overlay(results: Sequence[TuneResult], name: str = "measured", command: str = "") -> dict:
+    """The catalog overlay: one measured rule per class with at least one passing backend."""
+    if not results:
+        raise ValueError("overlay: nothing was measured")
+    platform = results[0].platform
+    device, comps = fingerprint(platform)
+    rules = [rule_of(r, t.workload, platform) for t in results for r in t.results if r.timings]
+    return {
+        "format": "attnsel-catalog",
+        "version": 2,
+        "name": name,
+        "description": (f"SDPA backends ranked by measured time on {device or 'an unnamed device'} "
+                        f"(cuda {platform.arch}; {', '.join(comps) or 'no component versions'}), "
+                        f"attnsel {attnsel.__version__}: layer it on torch_sdpa"),
+        "source": command or "python -m attnsel.tune",
+        "backends": [],
+        "policies": rules,
+    }
+
+
+def regret_rows(results: Sequence[TuneResult], tuned: Callable[[Workload, ShapeClass], str]) -> List[dict]:
+    """Per class: torch's default, the tuned choice (as selecting with the overlay answers), the fastest,
+    each with its time and its regret against the fastest."""
+    rows = []
+    for t in results:
+        for r in t.results:
+            best = r.fastest
+            if best is None:
+                continue
+            mine = tuned(t.workload, r.shape)
+            td, tt = r.time_of(r.torch_default), r.time_of(mine)
+            rows.append({
+                "workload": t.workload.name, "class": r.shape.name, "fastest": best.backend,
+                "fastest_us": best.median_us, "spread_pct": best.spread_pct,
+                "torch_default": r.torch_default, "torch_us": td.median_us if td else None,
+                "tuned": mine, "tuned_us": tt.median_us if tt else None,
+                "torch_regret": td.median_us / best.median_us if td else None,
+                "tuned_regret": tt.median_us / best.median_us if tt else None,
+                "excluded": r.excluded,
+            })
+    return rows
+
+
+def geomean(values: Sequence[float]) -> Optional[float]:
+    vals = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+
+def report(results: Sequence[TuneResult], rows: Sequence[dict], command: str = "") -> str:
+    """A Markdown report: the fingerprint, a table of classes with the three times, the geomeans, and the
+    classes where torch's default is measurably slower (beyond the spread)."""
+    platform = results[0].platform
+    device, comps = fingerprint(platform)
+    lines = [f"Measured on {device or 'an unnamed device'} (cuda {platform.arch}; {', '.join(comps)}), "
+             f"attnsel {attnsel.__version__}, {datetime.date.today().isoformat()}.", ""]
+    if command:
+        lines += ["```", command, "```", ""]
+    lines += ["| workload | class | torch default | us | tuned | us | fastest | us | spread | torch regret | tuned regret |",
+              "|---|---|---|---:|---|---:|---|---:|---:|---:|---:|"]
+
+    def us(v):
+        return f"{v:.1f}" if v is not None else "-"
+
+    def x(v):
+        return f"{v:.3f}x" if v is not None else "-"
+
+    for r in rows:
+        lines.append(f"| {r['workload']} | {r['class']} | {r['torch_default']} | {us(r['torch_us'])} | {r['tuned']} | "
+                     f"{us(r['tuned_us'])} | {r['fastest']} | {us(r['fastest_us'])} | {r['spread_pct']:.1f}% | "
+                     f"{x(r['torch_regret'])} | {x(r['tuned_regret'])} |")
+    gt, gu = geomean([r["torch_regret"] for r in rows]), geomean([r["tuned_regret"] for r in rows])
+    lines += ["", f"Geometric-mean regret against the fastest: torch default {x(gt)}, tuned {x(gu)} "
+                  f"over {len(rows)} classes."]
+    slower = [r for r in rows if r["torch_regret"] and r["torch_regret"] > 1 + r["spread_pct"] / 100.0
+              and r["tuned_regret"] and r["tuned_regret"] < r["torch_regret"]]
+    lines += ["", "Classes where torch's default is measurably slower than the tuned choice (beyond the spread):"]
+    lines += [f"- {r['workload']} {r['class']}: {r['torch_default']} {us(r['torch_us'])} us vs {r['tuned']} "
+              f"{us(r['tuned_us'])} us, {r['torch_us'] / r['tuned_us']:.2f}x" for r in slower] or ["- none"]
+    for t in results:
+        for r in t.results:
+            for b, why in sorted(r.excluded.items()):
+                lines.append(f"- excluded {b} in {t.workload.name} {r.shape.name}: {why}")
+        for name, why in t.skipped:
+            lines.append(f"- {t.workload.name} {name}: {why}")
+    return "\n".join(lines) + "\n"
+
+
+def tuned_choice(registry: attnsel.Registry, platform: attnsel.Platform) -> Callable[[Workload, ShapeClass], str]:
+    """What selecting with `registry` (the overlay merged) answers for a class."""
+    def choose(w: Workload, c: ShapeClass) -> str:
+        return attnsel.select(registry, query_of(w, c), platform).backend
+    return choose
+
+
+# ---- the GPU side -------------------------------------------------------------------------------------
+
+class TorchRunner(Runner):  # pragma: no cover - needs a CUDA device
+    """Runs the class's SDPA call on a CUDA device with each backend forced."""
+
+    def __init__(self, device: str = "cuda", reps: int = 20, warmup: int = 3, slow_ms: float = 20.0):
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        self.reps, self.warmup, self.slow_ms = reps, warmup, slow_ms
+        self._inputs_key = None
+        self._inputs = None
+
+    def _tensors(self, w: Workload, c: ShapeClass):
+        key = (w, c)
+        if self._inputs_key != key:
+            self._inputs = None
+            torch = self.torch
+            self.torch.cuda.empty_cache()
+            dt = getattr(torch, w.dtype)
+            g = torch.Generator(device=self.device).manual_seed(0)
+            q = torch.randn(c.batch, w.num_heads, c.seq_q, w.head_size, device=self.device, dtype=dt, generator=g)
+            k = torch.randn(c.batch, w.num_kv_heads, c.seq_kv, w.head_size, device=self.device, dtype=dt, generator=g)
+            v = torch.randn(c.batch, w.num_kv_heads, c.seq_kv, w.head_size_v, device=self.device, dtype=dt,
+                            generator=g)
+            self._inputs, self._inputs_key = (q, k, v), key
+        return self._inputs
+
+    def _call(self, w: Workload, c: ShapeClass, backend: str, q=None, k=None, v=None):
+        import attnsel.torch as at
+
+        if q is None:
+            q, k, v = self._tensors(w, c)
+        with at.use_backend(backend):
+            return self.torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=c.causal, enable_gqa=w.num_kv_heads != w.num_heads)
+
+    def torch_default(self, w: Workload, c: ShapeClass) -> str:
+        from torch.nn.attention import SDPBackend
+
+        q, k, v = self._tensors(w, c)
+        try:
+            idx = self.torch._fused_sdp_choice(q, k, v, None, 0.0, c.causal, enable_gqa=w.num_kv_heads != w.num_heads)
+        except RuntimeError as e:
+            return f"error: {str(e).splitlines()[0]}"
+        return next((n for n, m in SDPBackend.__members__.items() if m.value == idx), f"<{idx}>")
+
+    def check(self, w: Workload, c: ShapeClass, backend: str) -> Optional[str]:
+        torch = self.torch
+        q, k, v = self._tensors(w, c)
+        try:
+            out = self._call(w, c, backend)
+        except RuntimeError as e:
+            return f"did not run: {str(e).splitlines()[0][:160]}"
+        # The reference: float32 math on the first KV head's query group (every backend ran the whole call).
+        g = w.gqa_group
+        with torch.no_grad():
+            qs, ks, vs = q[:, :g].float(), k[:, :1].float(), v[:, :1].float()
+            ref = self._call(w, c, "MATH", qs, ks, vs)
+        got = out[:, :g].float()
+        atol, rtol = TOLERANCE[w.dtype]
+        err = (got - ref).abs()
+        bad = err > atol + rtol * ref.abs()
+        if bool(torch.isnan(got).any()) or bool(bad.any()):
+            return (f"wrong output: max abs error {float(err.max()):.3g} against the float32 reference "
+                    f"(tolerance {atol:g} + {rtol:g}*|ref|)")
+        return None
+
+    def time(self, w: Workload, c: ShapeClass, backend: str) -> List[float]:
+        torch = self.torch
+        for _ in range(self.warmup):
+            self._call(w, c, backend)
+        torch.cuda.synchronize()
+        probe_s, probe_e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        probe_s.record()
+        self._call(w, c, backend)
+        probe_e.record()
+        torch.cuda.synchronize()
+        reps = self.reps if probe_s.elapsed_time(probe_e) < self.slow_ms else max(5, self.reps // 4)
+        out = []
+        for _ in range(reps):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            self._call(w, c, backend)
+            e.record()
+            torch.cuda.synchronize()
+            out.append(s.elapsed_time(e) * 1000.0)
+        return out
+
+
+# ---- command line -------------------------------------------------------------------------------------
+
+def _ints(text: str) -> List[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of integers") from None
+
+
+def _progress(done: int, total: int, label: str) -> None:  # pragma: no cover - a terminal nicety
+    width = 30
+    fill = int(width * done / max(total, 1))
+    sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} {label[:50]:<50}")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def workloads_from_args(a: argparse.Namespace) -> List[Workload]:
+    if a.preset:
+        return preset(a.preset)
+    if a.model_config:
+        q = attnsel.Query.from_model_config(a.model_config)
+        heads, kv_heads, d, dv = q.num_heads, q.num_kv_heads or q.num_heads, q.head_size, q.head_size_v or q.head_size
+        dtype = a.dtype or q.dtype
+    else:
+        if not (a.num_heads and a.head_size):
+            raise ValueError("give --preset, --model-config, or --num-heads and --head-size")
+        heads, kv_heads, d, dv = a.num_heads, a.num_kv_heads or a.num_heads, a.head_size, a.head_size
+        dtype = a.dtype or "bfloat16"
+    if heads % kv_heads:
+        raise ValueError(f"--num-kv-heads {kv_heads} does not divide --num-heads {heads}")
+    if a.encoder:
+        classes = encoder_classes(a.tokens or [256, 1024, 4096], a.encoder_batch)
+    else:
+        classes = decoder_classes(a.prefill if a.prefill is not None else [128, 512, 2048, 8192],
+                                  a.decode_batch if a.decode_batch is not None else [1, 8, 64],
+                                  a.decode_kv if a.decode_kv is not None else [1024, 8192])
+    return [Workload(a.name or "custom", heads, kv_heads, d, dv, dtype, classes)]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:  # pragma: no cover - drives the GPU
+    ap = argparse.ArgumentParser(prog="python -m attnsel.tune", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", choices=["llama3-8b", "vit", "llm+vit"])
+    ap.add_argument("--model-config", help="a Hugging Face config.json (heads, KV heads, head size, dtype)")
+    ap.add_argument("--num-heads", type=int)
+    ap.add_argument("--num-kv-heads", type=int)
+    ap.add_argument("--head-size", type=int)
+    ap.add_argument("--dtype", choices=["float16", "bfloat16", "float32"])
+    ap.add_argument("--name", help="the workload's name in notes and the report")
+    ap.add_argument("--prefill", type=_ints, help="prefill lengths (default 128,512,2048,8192)")
+    ap.add_argument("--decode-batch", type=_ints, help="decode batch sizes (default 1,8,64)")
+    ap.add_argument("--decode-kv", type=_ints, help="decode KV lengths (default 1024,8192)")
+    ap.add_argument("--encoder", action="store_true", help="a non-causal encoder over --tokens")
+    ap.add_argument("--tokens", type=_ints)
+    ap.add_argument("--encoder-batch", type=int, default=1)
+    ap.add_argument("--budget", type=float, default=600.0, help="seconds; classes past it are skipped and listed")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--out", required=True, help="the overlay to write (catalog JSON, format 2)")
+    ap.add_argument("--report", help="a Markdown report to write (default: standard output)")
+    ap.add_argument("--json", help="every measurement as JSON")
+    a = ap.parse_args(argv)
+    try:
+        workloads = workloads_from_args(a)
+    except (ValueError, attnsel.CatalogError) as e:
+        ap.error(str(e))
+    import attnsel.torch as at
+
+    command = "python -m attnsel.tune " + " ".join(sys.argv[1:] if argv is None else argv)
+    platform = at.platform(a.device)
+    registry = attnsel.torch_sdpa_registry()
+    runner = TorchRunner(a.device, reps=a.reps)
+    results = tune(workloads, registry, platform, runner, a.budget, progress=_progress)
+    doc = overlay(results, command=command)
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    merged = attnsel.torch_sdpa_registry()
+    merged.merge(a.out)
+    rows = regret_rows(results, tuned_choice(merged, platform))
+    text = report(results, rows, command)
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"rows": rows, "results": [dataclasses.asdict(r) for t in results for r in t.results]}, f,
+                      indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,232 @@
+# SPDX-License-Identifier: Apache-2.0
+# attnsel.tune without a GPU: fake timings drive the ranking, the overlay writer and the report; the
+# overlay loads on torch_sdpa, picks the measured fastest on the measured machine, and is refused (its
+# rules stale, with what differs) on another device or torch version; a backend with wrong output is
+# excluded and reported.
+import json
+
+import pytest
+
+import attnsel
+from attnsel import tune
+
+H200 = (attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "cudnn_preferred", "torch=2.11.0"])
+        .with_device_name("NVIDIA H200"))
+
+
+class FakeRunner(tune.Runner):
+    """Times from a table (backend -> microseconds, scaled by the class's work); some outputs wrong."""
+
+    def __init__(self, base_us, wrong=(), default="CUDNN_ATTENTION", noise=0.02):
+        self.base_us, self.wrong, self.default, self.noise = base_us, set(wrong), default, noise
+        self.timed = []
+
+    def torch_default(self, w, c):
+        return self.default
+
+    def check(self, w, c, backend):
+        return "wrong output: max abs error 0.5" if backend in self.wrong else None
+
+    def time(self, w, c, backend):
+        self.timed.append((c.name, backend))
+        work = c.batch * c.seq_q * c.seq_kv / 1e6
+        base = self.base_us[backend] * (1 + work)
+        return [base * (1 + self.noise * (i % 5 - 2) / 2) for i in range(11)]
+
+
+def llama(classes=None):
+    return tune.Workload("llama3-8b", 32, 8, 128, 128, "bfloat16",
+                         classes or tune.decoder_classes([128, 2048], [1, 64], [1024, 8192]))
+
+
+def fresh_registry():
+    return attnsel.torch_sdpa_registry()
+
+
+def test_split_ranges_cover_without_gaps():
+    ranges = tune.split_ranges([128, 512, 2048], 2, 1 << 30)
+    assert ranges[0][0] == 2 and ranges[-1][1] == 1 << 30
+    for (lo, hi), (nlo, _) in zip(ranges, ranges[1:]):
+        assert lo <= hi and nlo == hi + 1
+    # each point lies in its own range, split at the geometric midpoint
+    assert [lo <= p <= hi for p, (lo, hi) in zip([128, 512, 2048], ranges)] == [True] * 3
+    assert ranges[0] == (2, 256)
+    with pytest.raises(ValueError):
+        tune.split_ranges([1], 2, 10)
+
+
+def test_decoder_classes_shape_and_refusals():
+    classes = tune.decoder_classes([128, 2048], [1, 64], [1024, 8192])
+    names = [c.name for c in classes]
+    assert names == ["prefill 128", "prefill 2048", "decode b1 kv1024", "decode b1 kv8192", "decode b64 kv1024",
+                     "decode b64 kv8192"]
+    prefill = classes[0]
+    assert prefill.causal and prefill.seq_q == prefill.seq_kv == 128 and prefill.seq_q_range[0] == 2
+    decode = classes[-1]
+    assert not decode.causal and decode.seq_q == 1 and decode.seq_q_range == (1, 1)
+    assert decode.batch_range[0] <= 64 <= decode.batch_range[1]
+    with pytest.raises(ValueError, match="decode call"):
+        tune.decoder_classes([1], [], [])
+    with pytest.raises(ValueError, match="not an integer"):
+        tune.decoder_classes([0], [], [])
+    with pytest.raises(ValueError, match="at least one"):
+        tune.decoder_classes([], [1], [])
+
+
+def test_preset_names():
+    assert [w.name for w in tune.preset("llm+vit")] == ["llama3-8b", "vit-d64", "vit-d80"]
+    with pytest.raises(ValueError, match="llama3-8b"):
+        tune.preset("gpt5")
+
+
+def test_measure_ranks_supported_backends_and_skips_unsupported():
+    reg = fresh_registry()
+    runner = FakeRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 20.0, "EFFICIENT_ATTENTION": 40.0, "MATH": 400.0})
+    w = llama()
+    r = tune.measure(w, w.classes[0], reg, H200, runner)
+    names = [t.backend for t in r.timings]
+    assert names == sorted(names, key=lambda b: runner.base_us[b])  # fastest first
+    assert r.fastest.backend == "FLASH_ATTENTION"
+    assert r.torch_default == "CUDNN_ATTENTION"
+    assert r.fastest.spread_pct > 0 and r.fastest.reps == 11
+    # float32: the catalog says flash cannot run it, so it is neither timed nor ranked
+    w32 = tune.Workload("fp32", 32, 8, 128, 128, "float32", tune.decoder_classes([128], [], []))
+    r32 = tune.measure(w32, w32.classes[0], reg, H200, FakeRunner(runner.base_us, default="MATH"))
+    assert "FLASH_ATTENTION" in r32.unsupported and "dtype" in r32.unsupported["FLASH_ATTENTION"]
+    assert "FLASH_ATTENTION" not in [t.backend for t in r32.timings] and r32.timings
+
+
+def test_wrong_output_is_excluded_and_reported():
+    reg = fresh_registry()
+    runner = FakeRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 5.0, "EFFICIENT_ATTENTION": 40.0, "MATH": 400.0},
+                        wrong={"FLASH_ATTENTION"})
+    w = llama(tune.decoder_classes([2048], [], []))
+    results = tune.tune([w], reg, H200, runner)
+    r = results[0].results[0]
+    assert "FLASH_ATTENTION" in r.excluded and "wrong output" in r.excluded["FLASH_ATTENTION"]
+    assert all(t.backend != "FLASH_ATTENTION" for t in r.timings)
+    assert ("prefill 2048", "FLASH_ATTENTION") not in runner.timed  # never timed, never ranked
+    doc = tune.overlay(results)
+    assert "FLASH_ATTENTION" not in doc["policies"][0]["order"]
+    assert "excluded FLASH_ATTENTION" in doc["policies"][0]["note"]
+    rows = tune.regret_rows(results, lambda w_, c: "CUDNN_ATTENTION")
+    text = tune.report(results, rows)
+    assert "excluded FLASH_ATTENTION in llama3-8b prefill 2048: wrong output" in text
+
+
+def test_budget_skips_and_lists_the_rest():
+    ticks = iter(range(0, 1000, 10))
+    runner = FakeRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 20.0, "EFFICIENT_ATTENTION": 40.0, "MATH": 400.0})
+    results = tune.tune([llama()], fresh_registry(), H200, runner, budget_s=25, clock=lambda: next(ticks))
+    measured = [r.shape.name for r in results[0].results]
+    skipped = [name for name, _ in results[0].skipped]
+    assert measured and skipped and len(measured) + len(skipped) == 6
+    assert all("budget" in why for _, why in results[0].skipped)
+
+
+def overlay_for(runner, platform=H200):
+    results = tune.tune([llama()], fresh_registry(), platform, runner)
+    return results, tune.overlay(results, command="python -m attnsel.tune --preset test")
+
+
+def test_overlay_loads_and_selects_the_measured_fastest(tmp_path):
+    # cuDNN is fastest for prefill, flash for decode: the opposite of nothing torch_sdpa states.
+    class PhaseRunner(FakeRunner):
+        def time(self, w, c, backend):
+            fast = "CUDNN_ATTENTION" if c.kind == "prefill" else "FLASH_ATTENTION"
+            return [10.0 if backend == fast else 50.0 + len(backend)] * 5
+
+    results, doc = overlay_for(PhaseRunner({}))
+    assert doc["version"] == 2 and len(doc["policies"]) == 6
+    rule = doc["policies"][0]
+    assert rule["measured"]["device"] == "NVIDIA H200"
+    assert rule["measured"]["components"] == ["torch=2.11.0", "cudnn=9.19.0"]
+    assert rule["min_capability"] == rule["max_capability"] == "9.0"
+    path = tmp_path / "measured.json"
+    path.write_text(json.dumps(doc))
+    reg = fresh_registry()
+    reg.merge(str(path))
+    choose = tune.tuned_choice(reg, H200)
+    w = results[0].workload
+    for c in w.classes:
+        assert choose(w, c) == ("CUDNN_ATTENTION" if c.kind == "prefill" else "FLASH_ATTENTION"), c.name
+    # explain shows each candidate's measured time under the measured rule
+    ex = attnsel.explain(reg, tune.query_of(w, w.classes[-1]), H200)
+    assert "measured" in ex.rule or ex.note.startswith("measured")
+    times = {c.name: c.measured for c in ex.candidates if c.measured}
+    assert times["FLASH_ATTENTION"]["median_us"] == 10.0
+    assert ex.stale == []
+    # the report reads the regret off the overlay's own answers
+    rows = tune.regret_rows(results, choose)
+    assert all(r["tuned_regret"] == 1.0 for r in rows)
+    assert "Geometric-mean regret" in tune.report(results, rows)
+
+
+@pytest.mark.parametrize("other, differs", [
+    (H200.with_device_name("NVIDIA H100 80GB HBM3"), "device NVIDIA H100 80GB HBM3 (measured on NVIDIA H200)"),
+    (H200.with_components("torch=2.10.0"), "torch=2.10.0 (measured with torch=2.11.0)"),
+    (H200.with_device_name(None), "no device name stated (measured on NVIDIA H200)"),
+    (attnsel.Platform.cuda(10, 0, components=["cudnn=9.19.0", "torch=2.11.0"]).with_device_name("NVIDIA H200"),
+     "platform cuda 10.0 is outside the rule's arch"),
+])
+def test_overlay_is_refused_on_another_machine(tmp_path, other, differs):
+    class SlowCudnn(FakeRunner):
+        def time(self, w, c, backend):
+            return [5.0 if backend == "MATH" else 50.0] * 5  # a ranking no catalog would state
+
+    _, doc = overlay_for(SlowCudnn({}))
+    path = tmp_path / "measured.json"
+    path.write_text(json.dumps(doc))
+    reg = fresh_registry()
+    reg.merge(str(path))
+    w = llama()
+    q = tune.query_of(w, w.classes[0])
+    assert attnsel.select(reg, q, H200).backend == "MATH"  # the measured machine follows the measurement
+    base = attnsel.select(fresh_registry(), q, other).backend
+    assert attnsel.select(reg, q, other).backend == base  # elsewhere: the catalog's own answer
+    ex = attnsel.explain(reg, q, other)
+    assert ex.stale, "a set-aside measurement is reported"
+    assert differs in ex.stale[0]["differences"]
+    assert "NVIDIA H200" in ex.stale[0]["measured_on"]
+    assert all(c.measured is None for c in ex.candidates)
+    report = json.loads(attnsel.to_json(ex))
+    assert report["stale"][0]["differences"] == ex.stale[0]["differences"]
+
+
+def test_overlay_refuses_bad_measured_blocks(tmp_path):
+    _, doc = overlay_for(FakeRunner({"CUDNN_ATTENTION": 1.0, "FLASH_ATTENTION": 2.0, "EFFICIENT_ATTENTION": 3.0,
+                                     "MATH": 4.0}))
+    bad = json.loads(json.dumps(doc))
+    bad["policies"][0]["measured"]["components"] = ["torch"]
+    with pytest.raises(attnsel.CatalogError, match="exact version"):
+        attnsel.parse_catalog(json.dumps(bad))
+    bad = json.loads(json.dumps(doc))
+    bad["policies"][0]["measured"]["times"][0]["median_us"] = -1
+    with pytest.raises(attnsel.CatalogError, match="median_us"):
+        attnsel.parse_catalog(json.dumps(bad))
+    bad = json.loads(json.dumps(doc))
+    bad["policies"][0]["measured"]["times"][0]["backend"] = "NOT_A_BACKEND"
+    reg = fresh_registry()
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(attnsel.CatalogError, match="NOT_A_BACKEND"):
+        reg.merge(str(path))
+    bad = json.loads(json.dumps(doc))
+    bad["version"] = 1
+    with pytest.raises(attnsel.CatalogError, match="version 2"):
+        attnsel.parse_catalog(json.dumps(bad))
+
+
+def test_overlay_round_trips_through_the_catalog_writer(tmp_path):
+    _, doc = overlay_for(FakeRunner({"CUDNN_ATTENTION": 1.0, "FLASH_ATTENTION": 2.0, "EFFICIENT_ATTENTION": 3.0,
+                                     "MATH": 4.0}))
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(attnsel.CatalogError, match="unknown backend"):
+        attnsel.load_catalog(str(path))  # an overlay names the base's backends: it loads onto a base
+    merged = fresh_registry()
+    merged.merge(str(path))
+    written = json.loads(attnsel.to_json(merged))
+    measured = [r for r in written["policies"] if "measured" in r]
+    assert [r["measured"] for r in measured] == [r["measured"] for r in doc["policies"]]
+    assert written["version"] == 2

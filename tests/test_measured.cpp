@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// Measured policy rules (attnsel tune): the fingerprint decides where a measured order applies, explain
+// shows the times and the stale measurements, the catalog reads, writes and lints them.
+#include "catch.hpp"
+
+#include <attnsel/attnsel.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace attnsel;
+
+namespace {
+
+// Two backends; the catalog's own order says A first, a measured rule in front says B first.
+const char* const measured_catalog = R"({
+  "format": "attnsel-catalog", "version": 2, "name": "measured_test",
+  "backends": [
+    {"name": "A", "domains": ["decoder"], "head_sizes": [64, 128], "platforms": [{"vendor": "cuda"}]},
+    {"name": "B", "domains": ["decoder"], "head_sizes": [64, 128], "platforms": [{"vendor": "cuda"}]}
+  ],
+  "policies": [
+    {"domain": "decoder", "vendor": "cuda", "min_capability": "9.0", "max_capability": "9.0", "dtypes": ["bfloat16"],
+     "note": "measured: prefill", "order": ["B", "A"],
+     "measured": {"device": "NVIDIA H200", "components": ["torch=2.11.0", "cudnn=9.19.0"],
+                  "times": [{"backend": "B", "median_us": 10.5, "spread_pct": 1.5},
+                            {"backend": "A", "median_us": 21.0, "spread_pct": 2.0}]}},
+    {"domain": "decoder", "vendor": "cuda", "min_capability": "9.0", "max_capability": "9.0", "dtypes": ["bfloat16"],
+     "order": ["A", "B"]}
+  ]
+})";
+
+platform h200() {
+  platform p = platform::cuda(9, 0);
+  p.add_component_spec("torch=2.11.0");
+  p.add_component_spec("cudnn=9.19.0");
+  p.set_device_name("NVIDIA H200");
+  return p;
+}
+
+query bf16() {
+  query q;
+  q.head_size = 128;
+  q.dtype = data_type::bfloat16;
+  return q;
+}
+
+registry measured_registry() { return parse_catalog_text(measured_catalog, "measured_test").registry; }
+
+std::string refusal(const std::string& from, const std::string& to) {
+  std::string text = measured_catalog;
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  try {
+    (void)parse_catalog_text(text, "bad");
+  } catch (const catalog_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a measured rule gives the order on the measured machine only", "[measured]") {
+  const auto reg = measured_registry();
+  const auto q = bf16();
+  CHECK(select(reg, q, h200())->name() == "B");
+  const selector bound(reg, h200());
+  CHECK(bound.select(q)->name() == "B");
+
+  platform h100 = h200();
+  h100.set_device_name("NVIDIA H100 80GB HBM3");
+  CHECK(select(reg, q, h100)->name() == "A");
+  const selector bound_h100(reg, h100);
+  CHECK(bound_h100.select(q)->name() == "A");
+
+  platform old_torch = h200();
+  old_torch.add_component_spec("torch=2.10.0");
+  CHECK(select(reg, q, old_torch)->name() == "A");
+  platform unnamed = platform::cuda(9, 0);
+  unnamed.add_component_spec("torch=2.11.0");
+  unnamed.add_component_spec("cudnn=9.19.0");
+  CHECK(select(reg, q, unnamed)->name() == "A");
+  // Extra components do not matter; only the measured ones, exactly.
+  platform more = h200();
+  more.add_component_spec("flashinfer=0.2.5");
+  CHECK(select(reg, q, more)->name() == "B");
+}
+
+TEST_CASE("explain shows the measured times, or why a measurement was set aside", "[measured]") {
+  const auto reg = measured_registry();
+  const auto ex = explain(reg, bf16(), h200());
+  REQUIRE(ex.result.ok());
+  CHECK(ex.note == "measured: prefill");
+  CHECK(ex.stale.empty());
+  REQUIRE(ex.candidates.size() == 2);
+  REQUIRE(ex.candidates[0].measured);
+  CHECK(ex.candidates[0].name == "B");
+  CHECK(ex.candidates[0].measured->median_us == 10.5);
+  CHECK(ex.candidates[1].measured->spread_pct == 2.0);
+  const auto j = to_json(ex, bf16(), h200(), {});
+  CHECK(j["candidates"][0]["measured"]["median_us"] == 10.5);
+  CHECK(j["stale"].empty());
+  CHECK(j["platform"]["device"] == "NVIDIA H200");
+
+  platform other = platform::cuda(9, 0);
+  other.add_component_spec("torch=2.10.0");
+  other.set_device_name("NVIDIA H100");
+  const auto stale = explain(reg, bf16(), other);
+  CHECK(stale.result->name() == "A");
+  REQUIRE(stale.stale.size() == 1);
+  CHECK(stale.stale[0].measured_on == "NVIDIA H200 [cudnn=9.19.0, torch=2.11.0]");
+  CHECK(stale.stale[0].differences == std::vector<std::string>{"device NVIDIA H100 (measured on NVIDIA H200)",
+                                                               "torch=2.10.0 (measured with torch=2.11.0)",
+                                                               "no cudnn (measured with cudnn=9.19.0)"});
+  for (const auto& c : stale.candidates) CHECK_FALSE(c.measured);
+  CHECK(to_json(stale, bf16(), other, {})["stale"][0]["differences"].size() == 3);
+
+  // Another arch: the rule's own filter is the difference named first.
+  platform blackwell = h200();
+  blackwell.set_capability({10, 0});
+  const auto far = explain(reg, bf16(), blackwell);
+  // Neither rule matches sm100 (both are 9.0 only): registration order, and the stale note says why.
+  REQUIRE(far.stale.size() == 1);
+  CHECK(far.stale[0].differences.front() == "platform cuda 10.0 is outside the rule's arch");
+
+  // A query the measured rule does not cover (float16) is no stale measurement: nothing was set aside.
+  query fp16 = bf16();
+  fp16.dtype = data_type::float16;
+  CHECK(explain(reg, fp16, other).stale.empty());
+  // An override fixes the order: no rule, no stale note.
+  CHECK(explain(reg, bf16(), other, override_request{"A"}).stale.empty());
+}
+
+TEST_CASE("measured rules are written, read back and linted as data", "[measured]") {
+  const auto c = parse_catalog_text(measured_catalog, "measured_test");
+  const auto& rule = c.registry.policy().rules.front();
+  REQUIRE(rule.measured);
+  CHECK(rule.measured->device == "NVIDIA H200");
+  CHECK(rule.measured->components.size() == 2);
+  CHECK(rule.measured->time_of("A")->median_us == 21.0);
+  CHECK(rule.measured->time_of("C") == nullptr);
+  const auto j = to_json(c);
+  CHECK(j["version"] == 2);
+  CHECK(j["policies"][0]["measured"]["components"] == nlohmann::json{"cudnn=9.19.0", "torch=2.11.0"});
+  CHECK(parse_catalog(j) == c);
+  // The second rule has the same conditions: without the measurement it would be shadowed. The
+  // measured one holds on one machine, so lint finds nothing.
+  for (const auto& f : lint_catalog(c)) CHECK(f.code != lint_code::shadowed_rule);
+  // Rules differing only in their measurement differ.
+  auto other = c;
+  other.registry = measured_registry();
+  CHECK(other == c);
+}
+
+TEST_CASE("a measured block is read strictly", "[measured]") {
+  CHECK_THAT(refusal(R"("version": 2)", R"("version": 1)"), ATTNSEL_CONTAINS("version 2"));
+  CHECK_THAT(refusal(R"("torch=2.11.0")", R"("torch")"), ATTNSEL_CONTAINS("exact version"));
+  CHECK_THAT(refusal(R"("torch=2.11.0")", R"("Torch=2")"), ATTNSEL_CONTAINS("lower_snake"));
+  CHECK_THAT(refusal(R"("cudnn=9.19.0")", R"("torch=2.11.0")"), ATTNSEL_CONTAINS("listed twice"));
+  CHECK_THAT(refusal(R"("median_us": 10.5)", R"("median_us": -1)"),
+             ATTNSEL_CONTAINS("/policies/0/measured/times/0/median_us"));
+  CHECK_THAT(refusal(R"("median_us": 10.5)", R"("median_us": "fast")"),
+             ATTNSEL_CONTAINS("a number"));
+  CHECK_THAT(refusal(R"({"backend": "B", "median_us": 10.5)", R"({"backend": "C", "median_us": 10.5)"),
+             ATTNSEL_CONTAINS("unknown backend \"C\""));
+  CHECK_THAT(refusal(R"("device": "NVIDIA H200",)", R"("device": "NVIDIA H200", "gpu": 1,)"),
+             ATTNSEL_CONTAINS("gpu"));
+  CHECK_THAT(refusal(R"("times": [{"backend": "B", "median_us": 10.5, "spread_pct": 1.5},
+                            {"backend": "A", "median_us": 21.0, "spread_pct": 2.0}])",
+                     R"("times": [])"),
+             ATTNSEL_CONTAINS("times"));
+}
+
+TEST_CASE("a platform's device name is a fact of its own", "[measured]") {
+  platform a = h200();
+  platform b = h200();
+  CHECK(a == b);
+  b.set_device_name("NVIDIA H100");
+  CHECK_FALSE(a == b);
+  const auto j = to_json(a);
+  CHECK(j["device"] == "NVIDIA H200");
+  CHECK(platform_from_json(j) == a);
+  CHECK_FALSE(to_json(platform::cuda(9, 0)).contains("device"));
+  CHECK(to_string(a) == "cuda 9.0");  // the arch text stays the arch
+}
