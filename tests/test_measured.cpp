@@ -161,12 +161,10 @@ TEST_CASE("a measured block is read strictly", "[measured]") {
   CHECK_THAT(refusal(R"("cudnn=9.19.0")", R"("torch=2.11.0")"), ATTNSEL_CONTAINS("listed twice"));
   CHECK_THAT(refusal(R"("median_us": 10.5)", R"("median_us": -1)"),
              ATTNSEL_CONTAINS("/policies/0/measured/times/0/median_us"));
-  CHECK_THAT(refusal(R"("median_us": 10.5)", R"("median_us": "fast")"),
-             ATTNSEL_CONTAINS("a number"));
+  CHECK_THAT(refusal(R"("median_us": 10.5)", R"("median_us": "fast")"), ATTNSEL_CONTAINS("a number"));
   CHECK_THAT(refusal(R"({"backend": "B", "median_us": 10.5)", R"({"backend": "C", "median_us": 10.5)"),
              ATTNSEL_CONTAINS("unknown backend \"C\""));
-  CHECK_THAT(refusal(R"("device": "NVIDIA H200",)", R"("device": "NVIDIA H200", "gpu": 1,)"),
-             ATTNSEL_CONTAINS("gpu"));
+  CHECK_THAT(refusal(R"("device": "NVIDIA H200",)", R"("device": "NVIDIA H200", "gpu": 1,)"), ATTNSEL_CONTAINS("gpu"));
   CHECK_THAT(refusal(R"("times": [{"backend": "B", "median_us": 10.5, "spread_pct": 1.5},
                             {"backend": "A", "median_us": 21.0, "spread_pct": 2.0}])",
                      R"("times": [])"),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # One GPU-host session (the lent H200: a short lease, so the build and every measurement run in one
-# command): builds the dev preset with the venv's Python, runs ctest, the torch agreement sweep in both
-# cuDNN modes, the libtorch side-by-side timing in both modes, and the Python timings.
+# command): builds the dev preset with the venv's Python, runs ctest, attnsel.tune on the LLM and ViT
+# presets, the torch agreement sweep in both cuDNN modes, the Python timings, and the libtorch
+# side-by-side timing in both modes.
 # Usage (repository root, CUDA + torch in the active Python): OUT=DIR tools/gpu_round.sh [--quick]
 #   --quick: a lease with little time left: builds only the Python module, skips ctest, and bounds each
 #            measurement (agreement sweeps first), so what finished comes back under $OUT.
@@ -32,16 +33,21 @@ if ((!QUICK)); then
 fi
 
 export PYTHONPATH=build/dev/python
+step "attnsel.tune: LLM decoder and ViT presets (the measured overlay)"
+bounded 160 "$PY" -m attnsel.tune --preset llm+vit --budget "${TUNE_BUDGET:-120}" --out "$OUT/measured.json" \
+  --report "$OUT/tuning.md" --json "$OUT/tuning.json" >"$OUT/tune.log" 2>&1
+echo "tune rc=$?"
+tail -40 "$OUT/tuning.md" 2>/dev/null || tail -20 "$OUT/tune.log"
 step "torch agreement, cuDNN preferred"
-bounded 200 "$PY" tools/torch_agreement.py --json "$OUT/agree_preferred.json" >"$OUT/agree_preferred.txt" 2>&1
+bounded 110 "$PY" tools/torch_agreement.py --json "$OUT/agree_preferred.json" >"$OUT/agree_preferred.txt" 2>&1
 grep -E "^torch |^sdp priority|^configurations" "$OUT/agree_preferred.txt"
 step "torch agreement, TORCH_CUDNN_SDPA_DEPRIORITIZED=1"
-TORCH_CUDNN_SDPA_DEPRIORITIZED=1 bounded 150 "$PY" tools/torch_agreement.py --json "$OUT/agree_deprioritized.json" \
+TORCH_CUDNN_SDPA_DEPRIORITIZED=1 bounded 90 "$PY" tools/torch_agreement.py --json "$OUT/agree_deprioritized.json" \
   >"$OUT/agree_deprioritized.txt" 2>&1
 grep -E "^sdp priority|^configurations" "$OUT/agree_deprioritized.txt"
 
 step "Python timings (select, select_sdpa, torch._fused_sdp_choice)"
-bounded 40 "$PY" bench/python_select.py --torch --json "$OUT/python_select.json" >"$OUT/python_select.txt" 2>&1
+bounded 20 "$PY" bench/python_select.py --torch --json "$OUT/python_select.json" >"$OUT/python_select.txt" 2>&1
 tail -15 "$OUT/python_select.txt"
 
 step "libtorch side by side"

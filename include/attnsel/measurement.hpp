@@ -26,9 +26,9 @@ struct measured_time {
 /// device with these exact component versions; on any other platform the rule does not match (a stale
 /// measurement is never used), and `explain` says which fact differs.
 struct measurement {
-  std::string device;                ///< the device name the timings were taken on (`NVIDIA H200`)
+  std::string device;                 ///< the device name the timings were taken on (`NVIDIA H200`)
   std::vector<component> components;  ///< each with the exact version measured (`torch=2.11.0`)
-  std::vector<measured_time> times;  ///< every backend timed, fastest first
+  std::vector<measured_time> times;   ///< every backend timed, fastest first
 
   /// True when `p` is the measured device with the measured component versions.
   [[nodiscard]] bool holds_on(const platform& p) const noexcept;

@@ -226,7 +226,12 @@ def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: at
         if why is not None:
             excluded[b] = why
             continue
-        timings.append(summarize(b, runner.time(w, c, b)))
+        try:
+            samples = runner.time(w, c, b)
+        except RuntimeError as e:  # out of memory on a large class, a kernel error: reported, not fatal
+            excluded[b] = f"failed while timed: {str(e).splitlines()[0][:160]}"
+            continue
+        timings.append(summarize(b, samples))
     timings.sort(key=lambda t: t.median_us)
     return ClassResult(c, default, timings, excluded, unsupported)
 

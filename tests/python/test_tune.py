@@ -230,3 +230,17 @@ def test_overlay_round_trips_through_the_catalog_writer(tmp_path):
     measured = [r for r in written["policies"] if "measured" in r]
     assert [r["measured"] for r in measured] == [r["measured"] for r in doc["policies"]]
     assert written["version"] == 2
+
+
+def test_a_backend_failing_while_timed_is_excluded_not_fatal():
+    class OomRunner(FakeRunner):
+        def time(self, w, c, backend):
+            if backend == "MATH":
+                raise RuntimeError("CUDA out of memory. Tried to allocate 128.00 GiB\nmore text")
+            return super().time(w, c, backend)
+
+    runner = OomRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 20.0, "EFFICIENT_ATTENTION": 40.0})
+    w = llama(tune.decoder_classes([128], [], []))
+    r = tune.measure(w, w.classes[0], fresh_registry(), H200, runner)
+    assert r.excluded["MATH"] == "failed while timed: CUDA out of memory. Tried to allocate 128.00 GiB"
+    assert "MATH" not in [t.backend for t in r.timings] and r.timings

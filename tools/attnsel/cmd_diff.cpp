@@ -3,13 +3,17 @@
 #include "catalog_source.hpp"
 #include "commands.hpp"
 #include "errors.hpp"
+#include "validators.hpp"
 
+#include <attnsel/builtin_catalog.hpp>
 #include <attnsel/diff.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace attnsel_cli {
 
@@ -19,15 +23,21 @@ constexpr const char* diff_footer = R"(Examples:
   attnsel diff vllm-rocm-env@e2a00c7b vllm
   attnsel diff vllm@0013943 vllm --domain decoder --json
   attnsel diff catalog/vllm.json my_changed_vllm.json
+  attnsel diff --on torch_sdpa measured_old.json measured_new.json
 
 A and B are built-in catalog names (attnsel list --catalogs) or catalog files.
 Exit status: 0 no decision differs, 1 some decisions differ,
 2 usage error (or a catalog that does not load), 70 internal error.)";
 
-// A catalog that does not load is an input error here: exit 1 must mean "decisions differ".
-attnsel::catalog load_side(const std::string& name_or_file) {
+// A catalog that does not load is an input error here: exit 1 must mean "decisions differ". With
+// `on`, the side is an overlay file layered on that catalog (two tuned overlays, one base).
+attnsel::catalog load_side(const std::string& name_or_file, const std::string& on) {
   try {
-    return load_named_catalog(name_or_file);
+    if (on.empty()) return load_named_catalog(name_or_file);
+    catalog_flags layered;
+    layered.name = on;  // as `--catalog-name ON --catalog FILE`: named ON+STEM
+    layered.layers = {name_or_file};
+    return load_catalog(layered);
   } catch (const catalog_failure& e) {
     throw usage_error(e.what());
   }
@@ -42,6 +52,11 @@ command setup_diff(CLI::App& app) {
         cli.add_option("A", flags.a, "Built-in catalog name or catalog FILE (before)")->required();
         cli.add_option("B", flags.b, "Built-in catalog name or catalog FILE (after)")->required();
         add_domain_filter(cli, flags.domain);
+        std::vector<std::string> builtin(attnsel::builtin_catalog_names.begin(), attnsel::builtin_catalog_names.end());
+        cli.add_option("--on", flags.on,
+                       "Layer A and B (overlay files, e.g. two tuned overlays) on this built-in catalog")
+            ->type_name("NAME")
+            ->check(one_of(builtin));
         cli.add_flag("--no-overrides", flags.no_overrides, "Compare automatic selection only, no forced backends");
         cli.add_flag("--json", flags.json, "Print one JSON report");
       });
@@ -54,8 +69,8 @@ int run_diff(const diff_flags& flags) {
     options.encoder = *flags.domain == attnsel::attention_domain::encoder;
   }
   options.overrides = !flags.no_overrides;
-  const auto a = load_side(flags.a);
-  const auto b = load_side(flags.b);
+  const auto a = load_side(flags.a, flags.on);
+  const auto b = load_side(flags.b, flags.on);
   attnsel::catalog_diff d;
   try {
     d = attnsel::diff_catalogs(a, b, options);

@@ -69,6 +69,7 @@ struct diff_flags {
   std::string a;  ///< built-in catalog name or FILE
   std::string b;
   std::optional<attnsel::attention_domain> domain;  ///< nullopt: both domains
+  std::string on;  ///< `--on`: A and B are overlays layered on this catalog; empty: whole catalogs
   bool no_overrides = false;
   bool json = false;
 };

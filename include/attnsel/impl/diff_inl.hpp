@@ -140,6 +140,11 @@ inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vend
 
 // The arch points of a vendor: CUDA capabilities where a range starts or ends (and one below the
 // lowest), gfx targets named plus one per family named (merged where no filter tells them apart).
+// A platform point as the report names it: the arch, and for a measured rule's machine its fingerprint.
+inline std::string point_text(const platform& p) {
+  return p.device_name().empty() ? to_string(p) : to_string_with_components(p) + " on " + p.device_name();
+}
+
 inline std::vector<platform> arch_points(const std::vector<const registry*>& regs, device_vendor v) {
   struct filter {
     std::optional<cuda_capability> min, max;
@@ -167,6 +172,17 @@ inline std::vector<platform> arch_points(const std::vector<const registry*>& reg
     for (int value : points)
       if (value >= 10 && value <= 999)
         out.push_back(platform::cuda(static_cast<std::uint8_t>(value / 10), static_cast<std::uint8_t>(value % 10)));
+    // A measured rule holds on one machine: that machine (its arch, device name and exact component
+    // versions) is a point of its own, or no point of the space would ever meet its fingerprint.
+    for (const auto* reg : regs)
+      for (const auto& r : reg->policy().rules) {
+        if (r.vendor != v || !r.measured) continue;
+        platform p = platform::cuda(r.min_capability ? r.min_capability->major : 9,
+                                    r.min_capability ? r.min_capability->minor : 0);
+        p.set_device_name(r.measured->device);
+        for (const auto& c : r.measured->components) p.add_component(c.name, c.version);
+        if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(std::move(p));
+      }
     return out;
   }
   if (v == device_vendor::rocm) {
@@ -787,7 +803,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   std::map<device_vendor, std::size_t> per_vendor_total;
   vendors.for_each([&](device_vendor v) {
     const auto points = arch_points(regs, v);
-    for (const auto& p : points) out.space.platforms.push_back(to_string(p));
+    for (const auto& p : points) out.space.platforms.push_back(point_text(p));
     for (auto d : domains) {
       const bool evaluate = !options.skip_identical || !same_behaviour(a.registry, b.registry, v, d);
       for (auto m : enum_values<attention_mode>()) {
@@ -847,10 +863,12 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   std::map<std::string, std::size_t> group_index;
   for (const auto& blk : blocks) {
     if (!blk.evaluate) continue;
-    const std::string where = to_string(blk.point);
+    const std::string where = point_text(blk.point);
     for (const auto& choice : blk.components->choices) {
       platform p = blk.point;
       blk.components->each(choice, [&](const component& c) { p.add_component(c.name, c.version); });
+      // A measured point's own components keep their measured versions over the enumerated ones.
+      for (const auto& c : blk.point.components()) p.add_component(c.name, c.version);
       for (const auto& q : *blk.queries) {
         for (const auto& spec : blk.overrides) {
           const override_request ovr{spec, override_source::api};
