@@ -5,7 +5,9 @@
 
 #include <attnsel/attnsel.hpp>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace attnsel;
@@ -182,4 +184,41 @@ TEST_CASE("a platform's device name is a fact of its own", "[measured]") {
   CHECK(platform_from_json(j) == a);
   CHECK_FALSE(to_json(platform::cuda(9, 0)).contains("device"));
   CHECK(to_string(a) == "cuda 9.0");  // the arch text stays the arch
+}
+
+TEST_CASE("a policy rule can name the head sizes it holds for", "[measured][policy]") {
+  auto c = parse_catalog_text(R"({
+    "format": "attnsel-catalog", "version": 2, "name": "heads",
+    "backends": [
+      {"name": "A", "domains": ["decoder"], "head_sizes": [64, 80, 128], "platforms": [{"vendor": "cuda"}]},
+      {"name": "B", "domains": ["decoder"], "head_sizes": [64, 80, 128], "platforms": [{"vendor": "cuda"}]}
+    ],
+    "policies": [
+      {"domain": "decoder", "vendor": "cuda", "head_sizes": [80, 64, 80], "order": ["B", "A"]},
+      {"domain": "decoder", "vendor": "cuda", "head_sizes": [128], "order": ["A", "B"]},
+      {"domain": "decoder", "vendor": "cuda", "order": ["A", "B"]}
+    ]})",
+                              "heads");
+  const auto& rules = c.registry.policy().rules;
+  CHECK(rules[0].head_sizes == std::vector<std::uint32_t>{64, 80});  // sorted, each once
+  CHECK(to_string(rules[0]) == "decoder cuda head 64|80");
+  query q = bf16();
+  q.head_size = 80;
+  CHECK(select(c.registry, q, h200())->name() == "B");
+  q.head_size = 128;
+  CHECK(select(c.registry, q, h200())->name() == "A");
+  CHECK(explain(c.registry, q, h200()).rule == "decoder cuda head 128");
+  // Written and read back; lint finds no shadowed rule (neither head-size rule covers the other, and
+  // the catch-all comes last).
+  CHECK(parse_catalog(to_json(c)) == c);
+  for (const auto& f : lint_catalog(c)) CHECK(f.code != lint_code::shadowed_rule);
+  // A rule without head sizes in front covers one with them.
+  auto doc = to_json(c);
+  std::swap(doc["policies"][0], doc["policies"][2]);
+  bool shadowed = false;
+  for (const auto& f : lint_catalog(parse_catalog(doc))) shadowed = shadowed || f.code == lint_code::shadowed_rule;
+  CHECK(shadowed);
+  // Version 1 refuses the key by name.
+  doc["version"] = 1;
+  CHECK_THROWS_WITH(parse_catalog(doc), ATTNSEL_CONTAINS("/policies/1/head_sizes"));
 }

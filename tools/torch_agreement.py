@@ -105,9 +105,9 @@ def replay(path: str, out) -> int:
     return 0
 
 
-def sweep(dev, reg, platform, rows: list) -> None:
+def sweep(dev, reg, platform, rows: list, start: int = 0) -> None:
     """Measures every grid call into rows, one by one, so an interrupted sweep keeps what it measured."""
-    for dtype, (d, dv), mode, gqa, (sq, sk), b, extra in grid():
+    for dtype, (d, dv), mode, gqa, (sq, sk), b, extra in itertools.islice(grid(), start, None):
         h, hk = 8, (2 if gqa else 8)
         train = extra == "train"
         q = torch.randn(b, h, sq, d, device=dev, dtype=dtype, requires_grad=train)
@@ -157,6 +157,7 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--platform-from", choices=["detect", "torch"], default="detect")
+    ap.add_argument("--start", type=int, default=0, help="skip the first N grid calls (resume a time-limited run)")
     ap.add_argument("--replay", metavar="FILE", help="ask today's catalog about a recorded sweep (no GPU)")
     args = ap.parse_args()
     if args.replay:
@@ -188,7 +189,7 @@ def main() -> int:
     # A time-limited run (tools/gpu_round.sh --quick) ends with SIGTERM: keep the rows measured so far.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        sweep(dev, reg, platform, rows)
+        sweep(dev, reg, platform, rows, args.start)
     except KeyboardInterrupt:
         print(f"interrupted after {len(rows)} configurations: the summary covers those")
     agree, ran = summarize(rows)

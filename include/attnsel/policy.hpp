@@ -53,11 +53,14 @@ struct policy_rule : arch_filter {
   std::uint32_t max_num_heads = 0;  ///< 0 = unbounded
   cache_dtype_set kv_cache_dtypes;  ///< empty = any
   data_type_set dtypes;             ///< empty = any
-  feature_set features;             ///< the query must require all of these
-  feature_set without_features;     ///< the query must require none of these
-  phase_set phases{};               ///< format 2: the query's stated phase is one of these; empty = any
-  shape_limits shape{};             ///< format 2: the stated shape fields are in these ranges
-  std::string note;                 ///< why this order (shown by explain and in docs)
+  /// Format 2: the query's head size is one of these (sorted, distinct); empty = any. A measured
+  /// order holds for the head size it was measured at.
+  std::vector<std::uint32_t> head_sizes;
+  feature_set features;          ///< the query must require all of these
+  feature_set without_features;  ///< the query must require none of these
+  phase_set phases{};            ///< format 2: the query's stated phase is one of these; empty = any
+  shape_limits shape{};          ///< format 2: the stated shape fields are in these ranges
+  std::string note;              ///< why this order (shown by explain and in docs)
   std::vector<policy_entry> order;
   /// Format 2: the order was measured (`attnsel tune`). The rule then matches only the platform the
   /// timings were taken on (`measurement::holds_on`), and explain shows each candidate's time.
@@ -70,7 +73,8 @@ struct policy_rule : arch_filter {
   /// The query half of `matches` except the domain: modes, head count, dtypes, features, phase, shape.
   /// A phase or range on a field the query leaves unstated does not hold.
   [[nodiscard]] bool matches_query(const query& q) const noexcept;
-  /// `matches_query` without the features: modes, head count, kv-cache dtypes, dtypes, phase, shape.
+  /// `matches_query` without the features: modes, head count, kv-cache dtypes, dtypes, head sizes,
+  /// phase, shape.
   [[nodiscard]] bool matches_fields(const query& q) const noexcept;
   /// Deprecated: `to_string(rule)`.
   [[deprecated("use to_string(rule)")]] [[nodiscard]] std::string describe() const;
@@ -79,9 +83,9 @@ struct policy_rule : arch_filter {
     return a.domain == b.domain && a.vendor == b.vendor &&
            static_cast<const arch_filter&>(a) == static_cast<const arch_filter&>(b) && a.modes == b.modes &&
            a.min_num_heads == b.min_num_heads && a.max_num_heads == b.max_num_heads &&
-           a.kv_cache_dtypes == b.kv_cache_dtypes && a.dtypes == b.dtypes && a.features == b.features &&
-           a.without_features == b.without_features && a.phases == b.phases && a.shape == b.shape && a.note == b.note &&
-           a.order == b.order && a.measured == b.measured;
+           a.kv_cache_dtypes == b.kv_cache_dtypes && a.dtypes == b.dtypes && a.head_sizes == b.head_sizes &&
+           a.features == b.features && a.without_features == b.without_features && a.phases == b.phases &&
+           a.shape == b.shape && a.note == b.note && a.order == b.order && a.measured == b.measured;
   }
 };
 

@@ -105,7 +105,49 @@ class TuneResult:
     platform: attnsel.Platform
     results: List[ClassResult]
     skipped: List[Tuple[str, str]]  # (class name, why): not measured
-    seconds: float
+    seconds: Optional[float]  # measuring time; None when not recorded
+    date: str = dataclasses.field(default_factory=lambda: datetime.date.today().isoformat())
+
+
+MEASUREMENTS_FORMAT = "attnsel-tune-measurements"
+
+
+def to_json(results: Sequence[TuneResult]) -> dict:
+    """Every measurement, replayable with from_json (`--from-json`): overlay and report are rewritten
+    from it without a GPU."""
+    if not results:
+        raise ValueError("to_json: nothing was measured")
+    return {
+        "format": MEASUREMENTS_FORMAT, "version": 1, "attnsel": attnsel.__version__, "date": results[0].date,
+        "platform": json.loads(attnsel.to_json(results[0].platform)),
+        "workloads": [{**{k: v for k, v in dataclasses.asdict(t.workload).items()},
+                       "results": [dataclasses.asdict(r) for r in t.results],
+                       "skipped": [list(s) for s in t.skipped], "seconds": t.seconds} for t in results],
+    }
+
+
+def _shape(d: dict) -> ShapeClass:
+    tup = lambda v: tuple(v) if v is not None else None  # noqa: E731 - JSON lists back to tuples
+    return ShapeClass(d["name"], d["kind"], d["batch"], d["seq_q"], d["seq_kv"], d["causal"], tup(d["seq_q_range"]),
+                      tup(d.get("seq_kv_range")), tup(d.get("batch_range")))
+
+
+def from_json(doc: dict) -> List[TuneResult]:
+    """The TuneResults to_json wrote. ValueError for another document."""
+    if not isinstance(doc, dict) or doc.get("format") != MEASUREMENTS_FORMAT or doc.get("version") != 1:
+        raise ValueError(f"not an {MEASUREMENTS_FORMAT} document (version 1)")
+    platform = attnsel.Platform.from_json(json.dumps(doc["platform"]))
+    out = []
+    for w in doc["workloads"]:
+        classes = tuple(_shape(c) for c in w["classes"])
+        workload = Workload(w["name"], w["num_heads"], w["num_kv_heads"], w["head_size"], w["head_size_v"], w["dtype"],
+                            classes)
+        results = [ClassResult(_shape(r["shape"]), r["torch_default"],
+                               [Timing(**t) for t in r["timings"]], dict(r["excluded"]), dict(r["unsupported"]))
+                   for r in w["results"]]
+        out.append(TuneResult(workload, platform, results, [tuple(s) for s in w["skipped"]], w.get("seconds"),
+                              doc["date"]))
+    return out
 
 
 def split_ranges(points: Sequence[int], low: int, high: int) -> List[Tuple[int, int]]:
@@ -286,7 +328,8 @@ def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
     device, comps = fingerprint(platform)
     feats = ["gqa"] if w.num_kv_heads != w.num_heads else []
     rule = {"domain": "decoder", "vendor": "cuda", "min_capability": cap, "max_capability": cap,
-            "dtypes": [w.dtype], "min_num_heads": w.num_heads, "max_num_heads": w.num_heads}
+            "dtypes": [w.dtype], "head_sizes": [w.head_size], "min_num_heads": w.num_heads,
+            "max_num_heads": w.num_heads}
     if feats:
         rule["features"] = feats
     rule["without_features"] = list(_CALL_FEATURES)
@@ -365,7 +408,7 @@ def report(results: Sequence[TuneResult], rows: Sequence[dict], command: str = "
     platform = results[0].platform
     device, comps = fingerprint(platform)
     lines = [f"Measured on {device or 'an unnamed device'} (cuda {platform.arch}; {', '.join(comps)}), "
-             f"attnsel {attnsel.__version__}, {datetime.date.today().isoformat()}.", ""]
+             f"{results[0].date}.", ""]
     if command:
         lines += ["```", command, "```", ""]
     lines += ["| workload | class | torch default | us | tuned | us | fastest | us | spread | torch regret | tuned regret |",
@@ -410,12 +453,13 @@ def tuned_choice(registry: attnsel.Registry, platform: attnsel.Platform) -> Call
 class TorchRunner(Runner):  # pragma: no cover - needs a CUDA device
     """Runs the class's SDPA call on a CUDA device with each backend forced."""
 
-    def __init__(self, device: str = "cuda", reps: int = 20, warmup: int = 3, slow_ms: float = 20.0):
+    def __init__(self, device: str = "cuda", reps: int = 20, warmup: int = 3, slow_ms: float = 20.0,
+                 target_ms: float = 1.0):
         import torch
 
         self.torch = torch
         self.device = torch.device(device)
-        self.reps, self.warmup, self.slow_ms = reps, warmup, slow_ms
+        self.reps, self.warmup, self.slow_ms, self.target_ms = reps, warmup, slow_ms, target_ms
         self._inputs_key = None
         self._inputs = None
 
@@ -475,25 +519,34 @@ class TorchRunner(Runner):  # pragma: no cover - needs a CUDA device
         return None
 
     def time(self, w: Workload, c: ShapeClass, backend: str) -> List[float]:
+        """Per-call microseconds: each sample times `inner` back-to-back calls between two CUDA events,
+        inside one use_backend context, so a short kernel is not measured as Python overhead."""
+        import attnsel.torch as at
+
         torch = self.torch
-        for _ in range(self.warmup):
-            self._call(w, c, backend)
-        torch.cuda.synchronize()
-        probe_s, probe_e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        probe_s.record()
-        self._call(w, c, backend)
-        probe_e.record()
-        torch.cuda.synchronize()
-        reps = self.reps if probe_s.elapsed_time(probe_e) < self.slow_ms else max(5, self.reps // 4)
-        out = []
-        for _ in range(reps):
+        q, k, v = self._tensors(w, c)
+        gqa = w.num_kv_heads != w.num_heads
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+
+        def run(n):
+            for _ in range(n):
+                sdpa(q, k, v, is_causal=c.causal, enable_gqa=gqa)
+
+        def timed(n):
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
-            self._call(w, c, backend)
+            run(n)
             e.record()
             torch.cuda.synchronize()
-            out.append(s.elapsed_time(e) * 1000.0)
-        return out
+            return s.elapsed_time(e)  # milliseconds
+
+        with at.use_backend(backend):
+            run(self.warmup)
+            torch.cuda.synchronize()
+            probe = timed(1)
+            inner = max(1, min(100, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
+            reps = self.reps if probe < self.slow_ms else max(5, self.reps // 4)
+            return [timed(inner) * 1000.0 / inner for _ in range(reps)]
 
 
 # ---- command line -------------------------------------------------------------------------------------
@@ -537,7 +590,7 @@ def workloads_from_args(a: argparse.Namespace) -> List[Workload]:
     return [Workload(a.name or "custom", heads, kv_heads, d, dv, dtype, classes)]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:  # pragma: no cover - drives the GPU
+def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m attnsel.tune", description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", choices=["llama3-8b", "vit", "llm+vit"])
     ap.add_argument("--model-config", help="a Hugging Face config.json (heads, KV heads, head size, dtype)")
@@ -555,21 +608,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:  # pragma: no cover - dri
     ap.add_argument("--budget", type=float, default=600.0, help="seconds; classes past it are skipped and listed")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--from-json", metavar="FILE",
+                    help="rewrite the overlay and report from recorded measurements (a --json file); no GPU")
     ap.add_argument("--out", required=True, help="the overlay to write (catalog JSON, format 2)")
     ap.add_argument("--report", help="a Markdown report to write (default: standard output)")
     ap.add_argument("--json", help="every measurement as JSON")
     a = ap.parse_args(argv)
-    try:
-        workloads = workloads_from_args(a)
-    except (ValueError, attnsel.CatalogError) as e:
-        ap.error(str(e))
-    import attnsel.torch as at
-
     command = "python -m attnsel.tune " + " ".join(sys.argv[1:] if argv is None else argv)
-    platform = at.platform(a.device)
-    registry = attnsel.torch_sdpa_registry()
-    runner = TorchRunner(a.device, reps=a.reps)
-    results = tune(workloads, registry, platform, runner, a.budget, progress=_progress)
+    if a.from_json:
+        try:
+            with open(a.from_json) as f:
+                results = from_json(json.load(f))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"--from-json: {a.from_json}: {e}")
+        platform = results[0].platform
+    else:
+        try:
+            workloads = workloads_from_args(a)
+        except (ValueError, attnsel.CatalogError) as e:
+            ap.error(str(e))
+        import attnsel.torch as at
+
+        platform = at.platform(a.device)
+        runner = TorchRunner(a.device, reps=a.reps)
+        results = tune(workloads, attnsel.torch_sdpa_registry(), platform, runner, a.budget, progress=_progress)
     doc = overlay(results, command=command)
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
@@ -585,8 +647,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:  # pragma: no cover - dri
         sys.stdout.write(text)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"rows": rows, "results": [dataclasses.asdict(r) for t in results for r in t.results]}, f,
-                      indent=1, default=str)
+            json.dump({**to_json(results), "rows": rows}, f, indent=1)
+            f.write("\n")
     return 0
 
 

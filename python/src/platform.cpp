@@ -134,7 +134,7 @@ py::object canonical_version(const std::optional<attnsel::component_version>& v)
   while (n > 1 && v->parts[n - 1] == 0) --n;
   py::tuple out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = py::int_(v->parts[i]);
-  return std::move(out);
+  return out;
 }
 
 py::int_ hash_of(const platform& p) {

@@ -367,7 +367,7 @@ void bind_selection(py::module_& m) {
                                py::dict out;
                                out["median_us"] = c.measured->median_us;
                                out["spread_pct"] = c.measured->spread_pct;
-                               return std::move(out);
+                               return out;
                              }),
                              "{'median_us', 'spread_pct'} when a measured policy rule (attnsel.tune) gave the "
                              "order, else None.")

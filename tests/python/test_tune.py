@@ -244,3 +244,60 @@ def test_a_backend_failing_while_timed_is_excluded_not_fatal():
     r = tune.measure(w, w.classes[0], fresh_registry(), H200, runner)
     assert r.excluded["MATH"] == "failed while timed: CUDA out of memory. Tried to allocate 128.00 GiB"
     assert "MATH" not in [t.backend for t in r.timings] and r.timings
+
+
+def test_rules_name_the_head_size_so_two_workloads_do_not_collide(tmp_path):
+    # Two encoders with the same heads, dtype and lengths but head sizes 64 and 80, and opposite winners.
+    class ByHead(FakeRunner):
+        def time(self, w, c, backend):
+            fast = "EFFICIENT_ATTENTION" if w.head_size == 64 else "CUDNN_ATTENTION"
+            return [10.0 if backend == fast else 30.0 + len(backend)] * 5
+
+    works = [tune.Workload("vit-d64", 16, 16, 64, 64, "bfloat16", tune.encoder_classes([256])),
+             tune.Workload("vit-d80", 16, 16, 80, 80, "bfloat16", tune.encoder_classes([256]))]
+    results = tune.tune(works, fresh_registry(), H200, ByHead({}, default="CUDNN_ATTENTION"))
+    doc = tune.overlay(results)
+    assert [r["head_sizes"] for r in doc["policies"]] == [[64], [80]]
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    reg = fresh_registry()
+    reg.merge(str(path))
+    rows = tune.regret_rows(results, tune.tuned_choice(reg, H200))
+    assert [(r["workload"], r["tuned"], r["tuned_regret"]) for r in rows] == [
+        ("vit-d64", "EFFICIENT_ATTENTION", 1.0), ("vit-d80", "CUDNN_ATTENTION", 1.0)]
+
+
+def test_measurements_round_trip_and_replay_without_a_gpu():
+    runner = FakeRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 20.0, "EFFICIENT_ATTENTION": 40.0, "MATH": 400.0},
+                        wrong={"EFFICIENT_ATTENTION"})
+    results = tune.tune([llama()], fresh_registry(), H200, runner)
+    doc = json.loads(json.dumps(tune.to_json(results)))
+    again = tune.from_json(doc)
+    assert tune.overlay(again) == tune.overlay(results)
+    assert again[0].results[0].excluded == results[0].results[0].excluded
+    assert again[0].platform == H200
+    with pytest.raises(ValueError, match="attnsel-tune-measurements"):
+        tune.from_json({"format": "attnsel-catalog"})
+
+
+def test_the_recorded_h200_measurements_replay_to_the_committed_overlay(source_dir, tmp_path):
+    # catalog/measured: what attnsel.tune measured on the H200, and the overlay written from it. The
+    # overlay is exactly what the writer makes of the measurements, it loads on torch_sdpa, and on the
+    # H200's platform it picks the measured fastest backend for every class.
+    measured = source_dir / "catalog" / "measured"
+    results = tune.from_json(json.loads((measured / "h200-torch2.11-cudnn9.19.measurements.json").read_text()))
+    committed = json.loads((measured / "h200-torch2.11-cudnn9.19.json").read_text())
+    assert committed["policies"] == tune.overlay(results)["policies"]
+    reg = fresh_registry()
+    reg.merge(str(measured / "h200-torch2.11-cudnn9.19.json"))
+    platform = results[0].platform
+    assert platform.device_name == "NVIDIA H200"
+    rows = tune.regret_rows(results, tune.tuned_choice(reg, platform))
+    assert len(rows) == 24 and all(r["tuned"] == r["fastest"] for r in rows)
+    assert all(r["torch_regret"] >= 1.0 for r in rows)
+    # Elsewhere the overlay is stale: another device gets torch_sdpa's own answers.
+    other = platform.with_device_name("NVIDIA H100 80GB HBM3")
+    w = results[0].workload
+    q = tune.query_of(w, w.classes[0])
+    assert attnsel.select(reg, q, other).backend == attnsel.select(fresh_registry(), q, other).backend
+    assert attnsel.explain(reg, q, other).stale

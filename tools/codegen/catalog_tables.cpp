@@ -195,9 +195,9 @@ class emitter {
     out << "{static_cast<attention_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
         << static_cast<unsigned>(r.vendor) << "), " << arch(r.min_capability, r.max_capability, r.archs, r.families)
         << ", " << r.modes.bits() << "U, " << r.min_num_heads << "U, " << r.max_num_heads << "U, "
-        << r.kv_cache_dtypes.bits() << "U, " << r.dtypes.bits() << "U, " << strings(r.features) << ", "
-        << strings(r.without_features) << ", " << r.phases.bits() << "U, " << shape(r.shape) << ", " << literal(r.note)
-        << ", " << list("entry", order) << "}";
+        << r.kv_cache_dtypes.bits() << "U, " << r.dtypes.bits() << "U, " << uints(r.head_sizes) << ", "
+        << strings(r.features) << ", " << strings(r.without_features) << ", " << r.phases.bits() << "U, "
+        << shape(r.shape) << ", " << literal(r.note) << ", " << list("entry", order) << "}";
     return out.str();
   }
 

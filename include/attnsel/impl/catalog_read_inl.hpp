@@ -417,7 +417,7 @@ class catalog_reader : public json_reader {
                     "families",   "modes",      "min_num_heads",    "max_num_heads",  "kv_cache_dtypes",
                     "dtypes",     "features",   "without_features", "phases",         "seq_len_q",
                     "seq_len_kv", "batch_size", "gqa_group",        "note",           "order",
-                    "measured"});
+                    "measured",   "head_sizes"});
     policy_rule r;
     r.domain = enumerator<attention_domain>(required(j, ptr, "domain"), child(ptr, "domain"));
     r.vendor = enumerator<device_vendor>(required(j, ptr, "vendor"), child(ptr, "vendor"));
@@ -432,6 +432,15 @@ class catalog_reader : public json_reader {
     if (const json* m = member(j, "kv_cache_dtypes"))
       r.kv_cache_dtypes = enum_list<cache_dtype>(*m, child(ptr, "kv_cache_dtypes"), false);
     if (const json* m = member(j, "dtypes")) r.dtypes = enum_list<data_type>(*m, child(ptr, "dtypes"), false);
+    if (const json* m = member(j, "head_sizes")) {
+      const auto hp = child(ptr, "head_sizes");
+      needs_version_2(hp);
+      list(*m, hp, "a non-empty array of head sizes");
+      for (std::size_t i = 0; i < m->size(); ++i)
+        r.head_sizes.push_back(uint32((*m)[i], child(hp, i), 1, max_head_size));
+      std::sort(r.head_sizes.begin(), r.head_sizes.end());
+      r.head_sizes.erase(std::unique(r.head_sizes.begin(), r.head_sizes.end()), r.head_sizes.end());
+    }
     if (const json* m = member(j, "features")) r.features = features(*m, child(ptr, "features"));
     if (const json* m = member(j, "without_features"))
       r.without_features = features(*m, child(ptr, "without_features"));

@@ -157,6 +157,7 @@ struct rule {
   std::uint32_t max_num_heads = 0;
   std::uint32_t kv_cache_dtypes = 0;
   std::uint32_t dtypes = 0;
+  list<std::uint32_t> head_sizes;
   list<std::string_view> features;
   list<std::string_view> without_features;
   std::uint32_t phases = 0;
@@ -326,6 +327,7 @@ inline registry build_registry(const catalog& cat) {
     out.max_num_heads = r.max_num_heads;
     out.kv_cache_dtypes = to_set<cache_dtype>(r.kv_cache_dtypes);
     out.dtypes = to_set<data_type>(r.dtypes);
+    out.head_sizes = to_vector(r.head_sizes);
     out.features = features.get(r.features);
     out.without_features = features.get(r.without_features);
     out.phases = to_set<attention_phase>(r.phases);

@@ -173,6 +173,7 @@ inline nlohmann::json rule_json(const policy_rule& r) {
   if (r.max_num_heads) j["max_num_heads"] = r.max_num_heads;
   if (!r.kv_cache_dtypes.empty()) j["kv_cache_dtypes"] = enum_list_json(r.kv_cache_dtypes);
   if (!r.dtypes.empty()) j["dtypes"] = enum_list_json(r.dtypes);
+  if (!r.head_sizes.empty()) j["head_sizes"] = r.head_sizes;
   if (!r.features.empty()) j["features"] = names_json(r.features);
   if (!r.without_features.empty()) j["without_features"] = names_json(r.without_features);
   if (!r.phases.empty()) j["phases"] = enum_list_json(r.phases);

@@ -532,11 +532,14 @@ inline diff_axes axes_of(const diff_scope& s) {
       if (h.multiple_of > 1) heads.push_back(((h.min + h.multiple_of - 1) / h.multiple_of) * h.multiple_of + 4);
     }
   }
+  for (const auto* r : s.rules) heads.insert(heads.end(), r->head_sizes.begin(), r->head_sizes.end());
   heads.erase(std::remove_if(heads.begin(), heads.end(), [](std::uint32_t h) { return h == 0 || h > max_head_size; }),
               heads.end());
   ax.head_sizes = distinct_by(first_occurrences(heads), [&](std::uint32_t h) {
     std::vector<bool> sig;
     for (const auto* c : s.caps) sig.push_back(c->head_sizes.accepts(h));
+    for (const auto* r : s.rules)
+      sig.push_back(r->head_sizes.empty() || std::binary_search(r->head_sizes.begin(), r->head_sizes.end(), h));
     return sig;
   });
 

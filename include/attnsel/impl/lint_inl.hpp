@@ -92,6 +92,10 @@ inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
   }
   if (!set_covers(outer.kv_cache_dtypes, inner.kv_cache_dtypes)) return false;
   if (!set_covers(outer.dtypes, inner.dtypes)) return false;
+  if (!outer.head_sizes.empty() &&
+      (inner.head_sizes.empty() || !std::includes(outer.head_sizes.begin(), outer.head_sizes.end(),
+                                                  inner.head_sizes.begin(), inner.head_sizes.end())))
+    return false;
   if (!set_covers(outer.phases, inner.phases) || !shape_covers(outer.shape, inner.shape)) return false;
   return inner.features.includes(outer.features) && inner.without_features.includes(outer.without_features);
 }
@@ -100,8 +104,8 @@ inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
 inline bool catches_all(const policy_rule& r, attention_mode m) {
   return !r.min_capability && !r.max_capability && r.archs.empty() && r.families.empty() &&
          (r.modes.empty() || r.modes.contains(m)) && !r.min_num_heads && !r.max_num_heads &&
-         r.kv_cache_dtypes.empty() && r.dtypes.empty() && r.features.empty() && r.without_features.empty() &&
-         r.phases.empty() && r.shape.empty();
+         r.kv_cache_dtypes.empty() && r.dtypes.empty() && r.head_sizes.empty() && r.features.empty() &&
+         r.without_features.empty() && r.phases.empty() && r.shape.empty();
 }
 
 // Why a range of a call rule's `when` can never meet the variant's own range of that field (a stated
@@ -188,6 +192,8 @@ class rule_cover_index {
     for (const auto& f : r.features) k += f + ",";
     k += "|";
     for (const auto& f : r.without_features) k += f + ",";
+    k += "|";
+    for (auto h : r.head_sizes) k += std::to_string(h) + ",";
     k += "|" + std::to_string(r.phases.bits()) + "|" + to_string(r.shape);
     return k;
   }

@@ -57,6 +57,7 @@ ATTNSEL_INLINE bool policy_rule::matches_fields(const query& q) const noexcept {
   }
   if (!kv_cache_dtypes.empty() && !kv_cache_dtypes.contains(q.kv_cache_dtype)) return false;
   if (!dtypes.empty() && !dtypes.contains(q.dtype)) return false;
+  if (!head_sizes.empty() && !std::binary_search(head_sizes.begin(), head_sizes.end(), q.head_size)) return false;
   return detail::call_matches(phases, shape, q);
 }
 
@@ -79,6 +80,8 @@ ATTNSEL_INLINE std::string to_string(const policy_rule& rule) {
     out += " dtype";
     rule.dtypes.for_each([&](data_type d) { out += " " + std::string(to_string(d)); });
   }
+  if (!rule.head_sizes.empty())
+    out += " head " + detail::join(rule.head_sizes, "|", [](std::uint32_t h) { return std::to_string(h); });
   for (const auto& f : rule.features) out += " +" + f;
   for (const auto& f : rule.without_features) out += " -" + f;
   if (!rule.phases.empty()) out += " phase " + detail::format_enum_list(rule.phases, "|");

@@ -86,7 +86,7 @@ ATTNSEL_INLINE bool detail::registry_reads_call(const registry& reg) noexcept {
       if (v.reads_call()) return true;
   }
   for (const auto& r : reg.policy().rules) {
-    if (!r.phases.empty() || !r.shape.empty() || r.measured) return true;
+    if (!r.phases.empty() || !r.shape.empty() || r.measured || !r.head_sizes.empty()) return true;
     for (const auto& e : r.order)
       if (!e.phases.empty() || !e.shape.empty()) return true;
   }
