@@ -792,6 +792,46 @@ TEST_CASE("docs/cli.md's usage-error examples are what the tool prints", "[cli][
   CHECK(examples >= 5);
 }
 
+TEST_CASE("plan on the sglang catalog gives SGLang's prefill/decode outcome", "[cli][plan][sglang]") {
+  const std::string dir = std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/model_configs/";
+  const auto on = [](const char* arch, std::vector<std::string> args) {
+    args.insert(args.begin(), {"plan", "--catalog", "sglang", "--platform", "cuda", "--arch", arch, "--component",
+                               "cuda_runtime=12.8,flashinfer"});
+    return run(args);
+  };
+  const std::string llama = dir + "llama-3-8b.json";
+  // No flags: one backend for both phases; trtllm_mha's page size (SGLang snaps page 1 to 64)
+  CHECK(on("10.0", {"--model-config", llama}).out == "prefill: TRTLLM_MHA\ndecode: TRTLLM_MHA\nblock_size: 64\n");
+  CHECK(on("9.0", {"--model-config", llama}).out == "prefill: FA3\ndecode: FA3\nblock_size: any\n");
+  // overrides.py@003bbaf9 _attention_backend_fa3_fp8_fallback: the automatic fa3 with fp8_e5m2 runs triton
+  CHECK(on("9.0", {"--model-config", llama, "--kv-cache-dtype", "fp8_e5m2"}).out ==
+        "prefill: TRITON\ndecode: TRITON\nblock_size: any\n");
+  // --prefill-attention-backend fa4 --decode-attention-backend trtllm_mha: SGLang snaps trtllm_mha's page to
+  // 64, then _fa4_page_constraint sets 128, which trtllm_mha takes (16/32/64/128 @003bbaf9): one KV pool, page 128
+  const auto split =
+      on("10.0", {"--model-config", llama, "--prefill-backend", "fa4", "--decode-backend", "trtllm_mha"});
+  CHECK(split.status == 0);
+  CHECK(split.out == "prefill: FA4\ndecode: TRTLLM_MHA\nblock_size: 128\n");
+  // attnsel is stricter than SGLang with a pinned page size: SGLang changes 64 to 128, attnsel refuses FA4
+  const auto pinned = on("10.0", {"--model-config", llama, "--block-size", "64", "--prefill-backend", "fa4",
+                                  "--decode-backend", "trtllm_mha"});
+  CHECK(pinned.status == 1);
+  CHECK(pinned.out == "prefill: (none)\ndecode: TRTLLM_MHA\n");
+  CHECK(squash(pinned.err).find("FA4: block size 64 is not a multiple of any of {128}") != std::string::npos);
+  // cutedsl_mla is decode-only (_cutedsl_prefill_backend_fill): with trtllm_mla for prefill, as SGLang fills it
+  const std::vector<std::string> deepseek = {"--model-config", dir + "deepseek-v3.json", "--tp", "8"};
+  auto mla = deepseek;
+  mla.insert(mla.end(), {"--prefill-backend", "trtllm_mla", "--decode-backend", "cutedsl_mla"});
+  CHECK(on("10.0", mla).out == "prefill: TRTLLM_MLA\ndecode: CUTEDSL_MLA\nblock_size: 64\n");
+  // --attention-backend cutedsl_mla alone: SGLang fills prefill with trtllm_mla; attnsel refuses the prefill
+  auto base = deepseek;
+  base.insert(base.end(), {"--backend", "cutedsl_mla"});
+  const auto refused = on("10.0", base);
+  CHECK(refused.status == 1);
+  CHECK(refused.out == "prefill: (none)\ndecode: CUTEDSL_MLA\n");
+  CHECK(squash(refused.err).find("CUTEDSL_MLA: when phase prefill, requires never") != std::string::npos);
+}
+
 TEST_CASE("--model-config reads a Hugging Face config.json into the query", "[cli][select][model_config]") {
   const std::string dir = std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/model_configs/";
   const std::vector<std::string> hopper = {"--catalog", "sglang", "--platform",  "cuda",

@@ -110,6 +110,47 @@ def test_sglang_flags_to_overrides_inherit_the_base():
         o.for_phase("verify")
 
 
+def test_sglang_flags_resolve_as_sglang_does():
+    # overrides.py@003bbaf9 _attention_backend_default: equal prefill and decode become the base backend
+    both = sg.parse_flags("--prefill-attention-backend fa4 --decode-attention-backend fa4")
+    assert both == EngineOverrides(decoder="FA4", prefill="FA4", decode="FA4")
+    # _cutedsl_prefill_backend_fill: cutedsl_mla is decode-only, an unset prefill becomes trtllm_mla
+    for line in ("--attention-backend cutedsl_mla", "--decode-attention-backend cutedsl_mla"):
+        o = sg.parse_flags(line, mode="mla")
+        assert (o.for_phase("prefill"), o.for_phase("decode")) == ("TRTLLM_MLA", "CUTEDSL_MLA"), line
+    kept = sg.parse_flags("--decode-attention-backend cutedsl_mla --prefill-attention-backend fa3", mode="mla")
+    assert kept.for_phase("prefill") == "FA3_MLA"
+    # _attention_backend_fa3_fp8_fallback: the base fa3 with an fp8_e5m2 KV cache runs triton ...
+    e5m2 = sg.parse_flags("--attention-backend fa3 --kv-cache-dtype fp8_e5m2")
+    assert e5m2.decoder == "TRITON"
+    assert sg.parse_flags("--attention-backend fa3 --kv-cache-dtype=fp8_e5m2", mode="mla").decoder == "TRITON_MLA"
+    assert sg.parse_flags("--attention-backend fa3 --kv-cache-dtype fp8_e4m3").decoder == "FA3"
+    # ... but an explicit per-phase fa3 is kept, as SGLang keeps it
+    phase = sg.parse_flags("--prefill-attention-backend fa3 --decode-attention-backend fa3 --kv-cache-dtype fp8_e5m2")
+    assert (phase.decoder, phase.for_phase("prefill"), phase.for_phase("decode")) == ("TRITON", "FA3", "FA3")
+
+
+def test_sglang_overrides_carry_both_phases_into_attnsel():
+    reg = attnsel.builtin_catalog("sglang")
+    b200 = attnsel.Platform.cuda(10, 0, components=["cuda_runtime=12.8", "flashinfer"])
+    mla = attnsel.Query.from_model_config(config("deepseek-v3.json"), tp=8)
+    o = sg.parse_flags("--decode-attention-backend cutedsl_mla", mode="mla")
+    ovr = o.override_set()
+    assert ovr == attnsel.OverrideSet(prefill="TRTLLM_MLA", decode="CUTEDSL_MLA")
+    for phase, expected in (("prefill", "TRTLLM_MLA"), ("decode", "CUTEDSL_MLA")):
+        q = mla.replace(phase=phase)
+        assert attnsel.select(reg, q, b200, ovr).backend == expected
+    # attnsel is stricter than SGLang's fill when cutedsl_mla is forced for prefill itself
+    ex = attnsel.explain(reg, mla.replace(phase="prefill"), b200, "cutedsl_mla")
+    assert not ex.ok and ex.result.code == "backend_rejected"
+    assert [r.code for r in ex.result.candidates[0].reasons] == ["call_rule"]
+    # and back: the same pair as SGLang flags
+    assert sg.flags(prefill=o.for_phase("prefill"), decode=o.for_phase("decode")) == [
+        "--prefill-attention-backend", "trtllm_mla", "--decode-attention-backend", "cutedsl_mla"]
+    assert sg.to_attnsel("cutedsl_mla", mode="mla") == "CUTEDSL_MLA"
+    assert sg.flags(encoder=sg.to_attnsel("sdpa", domain="encoder")) == ["--mm-attention-backend", "sdpa"]
+
+
 def test_vllm_flags_both_ways():
     sel = attnsel.select(attnsel.reference_registry(), attnsel.Query(), attnsel.Platform.cuda(9, 0))
     assert vllm.flags(sel, block_size=16) == ["--attention-backend", sel.backend, "--block-size", "16"]

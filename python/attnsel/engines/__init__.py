@@ -42,9 +42,12 @@ class EngineOverrides:
         return own if own is not None else self.decoder
 
     def override_set(self, phase: Optional[str] = None, source: str = "api") -> OverrideSet:
-        """The attnsel OverrideSet for the decoder (of `phase`, when given) and the encoder."""
-        decoder = self.for_phase(phase) if phase is not None else self.decoder
-        return OverrideSet(decoder=decoder or "", encoder=self.encoder or "", source=source)
+        """The attnsel OverrideSet: without `phase`, the base, per-phase and encoder overrides (an unset
+        phase inherits the base); with `phase`, that phase's backend as the decoder override."""
+        if phase is not None:
+            return OverrideSet(decoder=self.for_phase(phase) or "", encoder=self.encoder or "", source=source)
+        return OverrideSet(decoder=self.decoder or "", encoder=self.encoder or "", source=source,
+                           prefill=self.prefill, decode=self.decode)
 
 
 def _split(args: Union[str, Sequence[str]]) -> List[str]:

@@ -8,19 +8,21 @@ are FA3_MLA, FLASHINFER_MLA, TRITON_MLA and AITER_MLA (an attnsel backend has on
     flags(sel)                          # ['--attention-backend', 'fa3']
     flags(decode=sel_d, prefill=sel_p)  # ['--prefill-attention-backend', 'fa4', '--decode-attention-backend', 'trtllm_mla']
     parse_flags("--attention-backend fa3 --decode-attention-backend flashinfer").for_phase("decode")  # 'FLASHINFER'
+    parse_flags("--decode-attention-backend cutedsl_mla", mode="mla").prefill                         # 'TRTLLM_MLA'
 """
 
 from typing import List, Optional, Sequence, Union
 
 from . import EngineOverrides, _scan
 
-__all__ = ["ATTENTION_BACKEND_FLAG", "DECODE_FLAG", "ENCODER_FLAG", "PREFILL_FLAG", "flags", "parse_flags",
-           "to_attnsel", "to_sglang"]
+__all__ = ["ATTENTION_BACKEND_FLAG", "DECODE_FLAG", "ENCODER_FLAG", "KV_CACHE_DTYPE_FLAG", "PREFILL_FLAG", "flags",
+           "parse_flags", "to_attnsel", "to_sglang"]
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
 PREFILL_FLAG = "--prefill-attention-backend"
 DECODE_FLAG = "--decode-attention-backend"
 ENCODER_FLAG = "--mm-attention-backend"
+KV_CACHE_DTYPE_FLAG = "--kv-cache-dtype"
 
 # SGLang names that serve both MHA and MLA models; attnsel names the MLA flavour with an _MLA suffix.
 _MLA_FLAVOURED = ("fa3", "flashinfer", "triton", "aiter")
@@ -94,21 +96,30 @@ def flags(
 
 
 def parse_flags(args: Union[str, Sequence[str]], *, mode: str = "standard") -> EngineOverrides:
-    """The attention flags of an SGLang command line (a string or an argv list) in attnsel's names.
+    """The attention flags of an SGLang command line (a string or an argv list) in attnsel's names,
+    resolved as SGLang resolves them.
 
     `mode` is the model's attention mode, so 'fa3' on an MLA model reads as FA3_MLA. Other flags are
-    ignored. An unset --prefill/--decode-attention-backend inherits --attention-backend
-    (EngineOverrides.for_phase), as in SGLang's attention_backends_of.
+    ignored, except --kv-cache-dtype. An unset --prefill/--decode-attention-backend inherits
+    --attention-backend (EngineOverrides.for_phase), as in SGLang's attention_backends_of. SGLang's
+    own rewrites of the explicit flags (arg_groups/overrides.py@003bbaf9) are applied, in its order:
+
+    - prefill and decode given and equal: that backend becomes the base (_attention_backend_default);
+    - cutedsl_mla anywhere and no prefill backend: prefill is trtllm_mla (_cutedsl_prefill_backend_fill);
+    - --attention-backend fa3 with --kv-cache-dtype fp8_e5m2: the base is triton
+      (_attention_backend_fa3_fp8_fallback; an explicit per-phase fa3 is kept, as in SGLang).
     """
-    found = _scan(args, (ATTENTION_BACKEND_FLAG, PREFILL_FLAG, DECODE_FLAG, ENCODER_FLAG))
+    found = _scan(args, (ATTENTION_BACKEND_FLAG, PREFILL_FLAG, DECODE_FLAG, ENCODER_FLAG, KV_CACHE_DTYPE_FLAG))
 
     def get(flag: str, domain: str = "decoder") -> Optional[str]:
         value = found.get(flag)
         return None if value is None else to_attnsel(value, mode=mode, domain=domain)
 
-    return EngineOverrides(
-        decoder=get(ATTENTION_BACKEND_FLAG),
-        prefill=get(PREFILL_FLAG),
-        decode=get(DECODE_FLAG),
-        encoder=get(ENCODER_FLAG, "encoder"),
-    )
+    decoder, prefill, decode = get(ATTENTION_BACKEND_FLAG), get(PREFILL_FLAG), get(DECODE_FLAG)
+    if prefill is not None and prefill == decode:
+        decoder = prefill
+    if prefill is None and "CUTEDSL_MLA" in (decoder, decode):
+        prefill = "TRTLLM_MLA"
+    if decoder is not None and to_sglang(decoder) == "fa3" and found.get(KV_CACHE_DTYPE_FLAG) == "fp8_e5m2":
+        decoder = to_attnsel("triton", mode=mode)
+    return EngineOverrides(decoder=decoder, prefill=prefill, decode=decode, encoder=get(ENCODER_FLAG, "encoder"))
