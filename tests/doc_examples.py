@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-# ctest doc_examples: runs every fenced example of README.md and docs/*.md and compares what it prints.
+# ctest doc_examples: runs every fenced example of README.md and docs/**/*.md and compares what it prints.
 """Run the fenced examples of the docs (the marker vocabulary is in CONTRIBUTING.md, "Examples in the docs").
 
 Usage: doc_examples.py --source DIR [--cli-dir DIR] [--python-path DIR] [--cxx-config FILE] [--work DIR]
@@ -345,7 +345,7 @@ def main():
     if args.python_block:
         return run_python_block(args.python_block)
     source = pathlib.Path(args.source).resolve()
-    docs = [source / "README.md"] + sorted((source / "docs").glob("*.md"))
+    docs = [source / "README.md"] + sorted((source / "docs").rglob("*.md"))
     blocks = [b for d in docs for b in parse(d, str(d.relative_to(source))) if args.only in f"{b.path}:{b.line}"]
     if args.list:
         for b in blocks:
