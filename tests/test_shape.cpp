@@ -413,7 +413,7 @@ TEST_CASE("catalog format 2: loads, round-trips, and refuses its keys in a versi
   CHECK(parse_catalog(written, "again") == c);
 
   // A catalog without format-2 keys is still written as version 1.
-  CHECK(to_json(builtin_catalog("vllm"))["version"] == 1);
+  CHECK(to_json(builtin_catalog("vllm@00159db"))["version"] == 1);
 
   CHECK(load_error(R"({"format": "attnsel-catalog", "version": 1, "name": "t",
     "backends": [{"name": "A", "domains": ["decoder"], "seq_len_q": {"min": 2}}]})") ==

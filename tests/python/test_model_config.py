@@ -156,7 +156,8 @@ def test_vllm_flags_both_ways():
     assert vllm.flags(sel, block_size=16) == ["--attention-backend", sel.backend, "--block-size", "16"]
     assert vllm.flags(encoder="TORCH_SDPA") == ["--mm-encoder-attn-backend", "TORCH_SDPA"]
     o = vllm.parse_flags("VLLM_ATTENTION_BACKEND=flashinfer vllm serve m --mm-encoder-attn-backend TORCH_SDPA")
-    assert o == EngineOverrides(decoder="FLASHINFER", encoder="TORCH_SDPA")
+    assert o == vllm.VllmOverrides(decoder="FLASHINFER", encoder="TORCH_SDPA")
+    assert isinstance(o, EngineOverrides)
     assert vllm.parse_flags(["--attention-backend=FLASH_ATTN"]).override_set() == attnsel.OverrideSet(
         decoder="FLASH_ATTN")
 

@@ -2,24 +2,65 @@
 # vLLM's attention flags <-> attnsel's `vllm` catalog (docs/engines/vllm.md).
 """vLLM's attention-backend vocabulary for the built-in ``vllm`` catalog.
 
-attnsel's names are vLLM's own (AttentionBackendEnum: FLASH_ATTN, FLASHINFER_MLA, ...), so the mapping
-is the flag, not the name:
+attnsel's names are vLLM's own (AttentionBackendEnum: FLASH_ATTN, FLASHINFER_MLA, ...), except for the
+MLA prefill backends, which vLLM names in a separate enum (MLAPrefillBackendEnum: FLASH_ATTN, FLASHINFER,
+TRTLLM_RAGGED, TOKENSPEED_MLA) and attnsel as MLA_PREFILL_FLASH_ATTN, ... (see :func:`to_mla_prefill`):
 
     flags(sel)                           # ['--attention-backend', 'FLASH_ATTN']
     flags(encoder=vit_sel)               # ['--mm-encoder-attn-backend', 'TORCH_SDPA']
-    parse_flags("--attention-backend=FLASHINFER").override_set()
+    flags(mla_prefill="MLA_PREFILL_TRTLLM_RAGGED")  # ['--attention-config', '{"mla_prefill_backend": "TRTLLM_RAGGED"}']
+    o = parse_flags("--attention-config '{\"backend_per_kind\": {\"sliding_window\": \"TRITON_ATTN\"}}'")
+    o.override_set(query=q)              # the override vLLM applies to that layer
 """
 
-from typing import List, Optional, Sequence, Union
+import dataclasses
+import json
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import EngineOverrides, _scan
+from .._attnsel import OverrideSet
+from . import EngineOverrides, _split
 
-__all__ = ["ATTENTION_BACKEND_FLAG", "ENCODER_FLAG", "flags", "parse_flags"]
+__all__ = [
+    "ATTENTION_BACKEND_FLAG",
+    "ATTENTION_CONFIG_FLAG",
+    "DECODE_FLAG",
+    "ENCODER_FLAG",
+    "KV_CACHE_KINDS",
+    "VllmOverrides",
+    "flags",
+    "kv_cache_kind",
+    "mla_prefill_query",
+    "parse_flags",
+    "to_mla_prefill",
+    "to_vllm_mla_prefill",
+]
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
+# vLLM PR #48162: the decode-phase backend; --attention-prefill-backend is an alias of --attention-backend.
+DECODE_FLAG = "--attention-decode-backend"
+PREFILL_ALIAS_FLAG = "--attention-prefill-backend"
 ENCODER_FLAG = "--mm-encoder-attn-backend"
+ATTENTION_CONFIG_FLAG = "--attention-config"
+_ATTENTION_CONFIG_SHORT = "-ac"
 # Older vLLM releases read the decoder backend from this environment variable instead.
 ENV_VAR = "VLLM_ATTENTION_BACKEND"
+
+# KVCacheSpecKind values (vllm/v1/kv_cache_interface.py): the keys of attention_config.backend_per_kind.
+KV_CACHE_KINDS = (
+    "full_attention",
+    "sliding_window",
+    "mla_attention",
+    "sliding_window_mla",
+    "cross_attention",
+    "encoder_only_attention",
+    "sink_full_attention",
+    "chunked_local_attention",
+    "mamba",
+)
+
+# MLAPrefillBackendEnum names that are not "MLA_PREFILL_" + the vLLM name.
+_MLA_PREFILL_SPECIAL = {"TOKENSPEED_MLA": "MLA_PREFILL_TOKENSPEED"}
+_MLA_PREFILL_PREFIX = "MLA_PREFILL_"
 
 Backend = Union[str, object]
 
@@ -31,32 +72,249 @@ def _name(backend: Backend) -> str:
     return name.upper()
 
 
-def flags(
-    backend: Optional[Backend] = None, *, encoder: Optional[Backend] = None, block_size: Optional[int] = None
-) -> List[str]:
-    """vLLM command-line flags that run the given decoder and multimodal-encoder backends.
+def to_mla_prefill(name: str) -> str:
+    """attnsel's name for a vLLM MLAPrefillBackendEnum name: 'TRTLLM_RAGGED' -> 'MLA_PREFILL_TRTLLM_RAGGED'.
 
-    `block_size` (e.g. ``sel.block_size_for(0)``) adds --block-size.
+    vLLM's prefill enum reuses FLASH_ATTN and FLASHINFER, which attnsel already uses for the decoder
+    backends, so every MLA prefill backend carries the MLA_PREFILL_ prefix; TOKENSPEED_MLA becomes
+    MLA_PREFILL_TOKENSPEED. A name that already has the prefix is returned as it is.
+    """
+    key = name.strip().upper()
+    if not key:
+        raise ValueError("MLA prefill backend name is empty")
+    if key.startswith(_MLA_PREFILL_PREFIX):
+        return key
+    return _MLA_PREFILL_SPECIAL.get(key, _MLA_PREFILL_PREFIX + key)
+
+
+def to_vllm_mla_prefill(backend: Backend) -> str:
+    """vLLM's MLAPrefillBackendEnum name for an attnsel MLA prefill backend (the inverse of to_mla_prefill)."""
+    name = _name(backend)
+    if not name.startswith(_MLA_PREFILL_PREFIX):
+        raise ValueError(f"{name} is not an MLA prefill backend (MLA_PREFILL_...)")
+    for vllm_name, ours in _MLA_PREFILL_SPECIAL.items():
+        if ours == name:
+            return vllm_name
+    return name[len(_MLA_PREFILL_PREFIX):]
+
+
+def kv_cache_kind(query) -> str:
+    """The KV-cache group kind of a layer, exactly as vLLM's get_attn_spec_kind derives it.
+
+    encoder_only -> 'encoder_only_attention'; encoder_decoder (cross-attention) -> 'cross_attention';
+    MLA (dense or sparse) -> 'sliding_window_mla' with the sliding_window feature, else 'mla_attention';
+    otherwise 'sliding_window' or 'full_attention'. Sinks do not change the kind (gpt-oss stays
+    full/sliding); 'sink_full_attention' comes only from vLLM's StaticSinkAttention layer.
+    """
+    if query.attn_type == "encoder_only":
+        return "encoder_only_attention"
+    if query.attn_type == "encoder_decoder":
+        return "cross_attention"
+    sliding = "sliding_window" in query.features
+    if query.mode != "standard":
+        return "sliding_window_mla" if sliding else "mla_attention"
+    return "sliding_window" if sliding else "full_attention"
+
+
+def mla_prefill_query(config, *, tp: int = 1, **fields):
+    """The query for vLLM's MLA prefill selector from a model config (a path or a dict).
+
+    The MLA prefill backends are selected for the prefill attention's head sizes (qk_nope_head_dim +
+    qk_rope_head_dim and v_head_dim; DeepSeek R1/V3: 192 and 128), not the latent 576 of the decode
+    query that Query.from_model_config gives. `fields` add to the query (kv_cache_dtype=..., features=...).
+    """
+    from .. import Query, read_model_config  # local: the package imports this module lazily
+
+    model = read_model_config(config)
+    if model.mode == "standard":
+        raise ValueError("mla_prefill_query: the model does not use MLA (no kv_lora_rank)")
+    base = Query.from_model_config(config, tp=tp, **fields)
+    return base.replace(head_size=model.head_size, head_size_v=model.head_size_v, phase="prefill")
+
+
+@dataclasses.dataclass(frozen=True)
+class VllmOverrides(EngineOverrides):
+    """The attention overrides of a vLLM command line, with vLLM's own precedence (:meth:`for_query`).
+
+    ``decoder`` is --attention-backend (attention_config.backend), ``decode`` --attention-decode-backend
+    (PR #48162), ``backend_per_kind`` the (kind, backend) pairs of attention_config.backend_per_kind,
+    ``mla_prefill`` attention_config.mla_prefill_backend in attnsel's name (MLA_PREFILL_...).
+    """
+
+    backend_per_kind: Tuple[Tuple[str, str], ...] = ()
+    mla_prefill: Optional[str] = None
+
+    def backend_for_kind(self, kind: str) -> Optional[str]:
+        """The per-kind backend of `kind`, or None when backend_per_kind does not name it."""
+        return dict(self.backend_per_kind).get(kind)
+
+    def for_query(self, query) -> Optional[str]:
+        """The backend vLLM forces for the layer and call `query` describes, or None (automatic).
+
+        - encoder domain: --mm-encoder-attn-backend;
+        - an MLA prefill call (mode mla, phase prefill): mla_prefill_backend, never the decoder backend
+          (vLLM's separate MLA prefill selector);
+        - a decode call with --attention-decode-backend set: that backend;
+        - otherwise the per-kind backend of the layer's KV-cache kind (:func:`kv_cache_kind`), else
+          --attention-backend (vLLM's get_attn_backend: ``backend_per_kind.get(kind, backend)``).
+        """
+        if query.domain == "encoder":
+            return self.encoder
+        if query.mode == "mla" and query.phase == "prefill":
+            return self.mla_prefill
+        if query.phase == "decode" and self.decode is not None:
+            return self.decode
+        own = self.backend_for_kind(kv_cache_kind(query))
+        return own if own is not None else self.decoder
+
+    def override_set(self, phase: Optional[str] = None, source: str = "api", *, query=None) -> OverrideSet:
+        """The attnsel OverrideSet. With `query`, exactly vLLM's override for that layer, for its phase
+        and for both phases (so attnsel.plan sees each phase's own); an automatic phase is an explicit
+        empty override, never inherited. Without `query`, EngineOverrides' phase rule (no per-kind, no
+        MLA prefill override: they need the layer)."""
+        if query is None:
+            return super().override_set(phase, source)
+        decoder = self.for_query(query.replace(phase=None))
+        return OverrideSet(
+            decoder=decoder or "",
+            encoder=self.encoder or "",
+            source=source,
+            prefill=self.for_query(query.replace(phase="prefill")) or "",
+            decode=self.for_query(query.replace(phase="decode")) or "",
+        )
+
+
+def flags(
+    backend: Optional[Backend] = None,
+    *,
+    decode: Optional[Backend] = None,
+    encoder: Optional[Backend] = None,
+    mla_prefill: Optional[Backend] = None,
+    backend_per_kind: Optional[Mapping[str, Backend]] = None,
+    block_size: Optional[int] = None,
+) -> List[str]:
+    """vLLM command-line flags that run the given backends.
+
+    `backend` sets --attention-backend, `decode` --attention-decode-backend (PR #48162), `encoder`
+    --mm-encoder-attn-backend; `mla_prefill` (an MLA_PREFILL_... backend) and `backend_per_kind` (kind ->
+    backend) go into one --attention-config JSON; `block_size` (e.g. ``sel.block_size_for(0)``) adds
+    --block-size.
     """
     out: List[str] = []
     if backend is not None:
         out += [ATTENTION_BACKEND_FLAG, _name(backend)]
+    if decode is not None:
+        out += [DECODE_FLAG, _name(decode)]
     if encoder is not None:
         out += [ENCODER_FLAG, _name(encoder)]
+    config: Dict[str, object] = {}
+    if mla_prefill is not None:
+        config["mla_prefill_backend"] = to_vllm_mla_prefill(mla_prefill)
+    if backend_per_kind:
+        config["backend_per_kind"] = {_kind(k): _name(v) for k, v in backend_per_kind.items()}
+    if config:
+        out += [ATTENTION_CONFIG_FLAG, json.dumps(config)]
     if block_size:
         out += ["--block-size", str(int(block_size))]
     return out
 
 
-def parse_flags(args: Union[str, Sequence[str]]) -> EngineOverrides:
+def _kind(kind: str) -> str:
+    if kind not in KV_CACHE_KINDS:
+        raise ValueError(f"backend_per_kind: {kind!r} is not a KV-cache kind ({', '.join(KV_CACHE_KINDS)})")
+    return kind
+
+
+def _backend_value(value: object, where: str) -> Optional[str]:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where}: expected a backend name, got {value!r}")
+    name = value.strip().upper()
+    return None if name == "AUTO" else name
+
+
+class _Parsed:
+    def __init__(self) -> None:
+        self.decoder: Optional[str] = None
+        self.decode: Optional[str] = None
+        self.encoder: Optional[str] = None
+        self.mla_prefill: Optional[str] = None
+        self.per_kind: Dict[str, Optional[str]] = {}
+
+    def config_key(self, key: str, value: object, where: str) -> None:
+        """One attention_config key (a JSON value, or the text after a dotted flag)."""
+        if key in ("backend", "prefill_backend"):
+            self.decoder = _backend_value(value, where)
+        elif key == "decode_backend":
+            self.decode = _backend_value(value, where)
+        elif key == "mla_prefill_backend":
+            name = _backend_value(value, where)
+            self.mla_prefill = None if name is None else to_mla_prefill(name)
+        elif key == "backend_per_kind":
+            if isinstance(value, str):
+                value = _json(value, where)
+            if not isinstance(value, dict):
+                raise ValueError(f"{where}: expected an object of KV-cache kind -> backend, got {value!r}")
+            for kind, name in value.items():
+                self.per_kind[_kind(kind)] = _backend_value(name, f"{where}.{kind}")
+        elif key.startswith("backend_per_kind."):
+            kind = key[len("backend_per_kind."):]
+            self.per_kind[_kind(kind)] = _backend_value(value, where)
+        # Other attention_config keys (flash_attn_version, use_trtllm_attention, ...) choose no backend.
+
+
+def _json(text: str, where: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{where}: not JSON: {e}") from None
+
+
+def parse_flags(args: Union[str, Sequence[str]]) -> VllmOverrides:
     """The attention flags of a vLLM command line (a string or an argv list) in attnsel's names.
 
-    Reads --attention-backend, --mm-encoder-attn-backend and a leading VLLM_ATTENTION_BACKEND=NAME
-    assignment (the environment variable older releases read). Other flags are ignored.
+    Reads --attention-backend (and its PR #48162 alias --attention-prefill-backend),
+    --attention-decode-backend, --mm-encoder-attn-backend, a leading VLLM_ATTENTION_BACKEND=NAME, and the
+    attention config: ``--attention-config JSON`` / ``-ac JSON`` and the dotted forms
+    ``--attention-config.KEY VALUE`` / ``-ac.KEY=VALUE`` for the keys backend, prefill_backend,
+    decode_backend, mla_prefill_backend and backend_per_kind (``-ac.backend_per_kind.KIND NAME`` too).
+    Later flags win, key by key. 'auto' (any case) is automatic selection. Other flags are ignored.
     """
-    found = _scan(args, (ATTENTION_BACKEND_FLAG, ENCODER_FLAG, ENV_VAR))
-    decoder = found.get(ATTENTION_BACKEND_FLAG, found.get(ENV_VAR))
-    encoder = found.get(ENCODER_FLAG)
-    return EngineOverrides(
-        decoder=decoder.upper() if decoder else None, encoder=encoder.upper() if encoder else None
+    tokens = _split(args)
+    p = _Parsed()
+    plain = {ATTENTION_BACKEND_FLAG: "backend", PREFILL_ALIAS_FLAG: "backend", DECODE_FLAG: "decode_backend"}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        name, eq, value = token.partition("=")
+        config_prefix = next((f for f in (ATTENTION_CONFIG_FLAG, _ATTENTION_CONFIG_SHORT)
+                              if name == f or name.startswith(f + ".")), None)
+        if name == ENV_VAR and eq:
+            p.decoder = _backend_value(value, ENV_VAR)
+            i += 1
+            continue
+        if name in plain or name == ENCODER_FLAG or config_prefix:
+            if not eq:
+                if i + 1 >= len(tokens) or tokens[i + 1].startswith("-"):
+                    raise ValueError(f"{name}: needs a value")
+                value = tokens[i + 1]
+                i += 1
+            if name == ENCODER_FLAG:
+                p.encoder = _backend_value(value, name)
+            elif name in plain:
+                p.config_key(plain[name], value, name)
+            elif name == config_prefix:
+                doc = _json(value, name)
+                if not isinstance(doc, dict):
+                    raise ValueError(f"{name}: expected a JSON object, got {value!r}")
+                for key, v in doc.items():
+                    p.config_key(key, v, f"{name}.{key}")
+            else:
+                p.config_key(name[len(config_prefix) + 1:], value, name)
+        i += 1
+    return VllmOverrides(
+        decoder=p.decoder,
+        decode=p.decode,
+        encoder=p.encoder,
+        backend_per_kind=tuple(sorted((k, v) for k, v in p.per_kind.items() if v is not None)),
+        mla_prefill=p.mla_prefill,
     )
