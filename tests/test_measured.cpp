@@ -5,6 +5,7 @@
 
 #include <attnsel/attnsel.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -112,7 +113,7 @@ TEST_CASE("explain shows the measured times, or why a measurement was set aside"
   const auto stale = explain(reg, bf16(), other);
   CHECK(stale.result->name() == "A");
   REQUIRE(stale.stale.size() == 1);
-  CHECK(stale.stale[0].measured_on == "NVIDIA H200 [cudnn=9.19.0, torch=2.11.0]");
+  CHECK(stale.stale[0].measured_on == "NVIDIA H200 [torch=2.11.0, cudnn=9.19.0]");  // as the catalog lists them
   CHECK(stale.stale[0].differences == std::vector<std::string>{"device NVIDIA H100 (measured on NVIDIA H200)",
                                                                "torch=2.10.0 (measured with torch=2.11.0)",
                                                                "no cudnn (measured with cudnn=9.19.0)"});
@@ -145,7 +146,7 @@ TEST_CASE("measured rules are written, read back and linted as data", "[measured
   CHECK(rule.measured->time_of("C") == nullptr);
   const auto j = to_json(c);
   CHECK(j["version"] == 2);
-  CHECK(j["policies"][0]["measured"]["components"] == nlohmann::json{"cudnn=9.19.0", "torch=2.11.0"});
+  CHECK(j["policies"][0]["measured"]["components"] == nlohmann::json{"torch=2.11.0", "cudnn=9.19.0"});
   CHECK(parse_catalog(j) == c);
   // The second rule has the same conditions: without the measurement it would be shadowed. The
   // measured one holds on one machine, so lint finds nothing.
@@ -219,6 +220,39 @@ TEST_CASE("a policy rule can name the head sizes it holds for", "[measured][poli
   for (const auto& f : lint_catalog(parse_catalog(doc))) shadowed = shadowed || f.code == lint_code::shadowed_rule;
   CHECK(shadowed);
   // Version 1 refuses the key by name.
-  doc["version"] = 1;
-  CHECK_THROWS_WITH(parse_catalog(doc), ATTNSEL_CONTAINS("/policies/1/head_sizes"));
+  auto v1 = nlohmann::json::parse(R"({"format": "attnsel-catalog", "version": 1, "name": "v1",
+    "backends": [{"name": "A", "domains": ["decoder"]}],
+    "policies": [{"domain": "decoder", "vendor": "cuda", "head_sizes": [64], "order": ["A"]}]})");
+  CHECK_THROWS_WITH(parse_catalog(v1), ATTNSEL_CONTAINS("/policies/0/head_sizes: this key needs catalog version 2"));
+}
+
+TEST_CASE("diff of two measured overlays shows the classes whose backend changed", "[measured][diff]") {
+  // The same catalog measured twice: the second measurement ranks A first.
+  std::string text = measured_catalog;
+  const std::string before = R"("order": ["B", "A"],)";
+  const auto at = text.find(before);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, before.size(), R"("order": ["A", "B"],)");
+  const auto a = parse_catalog_text(measured_catalog, "old");
+  const auto b = parse_catalog_text(text, "new");
+  diff_options options;
+  options.overrides = false;
+  const auto d = diff_catalogs(a, b, options);
+  REQUIRE_FALSE(d.empty());
+  bool on_measured_machine = true;
+  for (const auto& g : d.groups) {
+    on_measured_machine = on_measured_machine && g.platform.find("NVIDIA H200") != std::string::npos;
+    for (const auto& t : g.transitions) {
+      CHECK(t.from == "B");
+      CHECK(t.to == "A");
+      for (const auto& ex : t.examples) {
+        CHECK(ex.platform.device_name() == "NVIDIA H200");
+        CHECK(ex.query.dtype == data_type::bfloat16);
+      }
+    }
+  }
+  CHECK(on_measured_machine);  // nowhere else does either measurement hold
+  CHECK(std::find(d.space.platforms.begin(), d.space.platforms.end(),
+                  "cuda 9.0 [cudnn=9.19.0, torch=2.11.0] on NVIDIA H200") != d.space.platforms.end());
+  CHECK(diff_catalogs(a, a, options).empty());
 }

@@ -5,6 +5,7 @@
 
 #include <attnsel/attnsel.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -384,6 +385,32 @@ TEST_CASE("plan: two backends without a common block size are a clear error") {
   plan = plan_phases(reg, pinned, p, o);
   CHECK(plan.ok());
   CHECK(plan.block_size == 192);
+}
+
+TEST_CASE("plan: each phase may have its own query (MLA prefills with per-head sizes, decodes latent)") {
+  const auto reg = reference_registry();
+  auto p = platform::cuda(10, 0);
+  p.add_component_spec("flashinfer");
+  query decode;
+  decode.mode = attention_mode::mla;
+  decode.head_size = 576;  // kv_lora_rank 512 + qk_rope 64
+  query prefill = decode;
+  prefill.head_size = 192;  // qk_nope 128 + qk_rope 64
+  prefill.head_size_v = 128;
+  auto plan = plan_phases(reg, prefill, decode, p);
+  REQUIRE(plan.prefill.ok());
+  REQUIRE(plan.decode.ok());
+  CHECK(plan.prefill->name() == "MLA_PREFILL_FLASH_ATTN");
+  CHECK(plan.decode->name() != plan.prefill->name());
+  CHECK(plan.prefill_query.head_size == 192);
+  CHECK(plan.prefill_query.phase == attention_phase::prefill);
+  CHECK(plan.decode_query.head_size == 576);
+  CHECK(plan.decode_query.phase == attention_phase::decode);
+  // The layer form plans both phases with the latent size: no prefill backend takes 576.
+  CHECK_FALSE(plan_phases(reg, decode, p).prefill.ok());
+  // One KV cache has one dtype.
+  prefill.kv_cache_dtype = cache_dtype::fp8;
+  CHECK_THROWS_AS(plan_phases(reg, prefill, decode, p), std::invalid_argument);
 }
 
 TEST_CASE("catalog format 2: loads, round-trips, and refuses its keys in a version-1 file") {

@@ -216,8 +216,10 @@ struct explanation {
 /// backends). Each phase is selected on its own (with its override), then the pair is checked to share
 /// one KV cache: the same kv-cache dtype (given by the query) and a block size both accept.
 struct phase_plan {
-  selection_result prefill;  ///< `layer` with phase prefill
-  selection_result decode;   ///< `layer` with phase decode and, when unstated, seq_len_q 1
+  selection_result prefill;  ///< the prefill query's selection
+  selection_result decode;   ///< the decode query's selection
+  query prefill_query;       ///< what prefill was selected for (explain it with the same query)
+  query decode_query;        ///< what decode was selected for
   /// The KV-cache block size of the pair: the query's when pinned, else the decode backend's choice
   /// (decode first, as vLLM's composite inherits the decode backend's KV layout) when prefill accepts
   /// it, else prefill's when decode accepts it; 0 when the two share none (see `conflict`).
@@ -228,8 +230,15 @@ struct phase_plan {
 };
 
 /// Plans both phases of the decoder layer `layer` (its own phase is ignored) with the overrides'
-/// prefill and decode entries (unset ones inherit the decoder override).
+/// prefill and decode entries (unset ones inherit the decoder override): prefill is `layer` in phase
+/// prefill, decode is `layer` in phase decode with one query token.
 [[nodiscard]] phase_plan plan_phases(const registry& reg, const query& layer, const platform& p,
+                                     const override_set& overrides = {}, const select_options& options = {});
+
+/// As above, with each phase's query given (their `phase` is set to prefill and decode): for layers
+/// whose phases attend differently, as MLA's prefill (the per-head sizes, `qk_nope + qk_rope` and
+/// `v_head_dim`) and decode (the latent `kv_lora_rank + qk_rope`). The kv-cache dtypes must match.
+[[nodiscard]] phase_plan plan_phases(const registry& reg, query prefill, query decode, const platform& p,
                                      const override_set& overrides = {}, const select_options& options = {});
 
 ATTNSEL_END_NAMESPACE

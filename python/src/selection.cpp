@@ -218,6 +218,18 @@ py::dict candidate_state(const candidate_report& c) {
   return out;
 }
 
+// A list of dicts, one per item, each filled by `fill(item, dict)`.
+template <class T, class Fill>
+py::list dicts(const std::vector<T>& items, Fill&& fill) {
+  py::list out;
+  for (const auto& item : items) {
+    py::dict d;
+    fill(item, d);
+    out.append(d);
+  }
+  return out;
+}
+
 // ---- Selection ---------------------------------------------------------------------------------------
 
 bool same(const selection_handle& a, const selection_handle& b) {
@@ -444,30 +456,22 @@ void bind_selection(py::module_& m) {
                              "The policy rule that gave the order ('' if none matched).")
       .def_property_readonly("note", guard([](const explanation_handle& e) { return e.ex.note; }))
       .def_property_readonly("unstated", guard([](const explanation_handle& e) {
-                               py::list out;
-                               for (const auto& u : e.ex.unstated) {
-                                 py::dict d;
+                               return dicts(e.ex.unstated, [](const attnsel::unstated_dependency& u, py::dict& d) {
                                  d["subject"] = u.subject;
                                  d["fields"] = u.fields;
                                  d["condition"] = u.condition;
-                                 out.append(d);
-                               }
-                               return out;
+                               });
                              }),
                              "What the answer depends on that the query left unstated: dicts of subject, fields, "
                              "condition.")
       .def_property_readonly("stale", guard([](const explanation_handle& e) {
-                               py::list out;
-                               for (const auto& st : e.ex.stale) {
-                                 py::dict d;
+                               return dicts(e.ex.stale, [](const attnsel::stale_measurement& st, py::dict& d) {
                                  d["rule"] = st.rule;
                                  d["measured_on"] = st.measured_on;
                                  py::list differs;
                                  for (const auto& text : st.differences) differs.append(py::str(text));
                                  d["differences"] = differs;
-                                 out.append(d);
-                               }
-                               return out;
+                               });
                              }),
                              "Measured rules set aside because they were measured on another device or with other "
                              "component versions: dicts of rule, measured_on, differences.")

@@ -163,7 +163,8 @@ namespace {
 
 int run_plan(const select_flags& flags) {
   const auto p = build_platform(flags.platform, nullptr);
-  auto q = build_query(flags.query);
+  attnsel::model_config model;
+  auto q = build_query(flags.query, &model);
   if (q.domain != attnsel::attention_domain::decoder)
     throw usage_error("plan: the prefill/decode split is for the decoder domain (got --domain " +
                       std::string(attnsel::to_string(q.domain)) + ")");
@@ -179,22 +180,24 @@ int run_plan(const select_flags& flags) {
   if (decode) overrides.decode = decode->request();
   attnsel::select_options options;
   options.prefer = flags.prefer;
-  const auto plan = attnsel::plan_phases(c.registry, q, p, overrides, options);
+  // An MLA model attends differently per phase: decode over the latent KV (the query's head size,
+  // kv_lora_rank + qk_rope), prefill with the per-head sizes (qk_nope + qk_rope, v_head_dim).
+  auto prefill_query = q;
+  if (q.mode != attnsel::attention_mode::standard && model.head_size != 0) {
+    prefill_query.head_size = model.head_size;
+    prefill_query.head_size_v = model.head_size_v == model.head_size ? 0 : model.head_size_v;
+  }
+  auto decode_query = q;
+  decode_query.seq_len_q = 1;
+  const auto plan = attnsel::plan_phases(c.registry, prefill_query, decode_query, p, overrides, options);
 
-  const auto phase_query = [&](attnsel::attention_phase phase) {
-    auto pq = q;
-    pq.phase = phase;
-    if (phase == attnsel::attention_phase::decode && (pq.seq_len_q == 0 || pq.seq_len_q == q.seq_len_q))
-      pq.seq_len_q = 1;
-    return pq;
-  };
   if (flags.json) {
     nlohmann::json report;
-    for (const auto phase : {attnsel::attention_phase::prefill, attnsel::attention_phase::decode}) {
-      const auto pq = phase_query(phase);
-      const auto& request = overrides.for_query(pq);
+    for (const auto* pq : {&plan.prefill_query, &plan.decode_query}) {
+      const auto phase = pq->phase;
+      const auto& request = overrides.for_query(*pq);
       report[std::string(attnsel::to_string(phase))] =
-          attnsel::to_json(attnsel::explain(c.registry, pq, p, request, options), pq, p, request);
+          attnsel::to_json(attnsel::explain(c.registry, *pq, p, request, options), *pq, p, request);
     }
     report["block_size"] = plan.block_size ? nlohmann::json(plan.block_size) : nlohmann::json(nullptr);
     report["conflict"] = plan.conflict.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.conflict);

@@ -62,7 +62,7 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
       throw usage_error("--component: " + quoted_value(spec) + " " + problem);
 }
 
-attnsel::query build_query(const query_flags& flags) {
+attnsel::query build_query(const query_flags& flags, attnsel::model_config* model) {
   attnsel::query q = flags.query;
   if (!flags.model_config.empty()) {
     const auto part = attnsel::parse_model_part(flags.model_part);
@@ -72,6 +72,7 @@ attnsel::query build_query(const query_flags& flags) {
       const auto dtype = q.dtype;
       q = cfg.to_query(q, flags.tensor_parallel);
       if (flags.dtype_option != nullptr && flags.dtype_option->count() > 0) q.dtype = dtype;
+      if (model != nullptr) *model = cfg;
     } catch (const attnsel::model_config_error& e) {
       throw catalog_failure(e.what());  // an input file that could not be read: exit 1, like a catalog
     }

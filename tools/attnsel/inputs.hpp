@@ -5,6 +5,7 @@
 #include "options.hpp"
 
 #include <attnsel/detect.hpp>
+#include <attnsel/model_config.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
 #include <attnsel/registry.hpp>
@@ -25,8 +26,9 @@ namespace attnsel_cli {
 void add_components(attnsel::platform& p, const std::vector<std::string>& specs);
 
 /// The query the flags describe (CLI11 checked every value), with `--mla` / `--sparse` as its mode;
-/// without `--feature`, which needs the catalog.
-[[nodiscard]] attnsel::query build_query(const query_flags& flags);
+/// without `--feature`, which needs the catalog. With `--model-config`, `model` (when given) receives
+/// the config read.
+[[nodiscard]] attnsel::query build_query(const query_flags& flags, attnsel::model_config* model = nullptr);
 
 /// Adds the `--feature` names to `q`. A name must be a documented feature or one a backend of `reg`
 /// declares; anything else is a usage_error listing the known names.

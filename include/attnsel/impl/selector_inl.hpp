@@ -457,17 +457,26 @@ inline bool accepts_block(const selection& s, std::uint32_t block) noexcept {
 
 ATTNSEL_INLINE phase_plan plan_phases(const registry& reg, const query& layer, const platform& p,
                                       const override_set& overrides, const select_options& options) {
-  query prefill = layer;
-  prefill.phase = attention_phase::prefill;
   query decode = layer;
+  decode.seq_len_q = 1;  // one new token per sequence
+  return plan_phases(reg, layer, decode, p, overrides, options);
+}
+
+ATTNSEL_INLINE phase_plan plan_phases(const registry& reg, query prefill, query decode, const platform& p,
+                                      const override_set& overrides, const select_options& options) {
+  if (prefill.kv_cache_dtype != decode.kv_cache_dtype)
+    throw std::invalid_argument("plan_phases: the prefill and decode queries name different kv-cache dtypes (" +
+                                std::string(to_string(prefill.kv_cache_dtype)) + ", " +
+                                std::string(to_string(decode.kv_cache_dtype)) + "); one KV cache has one dtype");
+  prefill.phase = attention_phase::prefill;
   decode.phase = attention_phase::decode;
-  if (decode.seq_len_q == 0 || decode.seq_len_q == layer.seq_len_q) decode.seq_len_q = 1;
-  phase_plan out{select(reg, prefill, p, overrides, options), select(reg, decode, p, overrides, options), 0, {}};
+  phase_plan out{
+      select(reg, prefill, p, overrides, options), select(reg, decode, p, overrides, options), prefill, decode, 0, {}};
   if (!out.prefill.ok() || !out.decode.ok()) return out;
   const selection& pre = out.prefill.value();
   const selection& dec = out.decode.value();
-  if (layer.block_size != 0) {
-    out.block_size = layer.block_size;  // both passed the block-size gate with it
+  if (prefill.block_size != 0 && prefill.block_size == decode.block_size) {
+    out.block_size = prefill.block_size;  // both passed the block-size gate with it
     return out;
   }
   const std::uint32_t decode_choice = dec.block_size_for(0);
