@@ -107,6 +107,8 @@ class TuneResult:
     skipped: List[Tuple[str, str]]  # (class name, why): not measured
     seconds: Optional[float]  # measuring time; None when not recorded
     date: str = dataclasses.field(default_factory=lambda: datetime.date.today().isoformat())
+    # Facts of the machine no rule checks, recorded for a reviewer: {"attnsel": "0.3.0", "driver": "13.0"}.
+    machine: Dict[str, str] = dataclasses.field(default_factory=lambda: {"attnsel": attnsel.__version__})
 
 
 MEASUREMENTS_FORMAT = "attnsel-tune-measurements"
@@ -118,7 +120,7 @@ def to_json(results: Sequence[TuneResult]) -> dict:
     if not results:
         raise ValueError("to_json: nothing was measured")
     return {
-        "format": MEASUREMENTS_FORMAT, "version": 1, "attnsel": attnsel.__version__, "date": results[0].date,
+        "format": MEASUREMENTS_FORMAT, "version": 1, "date": results[0].date, "machine": results[0].machine,
         "platform": json.loads(attnsel.to_json(results[0].platform)),
         "workloads": [{**{k: v for k, v in dataclasses.asdict(t.workload).items()},
                        "results": [dataclasses.asdict(r) for r in t.results],
@@ -146,7 +148,7 @@ def from_json(doc: dict) -> List[TuneResult]:
                                [Timing(**t) for t in r["timings"]], dict(r["excluded"]), dict(r["unsupported"]))
                    for r in w["results"]]
         out.append(TuneResult(workload, platform, results, [tuple(s) for s in w["skipped"]], w.get("seconds"),
-                              doc["date"]))
+                              doc["date"], dict(doc.get("machine", {}))))
     return out
 
 
@@ -355,19 +357,21 @@ def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
 
 
 def overlay(results: Sequence[TuneResult], name: str = "measured", command: str = "") -> dict:
-    """The catalog overlay: one measured rule per class with at least one passing backend."""
+    """The catalog overlay: one measured rule per class with at least one passing backend. Facts of the
+    machine that no rule checks (the driver, attnsel's version) are recorded in the description."""
     if not results:
         raise ValueError("overlay: nothing was measured")
     platform = results[0].platform
     device, comps = fingerprint(platform)
     rules = [rule_of(r, t.workload, platform) for t in results for r in t.results if r.timings]
+    extra = "; ".join(f"{k} {v}" for k, v in sorted(results[0].machine.items()))
     return {
         "format": "attnsel-catalog",
         "version": 2,
         "name": name,
         "description": (f"SDPA backends ranked by measured time on {device or 'an unnamed device'} "
-                        f"(cuda {platform.arch}; {', '.join(comps) or 'no component versions'}), "
-                        f"attnsel {attnsel.__version__}: layer it on torch_sdpa"),
+                        f"(cuda {platform.arch}; {', '.join(comps) or 'no component versions'}"
+                        f"{'; ' + extra if extra else ''}) on {results[0].date}: layer it on torch_sdpa"),
         "source": command or "python -m attnsel.tune",
         "backends": [],
         "policies": rules,
@@ -632,6 +636,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         platform = at.platform(a.device)
         runner = TorchRunner(a.device, reps=a.reps)
         results = tune(workloads, attnsel.torch_sdpa_registry(), platform, runner, a.budget, progress=_progress)
+        driver = attnsel.detect_platform().platform.components.get("cuda_driver")
+        import torch
+
+        torch_version = torch.__version__
+        for t in results:
+            t.machine = {"attnsel": attnsel.__version__, "torch": torch_version,
+                         **({"driver": driver} if driver else {})}
     doc = overlay(results, command=command)
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
