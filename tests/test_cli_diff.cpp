@@ -269,25 +269,28 @@ TEST_CASE("a line break in a path is escaped in messages (issue 22)", "[cli][cat
 }
 
 TEST_CASE("attnsel diff --on layers two tuned overlays and shows what changed on the measured machine", "[cli][diff]") {
-  const std::string measured = std::string(ATTNSEL_SOURCE_DIR) + "/catalog/measured/h200-torch2.11-cudnn9.19.json";
-  std::ifstream in(measured);
+  // One class of the committed H200 overlay (llama3-8b prefill 128), as measured and with its two
+  // fastest backends swapped: the diff's space gains the measured machine, where the class changed.
+  std::ifstream in(std::string(ATTNSEL_SOURCE_DIR) + "/catalog/measured/h200-torch2.11-cudnn9.19.json");
   auto doc = nlohmann::json::parse(in);
-  auto& order = doc["policies"][0]["order"];  // llama3-8b prefill 128: the two fastest swap places
+  doc["policies"] = nlohmann::json::array({doc["policies"][0]});
+  const std::string stem = "/tmp/attnsel_cli_diff_" + std::to_string(::getpid());
+  std::ofstream(stem + "_a.json") << doc.dump();
+  auto& order = doc["policies"][0]["order"];
   REQUIRE(order.size() >= 2);
   std::swap(order[0], order[1]);
-  const std::string changed = "/tmp/attnsel_cli_diff_overlay_" + std::to_string(::getpid()) + ".json";
-  std::ofstream(changed) << doc.dump();
-  const auto r = run({"diff", "--on", "torch_sdpa", measured, changed, "--no-overrides"});
-  std::remove(changed.c_str());
+  std::ofstream(stem + "_b.json") << doc.dump();
+  const auto r = run({"diff", "--on", "torch_sdpa", stem + "_a.json", stem + "_b.json", "--no-overrides"});
+  const auto same = run({"diff", "--on", "torch_sdpa", stem + "_a.json", stem + "_a.json", "--no-overrides"});
+  const auto unknown = run({"diff", "--on", "nope", stem + "_a.json", stem + "_a.json"});
+  std::remove((stem + "_a.json").c_str());
+  std::remove((stem + "_b.json").c_str());
   CHECK(r.status == 1);
   CHECK(r.err.empty());
-  CHECK(r.out.find("attnsel diff torch_sdpa+h200-torch2.11-cudnn9.19 -> torch_sdpa+attnsel_cli_diff_overlay_") == 0);
-  CHECK(r.out.find("on NVIDIA H200") != std::string::npos);
+  CHECK(r.out.find("attnsel diff torch_sdpa+attnsel_cli_diff_") == 0);
+  CHECK(r.out.find("on NVIDIA H200, decoder") != std::string::npos);
   CHECK(r.out.find(order[1].get<std::string>() + " -> " + order[0].get<std::string>()) != std::string::npos);
-
-  const auto same = run({"diff", "--on", "torch_sdpa", measured, measured, "--no-overrides"});
   CHECK(same.status == 0);
-  const auto unknown = run({"diff", "--on", "nope", measured, measured});
   CHECK(unknown.status == 2);
   CHECK(unknown.err.find("--on") != std::string::npos);
 }

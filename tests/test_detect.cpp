@@ -125,6 +125,7 @@ TEST_CASE("A fake libcuda gives capability, device count and driver version; cuD
   CHECK(d.report.find("cuda.device_count")->value == "2");
   CHECK(d.report.find("cuda.driver_version")->value == "12.8");
   CHECK(d.report.find("cuda.device_name")->value == "Fake H200");
+  CHECK(d.platform.device_name() == "Fake H200");  // measured policy rules read it
   CHECK(source_contains(d, "cuda.capability", std::string("cuDeviceGetAttribute via ") + ATTNSEL_FAKE_CUDA));
   CHECK(source_contains(d, "cuda.driver", "not found: " + t.path("missing/libcuda.so.1")));
   REQUIRE(d.platform.find_component("cudnn"));

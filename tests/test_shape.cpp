@@ -408,9 +408,23 @@ TEST_CASE("plan: each phase may have its own query (MLA prefills with per-head s
   CHECK(plan.decode_query.phase == attention_phase::decode);
   // The layer form plans both phases with the latent size: no prefill backend takes 576.
   CHECK_FALSE(plan_phases(reg, decode, p).prefill.ok());
-  // One KV cache has one dtype.
-  prefill.kv_cache_dtype = cache_dtype::fp8;
-  CHECK_THROWS_AS(plan_phases(reg, prefill, decode, p), std::invalid_argument);
+  // One KV cache has one dtype and one block size.
+  auto other_dtype = prefill;
+  other_dtype.kv_cache_dtype = cache_dtype::fp8;
+  CHECK_THROWS_AS(plan_phases(reg, other_dtype, decode, p), std::invalid_argument);
+  auto pinned_prefill = prefill;
+  pinned_prefill.block_size = 64;
+  auto pinned_decode = decode;
+  pinned_decode.block_size = 32;
+  CHECK_THROWS_AS(plan_phases(reg, pinned_prefill, pinned_decode, p), std::invalid_argument);
+  // A size pinned on one side binds both, or is a conflict naming the side that refuses it.
+  plan = plan_phases(reg, pinned_prefill, decode, p);
+  REQUIRE(plan.prefill.ok());
+  REQUIRE(plan.decode.ok());
+  if (plan.conflict.empty())
+    CHECK(plan.block_size == 64);
+  else
+    CHECK(plan.conflict.find("the pinned KV-cache block size 64 is not accepted by") == 0);
 }
 
 TEST_CASE("catalog format 2: loads, round-trips, and refuses its keys in a version-1 file") {

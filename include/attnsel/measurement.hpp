@@ -43,7 +43,7 @@ struct measurement {
   }
 };
 
-/// `NVIDIA H200 [torch=2.11.0, cudnn=91900]`: the fingerprint a measurement holds on.
+/// `NVIDIA H200 [torch=2.11.0, cudnn=9.19.0]`: the fingerprint a measurement holds on.
 [[nodiscard]] std::string to_string(const measurement& m);
 
 ATTNSEL_END_NAMESPACE

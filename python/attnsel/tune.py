@@ -263,8 +263,15 @@ def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: at
         else:
             unsupported[cand.name] = str(forced).splitlines()[0]
     default = runner.torch_default(w, c)
-    candidates = supported + ([default] if default not in supported and not default.startswith("error") else [])
     timings, excluded = [], {}
+    candidates = list(supported)
+    if default not in supported:
+        # torch's choice is timed only when it is a backend the catalog knows (a disagreement to report);
+        # an error or a name outside the catalog is recorded, never forced.
+        if default in registry:
+            candidates.append(default)
+        else:
+            excluded[default] = "torch's choice is not a backend of the catalog; not timed"
     for b in candidates:
         why = runner.check(w, c, b)
         if why is not None:
@@ -305,6 +312,15 @@ def tune(workloads: Sequence[Workload], registry: attnsel.Registry, platform: at
     return out
 
 
+def check_platform(platform: attnsel.Platform) -> None:
+    """ValueError unless measurements on `platform` can be fingerprinted: a CUDA device with a name (a
+    measurement without a device name would hold on every device of the arch)."""
+    if platform.vendor != "cuda" or platform.arch is None:
+        raise ValueError(f"tune measures CUDA devices; platform {platform} is not one")
+    if not platform.device_name:
+        raise ValueError(f"platform {platform} states no device name: a measurement must name its device")
+
+
 def fingerprint(platform: attnsel.Platform) -> Tuple[Optional[str], List[str]]:
     """The device name and the exact component versions a measurement on `platform` holds for."""
     comps = platform.components
@@ -325,8 +341,7 @@ def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
     """The class's measured policy rule (catalog format 2)."""
     c = r.shape
     cap = platform.arch
-    if platform.vendor != "cuda" or cap is None:
-        raise ValueError(f"tune measures CUDA devices; platform {platform} is not one")
+    check_platform(platform)
     device, comps = fingerprint(platform)
     feats = ["gqa"] if w.num_kv_heads != w.num_heads else []
     rule = {"domain": "decoder", "vendor": "cuda", "min_capability": cap, "max_capability": cap,
@@ -625,6 +640,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 results = from_json(json.load(f))
         except (OSError, ValueError, KeyError, TypeError) as e:
             ap.error(f"--from-json: {a.from_json}: {e}")
+        if not results:
+            ap.error(f"--from-json: {a.from_json}: no workloads were measured")
         platform = results[0].platform
     else:
         try:
@@ -634,6 +651,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         import attnsel.torch as at
 
         platform = at.platform(a.device)
+        try:
+            check_platform(platform)
+        except ValueError as e:
+            ap.error(str(e))
         runner = TorchRunner(a.device, reps=a.reps)
         results = tune(workloads, attnsel.torch_sdpa_registry(), platform, runner, a.budget, progress=_progress)
         driver = attnsel.detect_platform().platform.components.get("cuda_driver")

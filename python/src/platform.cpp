@@ -148,9 +148,9 @@ py::int_ hash_of(const platform& p) {
 std::string constructor_repr(const platform& p);
 
 std::string repr(const platform& p) {
-  const auto base = constructor_repr(p);
-  if (p.device_name().empty()) return base;
-  return base + ".with_device_name(" + std::string(py::repr(py::str(p.device_name()))) + ")";
+  std::string out = constructor_repr(p);
+  if (!p.device_name().empty()) out += ".with_device_name(" + std::string(py::repr(py::str(p.device_name()))) + ")";
+  return out;
 }
 
 std::string constructor_repr(const platform& p) {

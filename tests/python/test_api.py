@@ -126,10 +126,17 @@ def test_platform_constructors_and_properties():
     assert attnsel.Platform.cpu().arch is None
     more = p.with_components("flashinfer=0.2.5")
     assert more.components["flashinfer"] == "0.2.5" and "flashinfer" not in p.components
-    for platform in (p, r, attnsel.Platform.cpu(), attnsel.Platform("tpu")):
+    named = p.with_device_name("NVIDIA H200")
+    assert named.device_name == "NVIDIA H200" and p.device_name is None and named != p
+    assert repr(named) == repr(p) + ".with_device_name('NVIDIA H200')"
+    assert named.with_device_name(None) == p
+    with pytest.raises(ValueError, match="names no device"):
+        p.with_device_name("")
+    for platform in (p, r, named, attnsel.Platform.cpu(), attnsel.Platform("tpu")):
         assert eval(repr(platform), {"attnsel": attnsel}) == platform
         assert hash(platform) == hash(eval(repr(platform), {"attnsel": attnsel}))
     assert attnsel.Platform.from_json(attnsel.to_json(r)) == r
+    assert attnsel.Platform.from_json(attnsel.to_json(named)) == named
 
 
 def test_query_fields_defaults_and_replace():

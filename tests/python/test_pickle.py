@@ -11,6 +11,7 @@ VALUES = [
     attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "cudnn_preferred"]),
     attnsel.Platform.rocm("gfx90a", components={"aiter": "0.1.4"}),
     attnsel.Platform.cpu(),
+    attnsel.Platform.cuda(9, 0, components=["torch=2.11.0"]).with_device_name("NVIDIA H200"),
     attnsel.Query(),
     attnsel.Query(head_size=64, head_size_v=512, dtype="float16", kv_cache_dtype="fp8_e4m3", block_size=64,
                   attn_type="encoder_decoder", mode="mla", domain="encoder", num_heads=16, features={"sinks", "dcp"}),

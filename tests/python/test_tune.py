@@ -301,3 +301,38 @@ def test_the_recorded_h200_measurements_replay_to_the_committed_overlay(source_d
     q = tune.query_of(w, w.classes[0])
     assert attnsel.select(reg, q, other).backend == attnsel.select(fresh_registry(), q, other).backend
     assert attnsel.explain(reg, q, other).stale
+
+
+def test_torch_choice_outside_the_catalog_is_recorded_not_forced():
+    runner = FakeRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 20.0, "MATH": 400.0},
+                        default="error: No available kernel")
+    w = llama(tune.decoder_classes([128], [], []))
+    r = tune.measure(w, w.classes[0], fresh_registry(), H200, runner)
+    assert "not a backend of the catalog" in r.excluded["error: No available kernel"]
+    assert all(name != "error: No available kernel" for _, name in runner.timed)
+
+
+def test_a_platform_without_a_device_name_cannot_be_fingerprinted():
+    with pytest.raises(ValueError, match="no device name"):
+        tune.check_platform(H200.with_device_name(None))
+    with pytest.raises(ValueError, match="CUDA"):
+        tune.check_platform(attnsel.Platform.cpu())
+    tune.check_platform(H200)
+
+
+def test_main_from_json_rewrites_overlay_and_report_and_refuses_bad_files(tmp_path, capsys):
+    runner = FakeRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 20.0, "EFFICIENT_ATTENTION": 40.0, "MATH": 400.0})
+    results = tune.tune([llama()], fresh_registry(), H200, runner)
+    rec = tmp_path / "rec.json"
+    rec.write_text(json.dumps(tune.to_json(results)))
+    out, rep = tmp_path / "o.json", tmp_path / "r.md"
+    assert tune.main(["--from-json", str(rec), "--out", str(out), "--report", str(rep)]) == 0
+    assert json.loads(out.read_text())["policies"] == tune.overlay(results)["policies"]
+    assert "Geometric-mean regret" in rep.read_text()
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({**tune.to_json(results), "workloads": []}))
+    for bad, why in ((empty, "no workloads"), (tmp_path / "missing.json", "No such file"),
+                     (out, "attnsel-tune-measurements")):
+        with pytest.raises(SystemExit):
+            tune.main(["--from-json", str(bad), "--out", str(tmp_path / "x.json")])
+        assert why in capsys.readouterr().err

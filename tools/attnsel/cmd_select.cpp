@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <utility>
 
 namespace attnsel_cli {
 
@@ -180,16 +181,21 @@ int run_plan(const select_flags& flags) {
   if (decode) overrides.decode = decode->request();
   attnsel::select_options options;
   options.prefer = flags.prefer;
-  // An MLA model attends differently per phase: decode over the latent KV (the query's head size,
-  // kv_lora_rank + qk_rope), prefill with the per-head sizes (qk_nope + qk_rope, v_head_dim).
-  auto prefill_query = q;
-  if (q.mode != attnsel::attention_mode::standard && model.head_size != 0) {
-    prefill_query.head_size = model.head_size;
-    prefill_query.head_size_v = model.head_size_v == model.head_size ? 0 : model.head_size_v;
-  }
+  // An MLA layer decodes over the latent KV (the query's head size, kv_lora_rank + qk_rope). Its prefill
+  // runs over the latent KV in some engines (SGLang's MLA kernels) and as per-head attention in others
+  // (vLLM's MLA prefill selector: qk_nope + qk_rope and v_head_dim): the latent query first, and when
+  // the catalog has no prefill answer for it, the per-head one.
   auto decode_query = q;
   decode_query.seq_len_q = 1;
-  const auto plan = attnsel::plan_phases(c.registry, prefill_query, decode_query, p, overrides, options);
+  auto plan = attnsel::plan_phases(c.registry, q, decode_query, p, overrides, options);
+  if (!plan.prefill.ok() && q.mode != attnsel::attention_mode::standard && model.head_size != 0 &&
+      model.head_size != q.head_size) {
+    auto per_head = q;
+    per_head.head_size = model.head_size;
+    per_head.head_size_v = model.head_size_v == model.head_size ? 0 : model.head_size_v;
+    auto second = attnsel::plan_phases(c.registry, per_head, decode_query, p, overrides, options);
+    if (second.prefill.ok()) plan = std::move(second);
+  }
 
   if (flags.json) {
     nlohmann::json report;

@@ -407,6 +407,8 @@ class catalog_reader : public json_reader {
       t.median_us = non_negative(required(times[i], p, "median_us"), child(p, "median_us"), 1e12);
       if (const json* sp = member(times[i], "spread_pct"))
         t.spread_pct = non_negative(*sp, child(p, "spread_pct"), 1e6);
+      for (const auto& seen : m.times)
+        if (seen.backend == t.backend) fail(child(p, "backend"), "backend " + t.backend + " is timed twice");
       m.times.push_back(std::move(t));
     }
     return m;

@@ -177,8 +177,10 @@ inline std::vector<platform> arch_points(const std::vector<const registry*>& reg
     for (const auto* reg : regs)
       for (const auto& r : reg->policy().rules) {
         if (r.vendor != v || !r.measured) continue;
-        platform p = platform::cuda(r.min_capability ? r.min_capability->major : 9,
-                                    r.min_capability ? r.min_capability->minor : 0);
+        const auto cc = r.min_capability   ? *r.min_capability
+                        : r.max_capability ? *r.max_capability
+                                           : cuda_capability{9, 0};
+        platform p = platform::cuda(cc.major, cc.minor);
         p.set_device_name(r.measured->device);
         for (const auto& c : r.measured->components) p.add_component(c.name, c.version);
         if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(std::move(p));
@@ -444,6 +446,7 @@ struct call_point {
   std::uint32_t seq_len_q = 0;
   std::uint32_t seq_len_kv = 0;
   std::uint32_t batch_size = 0;
+  std::uint32_t gqa_group = 0;  ///< stated through num_kv_heads = num_heads / gqa_group; 0: unstated
 };
 
 inline std::string call_text(const call_point& c) {
@@ -451,6 +454,7 @@ inline std::string call_text(const call_point& c) {
   if (c.seq_len_q) out += " seq_len_q=" + std::to_string(c.seq_len_q);
   if (c.seq_len_kv) out += " seq_len_kv=" + std::to_string(c.seq_len_kv);
   if (c.batch_size) out += " batch_size=" + std::to_string(c.batch_size);
+  if (c.gqa_group) out += " gqa_group=" + std::to_string(c.gqa_group);
   return out;
 }
 
@@ -481,6 +485,7 @@ inline std::vector<call_point> calls_of(const diff_scope& s) {
     for (const auto& r : c->call_rules) phases = phases || !r.when.phases.empty() || !r.require.phases.empty();
   }
   for (const auto* r : s.rules) {
+    if (r->measured) continue;  // its own corners below
     add_cuts(r->shape, cuts);
     phases = phases || !r->phases.empty();
     for (const auto& e : r->order) {
@@ -509,7 +514,29 @@ inline std::vector<call_point> calls_of(const diff_scope& s) {
   for (auto ph : phase_values)
     for (auto q : q_values)
       for (auto kv : kv_values)
-        for (auto b : batch_values) out.push_back({ph, q, kv, b});
+        for (auto b : batch_values) out.push_back({ph, q, kv, b, 0});
+  // A measured rule's class: the corners of its own ranges, with its GQA group. Crossed with every
+  // other rule's cuts they would multiply as classes are added (an overlay has dozens).
+  for (const auto* r : s.rules) {
+    if (!r->measured) continue;
+    const auto ends = [&](shape_field f) {
+      std::vector<std::uint32_t> v;
+      const auto& range = r->shape[f];
+      if (!range) return std::vector<std::uint32_t>{0};
+      v.push_back(range->min);
+      if (range->bounded_above() && range->max != range->min) v.push_back(range->max);
+      return v;
+    };
+    const auto& g = r->shape[shape_field::gqa_group];
+    const std::uint32_t gqa = g ? g->min : 0;
+    std::vector<attention_phase> rule_phases;
+    r->phases.for_each([&](attention_phase ph) { rule_phases.push_back(ph); });
+    if (rule_phases.empty()) rule_phases.push_back(attention_phase::unstated);
+    for (auto ph : rule_phases)
+      for (auto q : ends(shape_field::seq_len_q))
+        for (auto kv : ends(shape_field::seq_len_kv))
+          for (auto b : ends(shape_field::batch_size)) out.push_back({ph, q, kv, b, gqa});
+  }
   return out;
 }
 
@@ -703,6 +730,7 @@ inline std::vector<query> queries_of(const diff_axes& ax, attention_domain d, at
                   q.seq_len_q = c.seq_len_q;
                   q.seq_len_kv = c.seq_len_kv;
                   q.batch_size = c.batch_size;
+                  if (c.gqa_group != 0 && n != 0 && n % c.gqa_group == 0) q.num_kv_heads = n / c.gqa_group;
                   out.push_back(std::move(q));
                 }
   return out;

@@ -102,7 +102,7 @@ inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
 
 // A rule with no narrowing but domain, vendor and (optionally) modes: nothing of that mode falls past it.
 inline bool catches_all(const policy_rule& r, attention_mode m) {
-  return !r.min_capability && !r.max_capability && r.archs.empty() && r.families.empty() &&
+  return !r.measured && !r.min_capability && !r.max_capability && r.archs.empty() && r.families.empty() &&
          (r.modes.empty() || r.modes.contains(m)) && !r.min_num_heads && !r.max_num_heads &&
          r.kv_cache_dtypes.empty() && r.dtypes.empty() && r.head_sizes.empty() && r.features.empty() &&
          r.without_features.empty() && r.phases.empty() && r.shape.empty();

@@ -121,6 +121,11 @@ ATTNSEL_INLINE void validate_rule(const policy_rule& r) {
     throw registry_error(where() + ": num_heads range is inverted (max < min)");
   if (r.min_capability && r.max_capability && *r.max_capability < *r.min_capability)
     throw registry_error(where() + ": capability range is inverted");
+  // Matching and lint search the head sizes: sorted, each once, each a head size.
+  for (std::size_t i = 0; i < r.head_sizes.size(); ++i)
+    if (r.head_sizes[i] == 0 || r.head_sizes[i] > max_head_size || (i > 0 && r.head_sizes[i - 1] >= r.head_sizes[i]))
+      throw registry_error(where() + ": head_sizes must be distinct sizes in [1, " + std::to_string(max_head_size) +
+                           "], sorted");
   const auto bad = r.unmatchable_field(r.vendor);
   if (!bad.empty())
     throw registry_error(where() + " can never match (" + std::string(bad) + " on " + std::string(to_string(r.vendor)) +

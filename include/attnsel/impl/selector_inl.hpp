@@ -468,6 +468,10 @@ ATTNSEL_INLINE phase_plan plan_phases(const registry& reg, query prefill, query 
     throw std::invalid_argument("plan_phases: the prefill and decode queries name different kv-cache dtypes (" +
                                 std::string(to_string(prefill.kv_cache_dtype)) + ", " +
                                 std::string(to_string(decode.kv_cache_dtype)) + "); one KV cache has one dtype");
+  if (prefill.block_size != 0 && decode.block_size != 0 && prefill.block_size != decode.block_size)
+    throw std::invalid_argument("plan_phases: the prefill and decode queries pin different block sizes (" +
+                                std::to_string(prefill.block_size) + ", " + std::to_string(decode.block_size) +
+                                "); one KV cache has one block size");
   prefill.phase = attention_phase::prefill;
   decode.phase = attention_phase::decode;
   phase_plan out{
@@ -475,8 +479,12 @@ ATTNSEL_INLINE phase_plan plan_phases(const registry& reg, query prefill, query 
   if (!out.prefill.ok() || !out.decode.ok()) return out;
   const selection& pre = out.prefill.value();
   const selection& dec = out.decode.value();
-  if (prefill.block_size != 0 && prefill.block_size == decode.block_size) {
-    out.block_size = prefill.block_size;  // both passed the block-size gate with it
+  if (const std::uint32_t pinned = prefill.block_size != 0 ? prefill.block_size : decode.block_size; pinned != 0) {
+    if (detail::accepts_block(pre, pinned) && detail::accepts_block(dec, pinned))
+      out.block_size = pinned;  // the pinned side passed its gate with it; the other accepts it too
+    else
+      out.conflict = "the pinned KV-cache block size " + std::to_string(pinned) + " is not accepted by " +
+                     std::string(detail::accepts_block(pre, pinned) ? dec.name() : pre.name());
     return out;
   }
   const std::uint32_t decode_choice = dec.block_size_for(0);
