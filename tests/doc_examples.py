@@ -341,7 +341,8 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--python-block")
-    args = ap.parse_args()
+    # CMake passes an empty argument where a generator expression is false (no Python module built).
+    args = ap.parse_args([a for a in sys.argv[1:] if a])
     if args.python_block:
         return run_python_block(args.python_block)
     source = pathlib.Path(args.source).resolve()
