@@ -33,5 +33,15 @@ if(ATTNSEL_CLANG_TIDY)
       list(APPEND attnsel_tidy_checked ${target})
     endif()
   endforeach()
+  # clang-tidy's cost is the whole library's syntax tree, once per translation unit it reads: the CLI and
+  # the Python module, a dozen or more files each, are read as one unity file apiece (their sources are
+  # written to be; HeaderFilterRegex names their folders, so findings in them still count). The unity
+  # file's own `#include "x.cpp"` lines are what bugprone-suspicious-include is about: off for these two.
+  foreach(target IN ITEMS attnsel_cli attnsel_python)
+    if(TARGET ${target})
+      set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0 CXX_CLANG_TIDY
+                                                 "${attnsel_tidy_command};--checks=-bugprone-suspicious-include")
+    endif()
+  endforeach()
   message(STATUS "attnsel: clang-tidy checks ${attnsel_tidy_checked}")
 endif()

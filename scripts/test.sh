@@ -3,8 +3,8 @@
 # The test command: installs dependencies, then builds and runs every suite.
 # Usage: scripts/test.sh [quick|full]   (default full)
 #   quick: the dev workflow (both library modes, CLI, docs freshness, the three consumer projects)
-#   full:  quick + the suites built with clang (C++20, clang-tidy) + AddressSanitizer/UBSan + ThreadSanitizer + every fuzzer
-#          for FUZZ_SECONDS (default 30)
+#   full:  quick + the suites built with clang (C++20, compiled library, clang-tidy) under AddressSanitizer
+#          and UBSan + the threaded suites under ThreadSanitizer + every fuzzer for FUZZ_SECONDS (default 30)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode="${1:-full}"
@@ -23,11 +23,9 @@ step "dev workflow: configure, build, ctest"
 cmake --workflow --preset dev | tee -a "$log"
 
 if [[ "$mode" == "full" ]]; then
-  step "clang: a second compiler, C++20, warnings and clang-tidy findings as errors"
-  cmake --workflow --preset clang | tee -a "$log"
-  step "AddressSanitizer + UndefinedBehaviorSanitizer"
-  cmake --workflow --preset asan | tee -a "$log"
-  step "ThreadSanitizer"
+  step "clang-asan: a second compiler, C++20, the compiled library, clang-tidy, AddressSanitizer + UBSan"
+  cmake --workflow --preset clang-asan | tee -a "$log"
+  step "ThreadSanitizer: the suites that start threads"
   cmake --workflow --preset tsan | tee -a "$log"
   step "fuzzers (${FUZZ_SECONDS:-30}s each)"
   tools/run_fuzzers.sh "${FUZZ_SECONDS:-30}" | tee -a "$log"
