@@ -39,10 +39,13 @@ def attnsel_cases():
     sdpa = attnsel.torch_sdpa_registry()
     bad = attnsel.Query(dtype="float32")
     grad = {"requires_grad"}
+    bound_hopper, bound_mi300 = attnsel.Selector(reg, hopper), attnsel.Selector(reg, mi300)
     return {
         "select cuda 9.0 (FLASH_ATTN, rank 1)": lambda: attnsel.select(reg, q, hopper),
         "select rocm gfx942 sinks (3rd candidate)": lambda: attnsel.select(reg, sinks, mi300),
         "select with override 'TRITON_ATTN'": lambda: attnsel.select(reg, q, hopper, "TRITON_ATTN"),
+        "Selector.select cuda 9.0 (cache hit)": lambda: bound_hopper.select(q),
+        "Selector.select rocm gfx942 sinks (cache hit)": lambda: bound_mi300.select(sinks),
         "select failing, raise_on_error=False": lambda: attnsel.select(reg, bad, hopper, "FLASH_ATTN",
                                                                        raise_on_error=False),
         # select_sdpa's work after reading the tensors: a keyword Query, then select on torch_sdpa.
@@ -66,9 +69,11 @@ def torch_cases():
     reg = at.registry()
     plat = at.platform(dev)
     query = at.query_from_sdpa(q, k, v, is_causal=True)
+    bound = attnsel.Selector(reg, plat)
     return {
         "torch._fused_sdp_choice (bf16 causal d128)": lambda: torch._fused_sdp_choice(q, k, v, None, 0.0, True),
         "attnsel.select on a prebuilt torch_sdpa Query": lambda: attnsel.select(reg, query, plat),
+        "attnsel.Selector.select on a prebuilt torch_sdpa Query": lambda: bound.select(query),
         "attnsel.torch.query_from_sdpa + select": lambda: attnsel.select(
             reg, at.query_from_sdpa(q, k, v, is_causal=True), plat),
         "attnsel.torch.select_sdpa (everything)": lambda: at.select_sdpa(q, k, v, is_causal=True),

@@ -46,8 +46,19 @@ std::string describe(const selection_result& r) {
   return out.str();
 }
 
+// Every field of an explanation: what closing the platform added, the unstated fields and the stale
+// measurements included (a bound selector's platform is closed before explain runs).
 std::string describe(const explanation& ex) {
-  return describe(ex.result) + "rule " + ex.rule + "\nnote " + ex.note + "\n" + describe(ex.candidates);
+  std::ostringstream out;
+  out << describe(ex.result) << "rule " << ex.rule << "\nnote " << ex.note << "\n" << describe(ex.candidates);
+  for (const auto& i : ex.implied) out << "implied " << i.name << " because " << i.because << "\n";
+  for (const auto& u : ex.unstated) out << "unstated " << u.subject << "|" << u.fields << "|" << u.condition << "\n";
+  for (const auto& st : ex.stale) {
+    out << "stale " << st.rule << "|" << st.measured_on;
+    for (const auto& d : st.differences) out << "|" << d;
+    out << "\n";
+  }
+  return out.str();
 }
 
 using fixtures::catalog_registry;
@@ -71,6 +82,7 @@ void check_same(const registry& reg, const query& q, const platform& p, const ov
   CHECK(describe(with_cache.select(q)) == expected);
   CHECK(describe(with_cache.select(q)) == expected);
   CHECK(describe(plain.explain(q)) == describe(explain(reg, q, p, ovr, options)));
+  CHECK(describe(with_cache.explain(q)) == describe(explain(reg, q, p, ovr, options)));
   // decide() is select() without the error and the fallback trace: the same winner and fields.
   const auto r = select(reg, q, p, ovr, options);
   for (const auto* bound : {&plain, &with_cache, &with_cache}) {

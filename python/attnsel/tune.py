@@ -343,7 +343,7 @@ def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
     cap = platform.arch
     check_platform(platform)
     device, comps = fingerprint(platform)
-    feats = ["gqa"] if w.num_kv_heads != w.num_heads else []
+    feats = sorted(query_of(w, c).features)  # the features the call states, as select sees them
     rule = {"domain": "decoder", "vendor": "cuda", "min_capability": cap, "max_capability": cap,
             "dtypes": [w.dtype], "head_sizes": [w.head_size], "min_num_heads": w.num_heads,
             "max_num_heads": w.num_heads}

@@ -221,6 +221,11 @@ py::object make_selection_error(const attnsel::selection_error& e);
 
 /// A Python Selection keeping `keep` alive.
 py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel::registry> keep);
+/// A Python Explanation of `ex`, keeping `keep` alive; its JSON report states `q`, `p` and the override
+/// string the query read (`request`).
+py::object make_explanation(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,
+                            const attnsel::query& q, const attnsel::platform& p, attnsel::override_request request,
+                            bool prefer);
 
 // ---- one binder per topic (each in its own .cpp) ----------------------------------------------------
 
@@ -231,6 +236,7 @@ void bind_query(py::module_& m);         // query.cpp: Query
 void bind_registry(py::module_& m);      // registry.cpp: Registry and the catalog loaders
 void bind_overrides(py::module_& m);     // overrides.cpp: OverrideSet
 void bind_selection(py::module_& m);     // selection.cpp: Reason, Candidate, Selection, Explanation, select, explain
+void bind_selector(py::module_& m);      // selector.cpp: Selector (the bound selector)
 void bind_report(py::module_& m);        // report.cpp: to_json
 void bind_detect(py::module_& m);        // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
 void bind_model_config(py::module_& m);  // model_config.cpp: ModelConfig, read_model_config, Query.from_model_config

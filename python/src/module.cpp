@@ -22,6 +22,7 @@ PYBIND11_MODULE(_attnsel, m) {
   attnsel_py::bind_registry(m);
   attnsel_py::bind_overrides(m);
   attnsel_py::bind_selection(m);
+  attnsel_py::bind_selector(m);
   attnsel_py::bind_report(m);
   attnsel_py::bind_detect(m);
   attnsel_py::bind_model_config(m);

@@ -6,7 +6,7 @@ namespace attnsel_py {
 
 namespace {
 
-std::string repr(const override_set_handle& o) {
+std::string override_set_repr(const override_set_handle& o) {
   std::string out = "attnsel.OverrideSet(decoder=" + std::string(py::repr(py::str(o.decoder))) +
                     ", encoder=" + std::string(py::repr(py::str(o.encoder)));
   if (o.prefill) out += ", prefill=" + std::string(py::repr(py::str(*o.prefill)));
@@ -22,7 +22,7 @@ std::optional<std::string> optional_str(const char* name, const py::handle& v) {
 
 py::object optional_value(const std::optional<std::string>& v) { return v ? py::object(py::str(*v)) : py::none(); }
 
-override_set_handle make(const py::handle& decoder, const py::handle& encoder, const py::handle& source,
+override_set_handle make_override_set(const py::handle& decoder, const py::handle& encoder, const py::handle& source,
                          const py::handle& prefill, const py::handle& decode) {
   override_set_handle out{{},
                           str_arg("decoder", decoder),
@@ -41,7 +41,7 @@ void bind_overrides(py::module_& m) {
       "Decoder and encoder override strings (grammar: '', 'auto', 'NAME', 'A,B', 'A,auto', '-NAME'). "
       "A decoder override never changes an encoder selection. prefill / decode (None: inherit decoder) "
       "override decoder queries in that phase. Immutable.")
-      .def(py::init(&make), py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "", py::arg("source") = "api",
+      .def(py::init(&make_override_set), py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "", py::arg("source") = "api",
            py::arg("prefill") = py::none(), py::arg("decode") = py::none())
       .def_property_readonly("prefill", guard([](const override_set_handle& o) { return optional_value(o.prefill); }))
       .def_property_readonly("decode", guard([](const override_set_handle& o) { return optional_value(o.decode); }))
@@ -55,7 +55,7 @@ void bind_overrides(py::module_& m) {
                         : o.decoder;
            }),
            py::arg("domain"), "The override string the given domain reads.")
-      .def("__repr__", guard(&repr))
+      .def("__repr__", guard(&override_set_repr))
       .def("__eq__", guard([](const override_set_handle& a, const override_set_handle& b) {
              return a.decoder == b.decoder && a.encoder == b.encoder && a.source == b.source &&
                     a.prefill == b.prefill && a.decode == b.decode;
@@ -75,7 +75,7 @@ void bind_overrides(py::module_& m) {
                           throw py::type_error(
                               "OverrideSet.__setstate__: expected a (decoder, encoder, source, prefill, decode) tuple");
                         const auto t = py::reinterpret_borrow<py::tuple>(state);
-                        return make(t[0], t[1], t[2], t[3], t[4]);
+                        return make_override_set(t[0], t[1], t[2], t[3], t[4]);
                       }));
 }
 

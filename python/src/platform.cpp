@@ -147,7 +147,7 @@ py::int_ hash_of(const platform& p) {
 // The constructor's repr, then `.with_device_name(...)` when a device name is stated: eval(repr(p)) == p.
 std::string constructor_repr(const platform& p);
 
-std::string repr(const platform& p) {
+std::string platform_repr(const platform& p) {
   std::string out = constructor_repr(p);
   if (!p.device_name().empty()) out += ".with_device_name(" + std::string(py::repr(py::str(p.device_name()))) + ")";
   return out;
@@ -263,7 +263,7 @@ void bind_platform(py::module_& m) {
            }),
            "A copy with more components ('name' or 'name=version'); a name already present is replaced.")
       .def("__str__", guard([](const P& p) { return attnsel::to_string(static_cast<const platform&>(p)); }))
-      .def("__repr__", guard([](const P& p) { return repr(p); }))
+      .def("__repr__", guard([](const P& p) { return platform_repr(p); }))
       .def("__eq__", guard([](const P& a, const P& b) {
              return static_cast<const platform&>(a) == static_cast<const platform&>(b);
            }),

@@ -127,7 +127,7 @@ void apply(query& q, const py::dict& changes, std::string_view callable) {
   }
 }
 
-query make(const py::args& args, const py::kwargs& kwargs, std::string_view callable) {
+query make_query(const py::args& args, const py::kwargs& kwargs, std::string_view callable) {
   if (!args.empty())
     throw py::type_error(std::string(callable) + "() takes keyword arguments only (" + std::to_string(args.size()) +
                          " positional given)");
@@ -145,7 +145,7 @@ py::dict state_of(const query& q) {
 
 // attnsel.Query(...) with the fields that differ from the default, so eval(repr(q)) == q after a plain
 // `import attnsel`.
-std::string repr(const query& q) {
+std::string query_repr(const query& q) {
   static const query defaults;
   std::string out;
   for (const auto& f : fields()) {
@@ -171,7 +171,7 @@ void bind_query(py::module_& m) {
   for (const auto& f : fields()) doc += std::string("\n  ") + f.name + ": " + f.doc;
   py::class_<py_query> cls(m, "Query", doc.c_str());
   cls.def(py::init(
-              [](const py::args& args, const py::kwargs& kwargs) -> py_query { return make(args, kwargs, "Query"); }))
+              [](const py::args& args, const py::kwargs& kwargs) -> py_query { return make_query(args, kwargs, "Query"); }))
       .def("replace", guard([](const py_query& q, const py::kwargs& changes) -> py_query {
              query out = q;
              apply(out, changes, "Query.replace");
@@ -192,7 +192,7 @@ void bind_query(py::module_& m) {
           },
           py::arg("text"), "Reads the JSON object to_json(query) writes; every key optional, none repeated.")
       .def("__str__", guard([](const py_query& q) { return attnsel::to_string(static_cast<const query&>(q)); }))
-      .def("__repr__", guard([](const py_query& q) { return repr(q); }))
+      .def("__repr__", guard([](const py_query& q) { return query_repr(q); }))
       .def("__eq__", guard([](const py_query& a, const py_query& b) { return a == b; }), py::is_operator())
       .def("__hash__", guard([](const py_query& q) { return py::hash(py::tuple(state_of(q).attr("values")())); }))
       .def(py::pickle(guard([](const py_query& q) -> py::object { return state_of(q); }),

@@ -126,6 +126,16 @@ PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
   return nullptr;
 }
 
+explanation_handle make_explanation_handle(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,
+                                           const attnsel::query& q, const attnsel::platform& p,
+                                           attnsel::override_request request, bool prefer) {
+  py::object result =
+      ex.result.ok() ? make_selection(ex.result.value(), keep) : make_selection_error(ex.result.error());
+  const auto source = request.spec.empty() ? attnsel::override_source::none : request.source;
+  return explanation_handle{{},     std::move(ex), std::move(keep),  q, p, std::string(request.spec),
+                            source, prefer,        std::move(result)};
+}
+
 explanation_handle explain_py(py::handle registry, py::handle query, py::handle platform, py::handle override,
                               bool prefer) {
   const auto& r = value_arg<registry_handle>("registry", registry);
@@ -140,11 +150,7 @@ explanation_handle explain_py(py::handle registry, py::handle query, py::handle 
     without_gil nogil;
     ex.emplace(attnsel::explain(*keep, q, p, request, options));
   }
-  py::object result =
-      ex->result.ok() ? make_selection(ex->result.value(), keep) : make_selection_error(ex->result.error());
-  const auto source = request.spec.empty() ? attnsel::override_source::none : request.source;
-  return explanation_handle{{},     std::move(*ex), std::move(keep),  q, p, std::string(request.spec),
-                            source, prefer,         std::move(result)};
+  return make_explanation_handle(std::move(*ex), std::move(keep), q, p, request, prefer);
 }
 
 py::list candidate_list(const std::vector<candidate_report>& cs) {
@@ -329,6 +335,12 @@ explanation_handle explanation_from_state(const py::handle& state) {
 
 py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel::registry> keep) {
   return py::cast(selection_handle{{}, std::move(sel), std::move(keep)});
+}
+
+py::object make_explanation(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,
+                            const attnsel::query& q, const attnsel::platform& p, attnsel::override_request request,
+                            bool prefer) {
+  return py::cast(make_explanation_handle(std::move(ex), std::move(keep), q, p, request, prefer));
 }
 
 void bind_selection(py::module_& m) {

@@ -17,7 +17,7 @@ import pytest
 
 import attnsel
 
-CLASSES = ["Query", "Platform", "OverrideSet", "Registry", "Reason", "Candidate", "Selection", "Explanation",
+CLASSES = ["Query", "Platform", "OverrideSet", "Registry", "Reason", "Candidate", "Selection", "Explanation", "Selector",
            "ModelConfig"]
 
 

@@ -71,6 +71,7 @@ struct bound_domain {
 struct bound_state {
   const registry* reg = nullptr;
   platform plat;
+  std::vector<implied_component> implied;  // what closing the given platform added (explain reports it)
   selector_options options;
   // decoder, encoder, and the decoder's prefill and decode phases when the overrides set them apart
   std::array<bound_domain, 4> domains;
@@ -242,7 +243,13 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
   s.reg = &reg;
   // Closed under the catalog's implications once, here, so select() never has to (and the free select
   // it falls back to sees a closed platform too).
-  s.plat = is_closed(reg, p) ? std::move(p) : close_platform(reg, p).value;
+  if (is_closed(reg, p)) {
+    s.plat = std::move(p);
+  } else {
+    auto closed = close_platform(reg, p);
+    s.plat = std::move(closed.value);
+    s.implied = std::move(closed.implied);
+  }
   s.options = options;
   detail::bind_domain(reg, s.plat, attention_domain::decoder, overrides.decoder, s.domains[0]);
   detail::bind_domain(reg, s.plat, attention_domain::encoder, overrides.encoder, s.domains[1]);
@@ -335,7 +342,9 @@ ATTNSEL_INLINE selection selector::select_or_throw(const query& q) const {
 
 ATTNSEL_INLINE explanation selector::explain(const query& q) const {
   const auto& d = detail::domain_of(*state_, q);
-  return attnsel::explain(*state_->reg, q, state_->plat, override_request{d.spec, d.source}, state_->options.select);
+  auto ex = attnsel::explain(*state_->reg, q, state_->plat, override_request{d.spec, d.source}, state_->options.select);
+  ex.implied = state_->implied;  // the bound platform is closed already: state what closing it added
+  return ex;
 }
 
 ATTNSEL_END_NAMESPACE
