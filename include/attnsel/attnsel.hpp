@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Umbrella header: the whole public API of attnsel (<attnsel/core.hpp> is the selection core alone).
+// Umbrella header: the public API of attnsel, detection aside (<attnsel/detect.hpp> is opt-in: it brings
+// <dlfcn.h> and the probes). <attnsel/core.hpp> is the selection core alone.
 #pragma once
 
 #include <attnsel/bound_selector.hpp>   // IWYU pragma: export
@@ -8,7 +9,6 @@
 #include <attnsel/checks.hpp>           // IWYU pragma: export
 #include <attnsel/config.hpp>           // IWYU pragma: export
 #include <attnsel/descriptor.hpp>       // IWYU pragma: export
-#include <attnsel/detect.hpp>           // IWYU pragma: export
 #include <attnsel/diff.hpp>             // IWYU pragma: export
 #include <attnsel/enums.hpp>            // IWYU pragma: export
 #include <attnsel/format.hpp>           // IWYU pragma: export
