@@ -183,11 +183,11 @@ TEST_CASE("every integer option is decimal only: no octal, hex or signs (issue 2
 // AddressSanitizer's operator new never throws: out of memory, it reports and aborts the process, so the
 // tool's own handler cannot run there. The uninstrumented legs (dev) run this test.
 #if defined(__SANITIZE_ADDRESS__)
-#define ATTNSEL_TEST_UNDER_ASAN 1
+#  define ATTNSEL_TEST_UNDER_ASAN 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ATTNSEL_TEST_UNDER_ASAN 1
-#endif
+#  if __has_feature(address_sanitizer)
+#    define ATTNSEL_TEST_UNDER_ASAN 1
+#  endif
 #endif
 
 #ifndef ATTNSEL_TEST_UNDER_ASAN

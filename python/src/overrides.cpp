@@ -23,7 +23,7 @@ std::optional<std::string> optional_str(const char* name, const py::handle& v) {
 py::object optional_value(const std::optional<std::string>& v) { return v ? py::object(py::str(*v)) : py::none(); }
 
 override_set_handle make_override_set(const py::handle& decoder, const py::handle& encoder, const py::handle& source,
-                         const py::handle& prefill, const py::handle& decode) {
+                                      const py::handle& prefill, const py::handle& decode) {
   override_set_handle out{{},
                           str_arg("decoder", decoder),
                           str_arg("encoder", encoder),
@@ -41,8 +41,8 @@ void bind_overrides(py::module_& m) {
       "Decoder and encoder override strings (grammar: '', 'auto', 'NAME', 'A,B', 'A,auto', '-NAME'). "
       "A decoder override never changes an encoder selection. prefill / decode (None: inherit decoder) "
       "override decoder queries in that phase. Immutable.")
-      .def(py::init(&make_override_set), py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "", py::arg("source") = "api",
-           py::arg("prefill") = py::none(), py::arg("decode") = py::none())
+      .def(py::init(&make_override_set), py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "",
+           py::arg("source") = "api", py::arg("prefill") = py::none(), py::arg("decode") = py::none())
       .def_property_readonly("prefill", guard([](const override_set_handle& o) { return optional_value(o.prefill); }))
       .def_property_readonly("decode", guard([](const override_set_handle& o) { return optional_value(o.decode); }))
       .def_property_readonly("decoder", guard([](const override_set_handle& o) { return o.decoder; }))

@@ -170,8 +170,9 @@ void bind_query(py::module_& m) {
       "changed copy. Keyword arguments only, each defaulting to the C++ query's default:";
   for (const auto& f : fields()) doc += std::string("\n  ") + f.name + ": " + f.doc;
   py::class_<py_query> cls(m, "Query", doc.c_str());
-  cls.def(py::init(
-              [](const py::args& args, const py::kwargs& kwargs) -> py_query { return make_query(args, kwargs, "Query"); }))
+  cls.def(py::init([](const py::args& args, const py::kwargs& kwargs) -> py_query {
+       return make_query(args, kwargs, "Query");
+     }))
       .def("replace", guard([](const py_query& q, const py::kwargs& changes) -> py_query {
              query out = q;
              apply(out, changes, "Query.replace");

@@ -20,8 +20,8 @@ namespace {
 struct selector_handle : bound_value {
   std::shared_ptr<const attnsel::registry> keep;
   std::unique_ptr<attnsel::selector> sel;
-  attnsel::platform platform;  ///< as given (explain's report states it)
-  std::string catalog;         ///< the registry's catalog name, for repr
+  attnsel::platform platform;                    ///< as given (explain's report states it)
+  std::string catalog;                           ///< the registry's catalog name, for repr
   std::optional<override_set_handle> overrides;  ///< an OverrideSet, or a str for both domains
   bool prefer = false;
 
@@ -85,8 +85,8 @@ void bind_selector(py::module_& m) {
       m, "Selector",
       "A registry, platform and override bound once, with a decision cache: select(query) answers as "
       "attnsel.select(registry, query, platform, override) does, for less. Thread-safe; holds the GIL.")
-      .def(py::init([](const py::handle& registry, const py::handle& platform, const py::handle& override,
-                       bool prefer, bool cache, const py::handle& cache_slots) {
+      .def(py::init([](const py::handle& registry, const py::handle& platform, const py::handle& override, bool prefer,
+                       bool cache, const py::handle& cache_slots) {
              return make_selector(registry, platform, override, prefer, cache, cache_slots);
            }),
            py::arg("registry"), py::arg("platform"), py::arg("override") = py::none(), py::kw_only(),
