@@ -21,6 +21,8 @@ tools/check_format.sh
 
 step "dev workflow: configure, build, ctest"
 cmake --workflow --preset dev | tee -a "$log"
+# ctest shows a passing test's output only in its log: print the examples' count (none silently skipped).
+grep -h "^doc examples:" build/dev/Testing/Temporary/LastTest*.log | tail -1 | tee -a "$log" || true
 
 if [[ "$mode" == "full" ]]; then
   step "clang-asan: a second compiler, C++20, the compiled library, clang-tidy, AddressSanitizer + UBSan"

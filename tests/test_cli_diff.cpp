@@ -199,8 +199,11 @@ TEST_CASE("an internal error has its own exit status, never diff's or lint's 1 (
                 R"(", "domains": ["decoder"], "description": ")" + std::string(100, 'x') + "\"}";
   const temp_file big(R"({"format": "attnsel-catalog", "version": 1, "name": "big", "backends": [)" + backends +
                       R"(], "policies": []})");
-  for (const std::string command : {"lint", "validate"}) {
-    const auto r = cli_run::run_in("sh -c 'ulimit -v 90000; exec \"$0\" \"$@\"'", {command, big.path()});
+  const std::vector<std::vector<std::string>> calls = {
+      {"lint", big.path()}, {"validate", big.path()}, {"diff", big.path(), big.path()}};
+  for (const auto& args : calls) {
+    const auto& command = args.front();
+    const auto r = cli_run::run_in("sh -c 'ulimit -v 90000; exec \"$0\" \"$@\"'", args);
     INFO(command << ": " << r.err);
     CHECK(r.status == 70);
     CHECK(has(r.err, "attnsel: internal error: out of memory"));

@@ -9,10 +9,12 @@ installed torch, so the cuDNN version is the one torch loads. Nothing here impor
 """
 
 import dataclasses
+import errno
 import importlib.metadata
 import importlib.util
 import os
 import re
+import stat
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ._attnsel import _DETECT_OPTIONS, Platform, _detect
@@ -78,10 +80,39 @@ def _find_spec(module: str):
         return None
 
 
+def _read_regular(path: str, limit: int) -> str:
+    """Up to `limit` bytes of the regular file `path` as UTF-8 text. The open never blocks: a FIFO, a device
+    or a directory is an OSError (as the C++ probes refuse them), never a read that waits for a writer."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return f.read(limit).decode("utf-8", errors="replace")
+
+
+def _metadata_files_readable(dist: "importlib.metadata.Distribution") -> None:
+    """Raises OSError when the distribution's metadata file is there but is not a regular file. A file
+    distribution (the usual dist-info / egg-info folder) keeps its folder in `_path` (CPython's name since
+    3.8); importlib would read METADATA with a blocking open, which never returns on a FIFO."""
+    folder = getattr(dist, "_path", None)
+    if folder is None:
+        return
+    for name in ("METADATA", "PKG-INFO"):
+        path = os.path.join(str(folder), name)
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+
+
 def _distribution_version(dist: str) -> Tuple[bool, object]:
     """(installed, version text or whatever METADATA gave); an unreadable distribution is not installed."""
     try:
-        return True, importlib.metadata.version(dist)
+        found = importlib.metadata.distribution(dist)
+        _metadata_files_readable(found)
+        return True, found.version
     except importlib.metadata.PackageNotFoundError:
         return False, None
     except Exception as e:  # noqa: BLE001 - a broken METADATA is a fact, not an error
@@ -134,8 +165,7 @@ def _torch_cuda_runtime(torch_dir: str) -> DetectedFact:
     Reported as the component cuda_runtime=<version> (the sglang catalog's FA3 needs 12.3)."""
     path = os.path.join(torch_dir, "version.py")
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(65536)
+        text = _read_regular(path, 65536)
     except OSError as e:
         return DetectedFact("torch.cuda_runtime", "", f"not found: {path} ({e.strerror})", False)
     match = re.search(r"^cuda\s*(?::[^=\n]*)?=\s*['\"](\d+(?:\.\d+){0,3})['\"]", text, re.MULTILINE)

@@ -7,6 +7,9 @@
 
 #include <pybind11/stl.h>
 
+#include <functional>
+#include <map>
+#include <string>
 #include <utility>
 
 namespace attnsel_py {
@@ -43,7 +46,13 @@ registry_handle builtin(const py::handle& catalog) {
     for (auto n : attnsel::builtin_catalog_names) names += (names.empty() ? "" : ", ") + std::string(n);
     throw py::value_error("catalog: " + quote_input(name) + " is not one of " + names);
   }
-  return from_catalog(attnsel::builtin_catalog(name));
+  // Parsed once per name: a Registry never changes its registry in place (merge() swaps its own
+  // pointer), so every handle may share it. A call then costs a handle, not a parse (1.5 ms for vllm).
+  // The map is only touched with the GIL held.
+  static std::map<std::string, registry_handle, std::less<>> parsed;
+  auto it = parsed.find(name);
+  if (it == parsed.end()) it = parsed.emplace(name, from_catalog(attnsel::builtin_catalog(name))).first;
+  return it->second;
 }
 
 // Copy-on-write merge: the new registry replaces the old pointer only when the merge succeeded.

@@ -31,6 +31,13 @@ struct selector_handle : bound_value {
   }
 };
 
+// A flag argument read as select() reads prefer and raise_on_error: by its truth value.
+bool truth(const py::handle& value) {
+  const int v = PyObject_IsTrue(value.ptr());
+  if (v < 0) throw py::error_already_set();
+  return v != 0;
+}
+
 selector_handle make_selector(const py::handle& registry, const py::handle& platform, const py::handle& override,
                               bool prefer, bool cache, const py::handle& cache_slots) {
   const auto& r = value_arg<registry_handle>("registry", registry);
@@ -85,14 +92,14 @@ void bind_selector(py::module_& m) {
       m, "Selector",
       "A registry, platform and override bound once, with a decision cache: select(query) answers as "
       "attnsel.select(registry, query, platform, override) does, for less. Thread-safe; holds the GIL.")
-      .def(py::init([](const py::handle& registry, const py::handle& platform, const py::handle& override, bool prefer,
-                       bool cache, const py::handle& cache_slots) {
-             return make_selector(registry, platform, override, prefer, cache, cache_slots);
+      .def(py::init([](const py::handle& registry, const py::handle& platform, const py::handle& override,
+                       const py::handle& prefer, const py::handle& cache, const py::handle& cache_slots) {
+             return make_selector(registry, platform, override, truth(prefer), truth(cache), cache_slots);
            }),
            py::arg("registry"), py::arg("platform"), py::arg("override") = py::none(), py::kw_only(),
            py::arg("prefer") = false, py::arg("cache") = true, py::arg("cache_slots") = 1024)
-      .def("select", guard([](const selector_handle& h, const py::handle& query, bool raise_on_error) {
-             return selector_select(h, query, raise_on_error);
+      .def("select", guard([](const selector_handle& h, const py::handle& query, const py::handle& raise_on_error) {
+             return selector_select(h, query, truth(raise_on_error));
            }),
            py::arg("query"), py::kw_only(), py::arg("raise_on_error") = true,
            "The Selection attnsel.select gives for this query. Raises SelectionError on failure, or returns it "

@@ -110,6 +110,22 @@ def test_a_selection_outlives_a_merge_of_its_registry(tmp_path):
     assert s.backend == before and s.variant is not None
 
 
+def test_built_in_registries_are_independent_values_though_parsed_once():
+    """builtin_catalog() parses each catalog once and its Registry objects share it: a merge into one must
+    leave every other, and every later one, as the catalog says."""
+    for make, name in ((attnsel.reference_registry, "vllm"), (attnsel.torch_sdpa_registry, "torch_sdpa"),
+                       (lambda: attnsel.builtin_catalog("sglang"), "sglang")):
+        a, b = make(), make()
+        assert a == b and a is not b and a.name == name
+        size = len(a)
+        a.merge(attnsel.parse_catalog(json.dumps({
+            "format": "attnsel-catalog", "version": 1, "name": "extra",
+            "backends": [{"name": "EXTRA_BACKEND", "domains": ["decoder"]}], "policies": []})))
+        assert len(a) == size + 1 and "EXTRA_BACKEND" in a
+        assert len(b) == size and "EXTRA_BACKEND" not in b
+        assert len(make()) == size and "EXTRA_BACKEND" not in make()
+
+
 def test_platform_constructors_and_properties():
     p = attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "cudnn_preferred"])
     assert (p.vendor, p.arch, p.capability) == ("cuda", "9.0", (9, 0))

@@ -118,20 +118,23 @@ def test_a_broken_driver_is_a_fact_not_an_exception(tree):
 
 
 def test_packages_are_components_with_versions_and_facts(tree, monkeypatch):
-    real_find, real_version = importlib.util.find_spec, importlib.metadata.version
+    real_find, real_distribution = importlib.util.find_spec, importlib.metadata.distribution
 
     def find_spec(name, *a):
         return object() if name in ("flashinfer", "aiter") else real_find(name, *a)
 
-    def version(dist):
+    class Installed:  # a distribution as importlib.metadata.distribution() returns it (no files behind it)
+        version = "0.2.5.post1"
+
+    def distribution(dist):
         if dist == "flashinfer-python":
-            return "0.2.5.post1"
+            return Installed()
         if dist in ("amd-aiter", "aiter"):
             raise importlib.metadata.PackageNotFoundError(dist)
-        return real_version(dist)
+        return real_distribution(dist)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
     d = attnsel.detect_platform(**tree.options(packages=detect_module.PYTHON_PACKAGES))
     comps = d.platform.components
     assert comps["flashinfer"] == "0.2.5" and comps["aiter"] is None

@@ -451,6 +451,34 @@ def test_detect_platform_reports_odd_packages_as_facts(tmp_path, monkeypatch, me
     assert d.platform.components.get("oddpkg", "absent") == (expected or None)
 
 
+@pytest.mark.parametrize("fifo", ["oddpkg-1.dist-info/METADATA", "torch/version.py"])
+def test_detect_platform_never_blocks_on_a_fifo_among_the_package_files(tmp_path, fifo):
+    """A METADATA or torch/version.py that is a FIFO is a fact (unreadable), never a read that waits for a
+    writer: the run is in a child process with a time limit, so a regression fails here instead of hanging."""
+    for package in ("oddpkg", "torch"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "oddpkg-1.dist-info").mkdir()
+    (tmp_path / "oddpkg-1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: oddpkg\nVersion: 1.0\n")
+    (tmp_path / "torch" / "version.py").write_text("cuda = '12.8'\n")
+    (tmp_path / fifo).unlink()
+    os.mkfifo(tmp_path / fifo)
+    quiet = {k: v for k, v in QUIET.items() if k != "library_dirs"}  # None: the torch probe runs
+    result = run_python(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import attnsel
+        d = attnsel.detect_platform(packages={{"oddpkg": ("oddpkg",)}}, **{quiet!r})
+        print(d.find("package.oddpkg"))
+        print(d.find("torch.cuda_runtime"))
+    """, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    if fifo.endswith("METADATA"):
+        assert "unreadable: OSError" in result.stdout and "12.8" in result.stdout, result.stdout
+    else:
+        assert "not a regular file" in result.stdout and "1.0" in result.stdout, result.stdout
+
+
 def test_detect_platform_options_are_one_list():
     """The C++ half's list of options is detect_platform()'s keywords (plus the Python-only `packages`)."""
     import inspect
@@ -461,10 +489,16 @@ def test_detect_platform_options_are_one_list():
 
 # ---- a generator over the constructors' argument space -----------------------------------------------
 
+# The pool's values, built once (a registry per draw would dominate the run).
+POOL = [None, True, False, 0, -1, 1, 7, 64, 2**31, 2**64, -2**63, 1.5, float("nan"), "", "x", "sinks",
+        "bf16", "dtype", "rejected", "Bad Name", "9.0", "sm_90", "sm_100a", "gfx942", "cuda", "a=1.2", "a=x", "\0", "\ud800",
+        "é" * 70, b"bytes", object(), attnsel.Query(), attnsel.Platform.cpu(), attnsel.Platform.cuda(9, 0),
+        "decode", "prefill", 4096, attnsel.reference_registry(), attnsel.OverrideSet(decoder="FLASH_ATTN")]
+REFERENCE, HOPPER = attnsel.reference_registry(), attnsel.Platform.cuda(9, 0)
+
+
 def random_value(rng, depth=0):
-    choices = [None, True, False, 0, -1, 1, 7, 64, 2**31, 2**64, -2**63, 1.5, float("nan"), "", "x", "sinks",
-               "bf16", "dtype", "rejected", "Bad Name", "9.0", "sm_90", "sm_100a", "gfx942", "cuda", "a=1.2", "a=x", "\0", "\ud800",
-               "é" * 70, b"bytes", object(), attnsel.Query(), attnsel.Platform.cpu()]
+    choices = list(POOL)
     if depth < 2:
         choices += [[random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))],
                     {rng.choice(["aiter", "k", "Bad Name", "x=1"]): random_value(rng, depth + 1)
@@ -473,15 +507,25 @@ def random_value(rng, depth=0):
     return rng.choice(choices)
 
 
-REQUIRED = {"Platform": {"vendor"}, "Platform.cuda": {"major"}, "Reason": {"code", "message"}, "Candidate": {"name"}}
+REQUIRED = {"Platform": {"vendor"}, "Platform.cuda": {"major"}, "Platform.rocm": {"arch"}, "Reason": {"code", "message"},
+            "Candidate": {"name"}, "Platform.with_device_name": {"name"}}
 
 CONSTRUCTORS = {
     "Query": (attnsel.Query, ["head_size", "head_size_v", "dtype", "kv_cache_dtype", "block_size", "attn_type",
-                              "mode", "domain", "num_heads", "features", "head_sz"]),
+                              "mode", "domain", "num_heads", "features", "head_sz", "phase", "seq_len_q", "seq_len_kv",
+                              "batch_size", "num_kv_heads"]),
     "Query.replace": (lambda **kw: attnsel.Query().replace(**kw), ["head_size", "features", "dtype", "x"]),
     "Platform": (lambda **kw: attnsel.Platform(**kw), ["vendor", "arch", "components"]),
     "Platform.cuda": (lambda **kw: attnsel.Platform.cuda(**kw), ["major", "minor", "components"]),
-    "OverrideSet": (attnsel.OverrideSet, ["decoder", "encoder", "source"]),
+    "Platform.rocm": (lambda **kw: attnsel.Platform.rocm(**kw), ["arch", "components"]),
+    "Platform.cpu": (lambda **kw: attnsel.Platform.cpu(**kw), ["components", "arch"]),
+    "Platform.with_components": (lambda **kw: attnsel.Platform.cuda(9, 0).with_components(*kw.values()),
+                                 ["spec1", "spec2", "spec3"]),
+    "Platform.with_device_name": (lambda **kw: attnsel.Platform.cuda(9, 0).with_device_name(**kw), ["name"]),
+    "OverrideSet": (attnsel.OverrideSet, ["decoder", "encoder", "source", "prefill", "decode"]),
+    # A valid registry and platform unless the draw replaces them: otherwise nearly every draw fails on them.
+    "Selector": (lambda **kw: attnsel.Selector(**{"registry": REFERENCE, "platform": HOPPER, **kw}),
+                 ["registry", "platform", "override", "prefer", "cache", "cache_slots"]),
     "Reason": (attnsel.Reason, ["code", "message"]),
     "Candidate": (attnsel.Candidate, ["name", "variant", "rank", "verdict", "forced", "reasons"]),
 }
@@ -502,8 +546,12 @@ def test_random_constructor_arguments_raise_only_type_or_value_errors(name, refe
             assert "incompatible" not in str(e) or not REQUIRED.get(name, set()) <= set(kw), (kw, e)
             continue
         built += 1
-        # Whatever was built is a whole value: it prints, hashes, pickles and (for queries) selects.
         repr(value)
+        if isinstance(value, attnsel.Selector):  # bound state, not a value: it selects
+            value.select(attnsel.Query(), raise_on_error=False)
+            value.explain(attnsel.Query(head_size=64, phase="decode", seq_len_q=1))
+            continue
+        # Whatever was built is a whole value: it prints, hashes, pickles and (for queries) selects.
         assert pickle.loads(pickle.dumps(value)) == value
         hash(value)
         if isinstance(value, attnsel.Query):
