@@ -271,6 +271,23 @@ TEST_CASE("an empty --arch or --library-dir is a usage error, not ignored (issue
   }
 }
 
+TEST_CASE("an arch-specific CUDA target is refused with the capability to give, as in Python (issue 23)",
+          "[cli][usage]") {
+  for (const std::string arch : {"sm_100a", "SM_121F", "compute_90a"}) {
+    for (const auto& platform : std::vector<std::vector<std::string>>{{}, {"--platform", "cuda"}}) {
+      std::vector<std::string> args = {"select", "--arch", arch};
+      args.insert(args.end(), platform.begin(), platform.end());
+      const auto r = run(args);
+      INFO(arch << ": " << r.err);
+      CHECK(r.status == 2);
+      CHECK(has(r.err, "--arch: '" + arch + "' names an arch-specific target"));
+      CHECK(r.out.empty());
+    }
+  }
+  CHECK(has(run({"select", "--arch", "sm_100a"}).err, "without the suffix ('10.0')"));
+  CHECK(run({"select", "--arch", "sm_100"}).status == 0);  // no suffix: capability 10.0
+}
+
 TEST_CASE("a line break in a path is escaped in messages (issue 22)", "[cli][catalog]") {
   for (const auto& args : std::vector<std::vector<std::string>>{{"validate", "/tmp/no\nsuch.json"},
                                                                 {"list", "--catalog-only", "/tmp/no\nsuch.json"},

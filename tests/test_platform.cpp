@@ -109,6 +109,13 @@ TEST_CASE("arch and component text as people type it, with the one wording of ea
   CHECK(set_arch_text(cuda, "sm_90").empty());
   CHECK(to_string(cuda) == "cuda 9.0");
   CHECK(set_arch_text(cuda, "gfx942") == "is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
+  // An arch-specific target: refused with the capability to give, and the platform left as it was.
+  for (const char* arch : {"sm_100a", "SM_121F", "compute_90a"})
+    CHECK(set_arch_text(cuda, arch).find("names an arch-specific target") == 0);
+  CHECK(set_arch_text(cuda, "sm_100a") ==
+        "names an arch-specific target, which a platform does not model; give the compute capability without the "
+        "suffix ('10.0')");
+  CHECK(to_string(cuda) == "cuda 9.0");
   CHECK(to_string(cuda) == "cuda 9.0");
   auto rocm = platform(device_vendor::rocm);
   CHECK(set_arch_text(rocm, "gfx90a").empty());

@@ -63,29 +63,9 @@ void add_components(platform& p, const py::handle& components, std::string_view 
 }
 
 void set_arch(platform& p, const std::string& arch) {
-  if (p.vendor() == device_vendor::cuda) {
-    // sm_100a / sm_121f name arch-specific feature sets, which a Platform does not model: refuse them
-    // rather than drop the suffix without a word.
-    const auto cc = attnsel::parse_cuda_capability(arch);
-    const char last = arch.empty() ? '\0' : static_cast<char>(arch.back() | 0x20);  // ASCII lower case
-    if (cc && (last == 'a' || last == 'f'))
-      throw py::value_error("arch: " + quote_input(arch) +
-                            " names an arch-specific target, which a Platform does not model; give the compute "
-                            "capability without the suffix ('" +
-                            std::to_string(cc->major) + "." + std::to_string(cc->minor) + "')");
-    if (!cc)
-      throw py::value_error("arch: " + quote_input(arch) +
-                            " is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)");
-    p.set_capability(*cc);
-  } else if (p.vendor() == device_vendor::rocm) {
-    const auto gfx = attnsel::parse_gfx_arch(arch);
-    if (!gfx)
-      throw py::value_error("arch: " + quote_input(arch) + " is not a gfx target (e.g. gfx942, gfx90a, gfx1100)");
-    p.set_gfx(*gfx);
-  } else {
-    throw py::value_error("arch: " + quote_input(arch) + " does not apply to platform " +
-                          std::string(attnsel::to_string(p.vendor())) + "; only cuda and rocm take an arch");
-  }
+  // The library's parse and wording, as the CLI's --arch: an arch-specific target (sm_100a) is refused.
+  if (const auto why = attnsel::set_arch_text(p, arch); !why.empty())
+    throw py::value_error("arch: " + quote_input(arch) + " " + why);
 }
 
 platform make_platform(const py::handle& vendor, const py::handle& arch, const py::handle& components) {

@@ -205,6 +205,13 @@ ATTNSEL_INLINE std::string set_arch_text(platform& p, std::string_view arch) {
   if (p.vendor() == device_vendor::cuda) {
     const auto cc = parse_cuda_capability(arch);
     if (!cc) return "is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)";
+    // sm_100a / sm_121f name arch-specific feature sets, which a platform does not model: refused rather
+    // than the suffix dropped without a word.
+    const char last = static_cast<char>(arch.back() | 0x20);  // ASCII lower case; a capability is not empty
+    if (last == 'a' || last == 'f')
+      return "names an arch-specific target, which a platform does not model; give the compute capability "
+             "without the suffix ('" +
+             to_string(*cc) + "')";
     p.set_capability(*cc);
   } else if (p.vendor() == device_vendor::rocm) {
     const auto gfx = parse_gfx_arch(arch);
