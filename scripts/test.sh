@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The test command: installs dependencies, then builds and runs every suite.
 # Usage: scripts/test.sh [quick|full]   (default full)
-#   quick: the dev workflow (both library modes, CLI, docs freshness, the three consumer projects)
+#   quick: the dev workflow (both library modes, CLI, docs freshness, the four consumer projects)
 #   full:  quick + the suites built with clang (C++20, compiled library, clang-tidy) under AddressSanitizer
 #          and UBSan + the threaded suites under ThreadSanitizer + every fuzzer for FUZZ_SECONDS (default 30)
 set -euo pipefail

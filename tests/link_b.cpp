@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Link test, unit b: includes every public header so duplicate definitions fail to link.
 #include <attnsel/attnsel.hpp>
+#include <attnsel/detect.hpp>  // opt-in: not in the umbrella
 #include <attnsel/shared_registry.hpp>
 
 #include "catch.hpp"

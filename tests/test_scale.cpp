@@ -161,8 +161,8 @@ double load_cost(const std::string& text, const catalog_limits& limits = {}) {
 
 // Linear work is 10x for a 10x input, n log n a little more, quadratic 100x. 50x separates them with
 // room for cache effects when CPU time is the measure: on this 2-core VM, 1,000 -> 10,000 backends
-// measures 14-19x with g++ 12. (A clang 14 build measured 33-56x: not yet explained, so the clang
-// preset does not run these tests; see docs/reliability.md.)
+// measures 14-19x with g++ 12. (A clang 14 build measured 33-56x: not yet explained; the clang-asan
+// preset, instrumented anyway, does not run these tests; see docs/reliability.md.)
 constexpr double growth_budget = 50.0;
 
 }  // namespace

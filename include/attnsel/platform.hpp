@@ -156,7 +156,9 @@ class platform {
 
 /// Sets the architecture of `p` from text a person typed (`9.0`, `sm_90` for cuda; `gfx942` for rocm).
 /// Returns an empty string, or why not, worded to follow the quoted input (`'gfx9x' is not a gfx
-/// target (e.g. gfx942, gfx90a, gfx1100)`); `p` is then unchanged. The CLI and Python both call it.
+/// target (e.g. gfx942, gfx90a, gfx1100)`); `p` is then unchanged. An arch-specific CUDA target
+/// (`sm_100a`, `sm_121f`) is refused, naming the capability to give. The CLI, Python and
+/// `platform_from_json` all call it.
 [[nodiscard]] std::string set_arch_text(platform& p, std::string_view arch);
 /// Adds a component from `NAME` or `NAME=VERSION` text a person typed. Returns an empty string, or why
 /// not, worded to follow the quoted input; `p` is then unchanged.

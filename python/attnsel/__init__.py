@@ -95,9 +95,9 @@ _name_unknown_keywords(OverrideSet, "__init__", "OverrideSet", ("decoder", "enco
 _name_unknown_keywords(Reason, "__init__", "Reason", ("code", "message"))
 _name_unknown_keywords(Candidate, "__init__", "Candidate", ("name", "variant", "rank", "verdict", "forced", "reasons"))
 _name_unknown_keywords(Platform, "__init__", "Platform", ("vendor", "arch", "components"))
+# Selector.select is left as it is: a wrapper would cost every cached call a Python frame.
 _name_unknown_keywords(Selector, "__init__", "Selector",
                        ("registry", "platform", "override", "prefer", "cache", "cache_slots"))
-_name_unknown_keywords(Selector, "select", "Selector.select", ("query", "raise_on_error"))
 for _factory, _names in (("cuda", ("major", "minor", "components")), ("rocm", ("arch", "components")),
                          ("cpu", ("components",)), ("xpu", ("components",))):
     _name_unknown_keywords(Platform, _factory, f"Platform.{_factory}", _names, static=True)

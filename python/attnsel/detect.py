@@ -92,10 +92,15 @@ def _read_regular(path: str, limit: int) -> str:
 
 def _metadata_files_readable(dist: "importlib.metadata.Distribution") -> None:
     """Raises OSError when the distribution's metadata file is there but is not a regular file. A file
-    distribution (the usual dist-info / egg-info folder) keeps its folder in `_path` (CPython's name since
-    3.8); importlib would read METADATA with a blocking open, which never returns on a FIFO."""
+    distribution keeps its dist-info / egg-info folder, or its single egg-info file, in `_path` (CPython's
+    name since 3.8); importlib would read it with a blocking open, which never returns on a FIFO."""
     folder = getattr(dist, "_path", None)
     if folder is None:
+        return
+    mode = os.stat(str(folder)).st_mode
+    if not stat.S_ISDIR(mode):  # a single-file egg-info is the metadata itself
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(folder))
         return
     for name in ("METADATA", "PKG-INFO"):
         path = os.path.join(str(folder), name)

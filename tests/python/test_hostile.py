@@ -421,6 +421,8 @@ def test_arch_specific_suffixes_are_refused_with_a_message(arch):
         attnsel.Platform.cuda(arch)
     with pytest.raises(ValueError, match="arch-specific target"):
         attnsel.Platform("cuda", arch)
+    with pytest.raises(ValueError, match="arch-specific target"):
+        attnsel.Platform.from_json('{"vendor": "cuda", "arch": "%s"}' % arch)
 
 
 # ---- detect_platform never raises for what it finds ------------------------------------------------

@@ -70,7 +70,7 @@ backend_fit fit_of(const attnsel::backend_descriptor& b, const attnsel::platform
   return out;
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep) {
+std::string joined(const std::vector<std::string>& items, const char* sep) {
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
   return out;
@@ -147,7 +147,7 @@ int run_doctor(const doctor_flags& flags) {
     for (const auto& b : c.registry.backends()) {
       auto f = fit_of(b, closed.value);
       if (!f.domains.empty()) {
-        runs.push_back(f.name + " (" + join(f.domains, ", ") + ")");
+        runs.push_back(f.name + " (" + joined(f.domains, ", ") + ")");
         cj["runs"].push_back({{"backend", f.name}, {"domains", f.domains}});
       } else {
         nlohmann::json reasons = nlohmann::json::array();
@@ -163,14 +163,14 @@ int run_doctor(const doctor_flags& flags) {
     if (!closed.implied.empty()) {
       std::vector<std::string> implied;
       for (const auto& i : closed.implied) implied.push_back(i.name + " (from " + i.because + ")");
-      print_wrapped("  implied:    ", join(implied, ", "));
+      print_wrapped("  implied:    ", joined(implied, ", "));
     }
-    print_wrapped("  can run:    ", runs.empty() ? std::string("none") : join(runs, ", "));
+    print_wrapped("  can run:    ", runs.empty() ? std::string("none") : joined(runs, ", "));
     std::printf("  cannot run:%s\n", cannot.empty() ? " none" : "");
     for (const auto& f : cannot) {
       std::vector<std::string> why;
       for (const auto& r : f.reasons) why.push_back(std::string(attnsel::to_string(r.code)) + ": " + r.message);
-      print_wrapped("    " + f.name + ": ", join(why, "; "));
+      print_wrapped("    " + f.name + ": ", joined(why, "; "));
     }
   }
   if (flags.json) {

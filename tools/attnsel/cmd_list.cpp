@@ -49,7 +49,8 @@ std::vector<std::string> domains_of(const attnsel::backend_descriptor& b) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& empty) {
+// The items, printable and comma-separated, or `empty` when there are none.
+std::string names_or(const std::vector<std::string>& items, const std::string& empty) {
   if (items.empty()) return empty;
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ",") + attnsel::printable(i, 200);
@@ -113,8 +114,9 @@ int run_list(const list_flags& flags) {
                                      colour::bold) +
                      "\n";
   for (const auto* b : shown) {
-    text += fit(attnsel::printable(b->name, 200), name_width) + "  " + fit(join(b->aliases, "-"), alias_width) + "  " +
-            fit(join(domains_of(*b), "-"), domain_width) + "  " + fit(join(vendors_of(*b), "any"), platform_width);
+    text += fit(attnsel::printable(b->name, 200), name_width) + "  " + fit(names_or(b->aliases, "-"), alias_width) +
+            "  " + fit(names_or(domains_of(*b), "-"), domain_width) + "  " +
+            fit(names_or(vendors_of(*b), "any"), platform_width);
     while (!text.empty() && text.back() == ' ') text.pop_back();
     text += "\n";
   }
@@ -147,7 +149,7 @@ int list_catalogs(bool json) {
             std::to_string(c.registry.size()) + " backends, " + std::to_string(c.registry.policy().rules.size()) +
             " rules)\n";
     if (!c.info.description.empty()) text += "  " + attnsel::printable(c.info.description, 400) + "\n";
-    text += "  commits: " + join(c.info.commits, "-") + "\n";
+    text += "  commits: " + names_or(c.info.commits, "-") + "\n";
   }
   std::fputs(text.c_str(), stdout);
   return 0;

@@ -7,6 +7,7 @@
 #endif
 
 #include <attnsel/impl/json_reader.hpp>
+#include <attnsel/override.hpp>  // printable
 
 #include <stdexcept>
 #include <string>
@@ -116,6 +117,10 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
     if (const auto gfx = parse_gfx_arch(text); gfx && p.vendor() == device_vendor::rocm) {
       p.set_gfx(*gfx);
     } else if (const auto cc = parse_cuda_capability(text); cc && p.vendor() != device_vendor::rocm) {
+      // The text a person types for --arch or Platform(): an arch-specific target (sm_100a) is refused.
+      platform typed(device_vendor::cuda);
+      if (const auto why = set_arch_text(typed, text); !why.empty())
+        in.fail(child("", key), "'" + printable(text, 64) + "' " + why);
       p.set_capability(*cc);
     } else {
       in.expected(child("", key), p.vendor() == device_vendor::rocm ? "a gfx target" : "a compute capability", *m);
