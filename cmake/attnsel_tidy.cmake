@@ -5,8 +5,7 @@
 # get CXX_CLANG_TIDY; the tests do not (they would triple the cost and check nothing shipped). The
 # compiled library's one translation unit, src/attnsel.cpp, includes every impl file, so the headers are
 # checked once there (.clang-tidy's HeaderFilterRegex limits reports to include/attnsel, tools/attnsel and
-# python/src). CI turns this
-# on in the clang-asan preset's build, which compiles these targets anyway.
+# python/src). CI turns this on in the clang-asan preset's build, which compiles these targets anyway.
 option(ATTNSEL_CLANG_TIDY "Run clang-tidy with findings as errors on the library, CLI, generators and Python sources"
        OFF)
 if(ATTNSEL_CLANG_TIDY)
