@@ -13,20 +13,25 @@ namespace {
 // One row: platform, query and override in, expected backend (or `error:<code>`) out.
 struct case_row {
   std::string_view name;
+  std::string_view catalog;   // "vllm" (reference_registry) or "torch_sdpa" (torch_sdpa_registry)
   std::string_view spec;      // override string; empty = automatic
   std::string_view expected;  // backend name, or "error:<code>"
   bool success;               // the fast path must not allocate for these
 };
 
-constexpr std::array<case_row, 8> rows{{
-    {"cuda90_decoder", "", "FLASH_ATTN", true},
-    {"rocm942_sinks", "", "ROCM_AITER_UNIFIED_ATTN", true},
-    {"cuda90_forced_triton", "TRITON_ATTN", "TRITON_ATTN", true},
-    {"cuda100_mla", "", "CUTLASS_MLA", true},
-    {"cuda90_encoder", "", "FLASH_ATTN", true},
-    {"fail_rocm942_forced", "ROCM_ATTN", "error:backend_rejected", false},
-    {"fail_cuda90_no_backend", "", "error:no_backend", false},
-    {"fail_unknown_name", "FLASH_ATN", "error:unknown_backend", false},
+constexpr std::array<case_row, 10> rows{{
+    {"cuda90_decoder", "vllm", "", "FLASH_ATTN", true},
+    {"rocm942_sinks", "vllm", "", "ROCM_AITER_UNIFIED_ATTN", true},
+    {"cuda90_forced_triton", "vllm", "TRITON_ATTN", "TRITON_ATTN", true},
+    {"cuda100_mla", "vllm", "", "CUTLASS_MLA", true},
+    {"cuda90_encoder", "vllm", "", "FLASH_ATTN", true},
+    {"fail_rocm942_forced", "vllm", "ROCM_ATTN", "error:backend_rejected", false},
+    {"fail_cuda90_no_backend", "vllm", "", "error:no_backend", false},
+    {"fail_unknown_name", "vllm", "FLASH_ATN", "error:unknown_backend", false},
+    // bench/torch/side_by_side.cpp's question (catalog format 2: the call's shape stated), in PyTorch's
+    // two cuDNN modes on the H200 (cuDNN 9.19.0).
+    {"sdpa_cudnn_preferred", "torch_sdpa", "", "CUDNN_ATTENTION", true},
+    {"sdpa_cudnn_deprioritized", "torch_sdpa", "", "FLASH_ATTENTION", true},
 }};
 
 attnsel::platform rocm942_aiter() {
@@ -37,15 +42,23 @@ attnsel::platform rocm942_aiter() {
 
 }  // namespace
 
+/// The registry of a case's catalog, built once.
+const attnsel::registry& case_registry(std::string_view catalog) {
+  static const attnsel::registry vllm = attnsel::reference_registry();
+  static const attnsel::registry sdpa = attnsel::torch_sdpa_registry();
+  return catalog == "torch_sdpa" ? sdpa : vllm;
+}
+
 /// Number of cases.
 std::size_t case_count() noexcept { return rows.size(); }
 
 /// Builds case `i` (0 <= i < case_count()).
-void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p, std::string_view& spec,
-               std::string_view& expected, bool& success) {
+void make_case(std::size_t i, std::string_view& name, std::string_view& catalog, attnsel::query& q,
+               attnsel::platform& p, std::string_view& spec, std::string_view& expected, bool& success) {
   using namespace attnsel;
   const auto& row = rows.at(i);
   name = row.name;
+  catalog = row.catalog;
   spec = row.spec;
   expected = row.expected;
   success = row.success;
@@ -80,6 +93,20 @@ void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel
     q.required.insert(features::non_causal);
   } else if (name == "fail_unknown_name") {
     p = platform::cuda(9, 0);
+  } else if (name == "sdpa_cudnn_preferred" || name == "sdpa_cudnn_deprioritized") {
+    // bf16, 8 heads of 128, 128 tokens, batch 1, no mask, not causal; torch prefers cuDNN > 9.15 on sm90
+    // unless TORCH_CUDNN_SDPA_DEPRIORITIZED is set.
+    p = platform::cuda(9, 0);
+    p.add_component("cudnn", parse_component_version("9.19.0"));
+    if (name == "sdpa_cudnn_preferred") p.add_component("cudnn_preferred");
+    q.head_size = 128;
+    q.dtype = data_type::bfloat16;
+    q.attn_type = attention_type::encoder_only;
+    q.num_heads = 8;
+    q.num_kv_heads = 8;
+    q.seq_len_q = 128;
+    q.seq_len_kv = 128;
+    q.batch_size = 1;
   }
 }
 

@@ -13,8 +13,9 @@
 namespace attnsel_bench {
 // bench_cases.cpp
 std::size_t case_count() noexcept;
-void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p, std::string_view& spec,
-               std::string_view& expected, bool& success);
+void make_case(std::size_t i, std::string_view& name, std::string_view& catalog, attnsel::query& q,
+               attnsel::platform& p, std::string_view& spec, std::string_view& expected, bool& success);
+const attnsel::registry& case_registry(std::string_view catalog);
 // alloc_counter.cpp
 std::uint64_t allocation_count() noexcept;
 std::uint64_t allocation_bytes() noexcept;
@@ -26,6 +27,7 @@ using namespace attnsel_bench;
 
 struct bench_case {
   std::string_view name;
+  std::string_view catalog;
   attnsel::query q;
   attnsel::platform p;
   std::string_view spec;
@@ -38,18 +40,15 @@ const std::vector<bench_case>& cases() {
     std::vector<bench_case> out(case_count());
     for (std::size_t i = 0; i < out.size(); ++i) {
       auto& c = out[i];
-      make_case(i, c.name, c.q, c.p, c.spec, c.expected, c.success);
+      make_case(i, c.name, c.catalog, c.q, c.p, c.spec, c.expected, c.success);
     }
     return out;
   }();
   return all;
 }
 
-// Built once, before any timing, like an engine does at start-up.
-const attnsel::registry& reference() {
-  static const attnsel::registry reg = attnsel::reference_registry();
-  return reg;
-}
+// A case's registry, built once before any timing, like an engine does at start-up.
+const attnsel::registry& registry_of(const bench_case& c) { return case_registry(c.catalog); }
 
 attnsel::shared_registry& shared() {
   static attnsel::shared_registry reg(attnsel::reference_registry());
@@ -80,7 +79,7 @@ void report_allocations(benchmark::State& state, std::uint64_t allocs, std::uint
 // so that no benchmark bookkeeping can blur it.
 bool check_no_allocation(benchmark::State& state, const bench_case& c) {
   const auto before = allocation_count();
-  auto r = attnsel::select(reference(), c.q, c.p, attnsel::override_request{c.spec});
+  auto r = attnsel::select(registry_of(c), c.q, c.p, attnsel::override_request{c.spec});
   const auto after = allocation_count();
   benchmark::DoNotOptimize(r);
   if (c.success && after != before) {
@@ -104,7 +103,7 @@ void measure_counted(benchmark::State& state, Op&& op) {
 
 void bm_select(benchmark::State& state, std::size_t index) {
   const auto& c = cases()[index];
-  const auto& reg = reference();
+  const auto& reg = registry_of(c);
   const attnsel::override_request ovr{c.spec};
   if (!check_outcome(state, c, attnsel::select(reg, c.q, c.p, ovr)) || !check_no_allocation(state, c)) return;
   measure_counted(state, [&] { return attnsel::select(reg, c.q, c.p, ovr); });
@@ -116,7 +115,7 @@ void bm_bound_select(benchmark::State& state, std::size_t index, bool cached) {
   const auto& c = cases()[index];
   attnsel::selector_options options;
   options.cache = cached;
-  const attnsel::selector bound(reference(), c.p, attnsel::override_request{c.spec}, options);
+  const attnsel::selector bound(registry_of(c), c.p, attnsel::override_request{c.spec}, options);
   if (!check_outcome(state, c, bound.select(c.q))) return;
   // The same zero-allocation requirement as the free select, for the bound and the cached path.
   const auto before = allocation_count();
@@ -135,7 +134,7 @@ void bm_bound_select(benchmark::State& state, std::size_t index, bool cached) {
 
 void bm_explain(benchmark::State& state, std::size_t index) {
   const auto& c = cases()[index];
-  const auto& reg = reference();
+  const auto& reg = registry_of(c);
   const attnsel::override_request ovr{c.spec};
   if (!check_outcome(state, c, attnsel::explain(reg, c.q, c.p, ovr).result)) return;
   measure_counted(state, [&] { return attnsel::explain(reg, c.q, c.p, ovr); });
@@ -155,7 +154,7 @@ void bm_shared_select(benchmark::State& state, std::size_t index) {
 // The same threads selecting on one plain const registry: the baseline without snapshots.
 void bm_const_select(benchmark::State& state, std::size_t index) {
   const auto& c = cases()[index];
-  const auto& reg = reference();
+  const auto& reg = registry_of(c);
   const attnsel::override_request ovr{c.spec};
   if (!check_outcome(state, c, attnsel::select(reg, c.q, c.p, ovr))) return;
   for (auto _ : state) {
@@ -190,7 +189,7 @@ void bm_shared_snapshot(benchmark::State& state) {
 // by the outcome check), returning a trivially copyable decision. Successful cases only.
 void bm_cached_decide(benchmark::State& state, std::size_t index) {
   const auto& c = cases()[index];
-  const attnsel::selector bound(reference(), c.p, attnsel::override_request{c.spec});
+  const attnsel::selector bound(registry_of(c), c.p, attnsel::override_request{c.spec});
   if (!check_outcome(state, c, bound.select(c.q))) return;
   const auto before = allocation_count();
   const auto d = bound.decide(c.q);

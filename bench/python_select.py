@@ -77,6 +77,18 @@ def torch_cases():
         "attnsel.torch.query_from_sdpa + select": lambda: attnsel.select(
             reg, at.query_from_sdpa(q, k, v, is_causal=True), plat),
         "attnsel.torch.select_sdpa (everything)": lambda: at.select_sdpa(q, k, v, is_causal=True),
+        # What a select_sdpa hit spends, part by part (its key reads these).
+        "part: q.shape": lambda: q.shape,
+        "part: q.dtype": lambda: q.dtype,
+        "part: q.requires_grad": lambda: q.requires_grad,
+        "part: q.is_nested": lambda: q.is_nested,
+        "part: q.device": lambda: q.device,
+        "part: q.get_device()": lambda: q.get_device(),
+        "part: q.is_cuda": lambda: q.is_cuda,
+        "part: torch.is_grad_enabled()": torch.is_grad_enabled,
+        "part: torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled,
+        "part: torch._C._get_deterministic_algorithms()": torch._C._get_deterministic_algorithms,
+        "part: attrgetter of a tensor's 4 key attributes": lambda: at._tensor_key(q),
     }
 
 

@@ -19,8 +19,9 @@
 namespace attnsel_bench {
 // bench_cases.cpp
 std::size_t case_count() noexcept;
-void make_case(std::size_t i, std::string_view& name, attnsel::query& q, attnsel::platform& p, std::string_view& spec,
-               std::string_view& expected, bool& success);
+void make_case(std::size_t i, std::string_view& name, std::string_view& catalog, attnsel::query& q,
+               attnsel::platform& p, std::string_view& spec, std::string_view& expected, bool& success);
+const attnsel::registry& case_registry(std::string_view catalog);
 }  // namespace attnsel_bench
 
 namespace {
@@ -30,11 +31,11 @@ int usage() {
                "usage: attnsel_select_driver ITERATIONS [CASE] [--explain | --bound | --cached | --decide | "
                "--startup]\ncases:");
   for (std::size_t i = 0; i < attnsel_bench::case_count(); ++i) {
-    std::string_view name, spec, expected;
+    std::string_view name, catalog, spec, expected;
     attnsel::query q;
     attnsel::platform p;
     bool success = false;
-    attnsel_bench::make_case(i, name, q, p, spec, expected, success);
+    attnsel_bench::make_case(i, name, catalog, q, p, spec, expected, success);
     std::fprintf(stderr, " %.*s", static_cast<int>(name.size()), name.data());
   }
   std::fprintf(stderr, "\n");
@@ -69,18 +70,18 @@ int main(int argc, char** argv) {
       wanted = argv[a];
   }
 
-  std::string_view name, spec, expected;
+  std::string_view name, catalog, spec, expected;
   attnsel::query q;
   attnsel::platform p;
   bool success = false;
   bool found = false;
   for (std::size_t i = 0; i < attnsel_bench::case_count() && !found; ++i) {
-    attnsel_bench::make_case(i, name, q, p, spec, expected, success);
+    attnsel_bench::make_case(i, name, catalog, q, p, spec, expected, success);
     found = name == wanted;
   }
   if (!found) return usage();
 
-  const auto reg = attnsel::reference_registry();
+  const auto& reg = attnsel_bench::case_registry(catalog);
   const attnsel::override_request ovr{spec};
   attnsel::selector_options options;
   options.cache = cached;

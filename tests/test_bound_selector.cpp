@@ -383,6 +383,17 @@ TEST_CASE("the decision cache is bounded and keyed on every field of the query",
       [](query& x) { x.num_heads = 8; },
       [](query& x) { x.required = feature_set{"alibi"}; },
       [](query& x) { x.required = feature_set{}; },
+      [](query& x) { x.phase = attention_phase::decode; },
+      [](query& x) { x.seq_len_q = 5; },
+      [](query& x) { x.seq_len_kv = 5; },
+      [](query& x) { x.batch_size = 3; },
+      [](query& x) { x.num_kv_heads = 2; },
+      // every field at its largest: no field spills into a neighbour's place in the key
+      [](query& x) { x.head_size = limits::head_size; },
+      [](query& x) { x.block_size = limits::block_size; },
+      [](query& x) { x.num_heads = limits::num_heads; },
+      [](query& x) { x.seq_len_q = limits::seq_len; },
+      [](query& x) { x.batch_size = limits::batch_size; },
   };
   for (std::size_t i = 0; i < changes.size(); ++i) {
     INFO("change " << i);

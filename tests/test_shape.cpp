@@ -500,7 +500,9 @@ TEST_CASE("bound selector: shape classes keep the cache exact, and warm, across 
   const auto p = h200();
   override_set overrides;
   overrides.decode = override_request{"FLASH_ATTENTION,auto"};
-  const selector bound(reg, p, overrides);
+  selector_options roomy;
+  roomy.cache_slots = std::size_t{1} << 14;  // room for every class: the warm check measures classes, not capacity
+  const selector bound(reg, p, overrides, roomy);
   const selector uncached(reg, p, overrides, [] {
     selector_options o;
     o.cache = false;
@@ -525,6 +527,10 @@ TEST_CASE("bound selector: shape classes keep the cache exact, and warm, across 
       q.seq_len_q = next(4) == 0 ? 0 : 1 + next(next(2) ? 4 : 5000);
       q.seq_len_kv = next(4) == 0 ? 0 : (next(3) == 0 ? q.seq_len_q : 1 + next(next(2) ? 4 : 5000));
       q.batch_size = next(2) ? 0 : 1 + next(64);
+      if (next(4) == 0) {  // heads keyed by value: a group that does not divide is never a hit
+        q.num_heads = 8;
+        q.num_kv_heads = next(4) == 0 ? 3 : 2;
+      }
       if (next(3) == 0) q.required = {"dropout"};
       const auto free = select(reg, q, p, overrides);
       const auto hit = bound.select(q);

@@ -4,9 +4,12 @@
 # command): builds the dev preset with the venv's Python, runs ctest, attnsel.tune on the LLM and ViT
 # presets, the torch agreement sweep in both cuDNN modes, the Python timings, and the libtorch
 # side-by-side timing in both modes.
-# Usage (repository root, CUDA + torch in the active Python): OUT=DIR tools/gpu_round.sh [--quick]
+# Usage (repository root, CUDA + torch in the active Python): OUT=DIR tools/gpu_round.sh [--quick] [STEP...]
 #   --quick: a lease with little time left: builds only the Python module, skips ctest, and bounds each
 #            measurement (agreement sweeps first), so what finished comes back under $OUT.
+#   STEP...: only these of ctest tune agree python side (default: all). The build always runs first
+#            (incremental on a warm machine), so one lease can be split over two calls of at most
+#            ten minutes each: `ctest python side`, then `tune agree`.
 set -uo pipefail
 OUT="${OUT:-/tmp/attnsel-gpu}"
 mkdir -p "$OUT"
@@ -14,7 +17,12 @@ PY="$(command -v python3)"
 JOBS="$(nproc)"
 step() { printf '\n=== %s (%ss)\n' "$*" "$SECONDS"; }
 QUICK=0
-[[ "${1:-}" == "--quick" ]] && QUICK=1
+[[ "${1:-}" == "--quick" ]] && { QUICK=1; shift; }
+STEPS=" ${*:-ctest tune agree python side} "
+for s in $STEPS; do
+  [[ " ctest tune agree python side " == *" $s "* ]] || { echo "unknown step '$s' (ctest tune agree python side)" >&2; exit 2; }
+done
+wants() { [[ "$STEPS" == *" $1 "* ]]; }
 # bounded SECONDS CMD...: the whole command under --quick, with a time limit
 bounded() { local s="$1"; shift; if ((QUICK)); then timeout "$s" "$@"; else "$@"; fi; }
 TARGETS=()
@@ -25,7 +33,7 @@ cmake --preset dev -DATTNSEL_TEST_CONSUMERS=OFF -DPython3_EXECUTABLE="$PY" \
   -Dpybind11_DIR="$("$PY" -m pybind11 --cmakedir)" >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 cmake --build build/dev -j"$JOBS" "${TARGETS[@]}" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A5 "$OUT/build.log" | head -60; exit 1; }
 
-if ((!QUICK)); then
+if ((!QUICK)) && wants ctest; then
   step "ctest"
   ctest --test-dir build/dev -j"$JOBS" --output-on-failure >"$OUT/ctest.log" 2>&1
   echo "ctest rc=$?"
@@ -33,11 +41,14 @@ if ((!QUICK)); then
 fi
 
 export PYTHONPATH=build/dev/python
+if wants tune; then
 step "attnsel.tune: LLM decoder and ViT presets (the measured overlay)"
 bounded 160 "$PY" -m attnsel.tune --preset llm+vit --budget "${TUNE_BUDGET:-120}" --out "$OUT/measured.json" \
   --report "$OUT/tuning.md" --json "$OUT/tuning.json" >"$OUT/tune.log" 2>&1
 echo "tune rc=$?"
 tail -40 "$OUT/tuning.md" 2>/dev/null || tail -20 "$OUT/tune.log"
+fi
+if wants agree; then
 step "torch agreement, cuDNN preferred"
 bounded 110 "$PY" tools/torch_agreement.py --json "$OUT/agree_preferred.json" >"$OUT/agree_preferred.txt" 2>&1
 grep -E "^torch |^sdp priority|^configurations" "$OUT/agree_preferred.txt"
@@ -45,11 +56,15 @@ step "torch agreement, TORCH_CUDNN_SDPA_DEPRIORITIZED=1"
 TORCH_CUDNN_SDPA_DEPRIORITIZED=1 bounded 90 "$PY" tools/torch_agreement.py --json "$OUT/agree_deprioritized.json" \
   >"$OUT/agree_deprioritized.txt" 2>&1
 grep -E "^sdp priority|^configurations" "$OUT/agree_deprioritized.txt"
+fi
 
+if wants python; then
 step "Python timings (select, select_sdpa, torch._fused_sdp_choice)"
 bounded 20 "$PY" bench/python_select.py --torch --json "$OUT/python_select.json" >"$OUT/python_select.txt" 2>&1
-tail -15 "$OUT/python_select.txt"
+tail -30 "$OUT/python_select.txt"
+fi
 
+if wants side; then
 step "libtorch side by side"
 TD="$("$PY" -c 'import torch,os;print(os.path.dirname(torch.__file__))')"
 ABI="$("$PY" -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"
@@ -63,4 +78,5 @@ cmake -S bench/torch -B /tmp/attnsel-bt -G Ninja -DCMAKE_BUILD_TYPE=Release -DTO
 # shellcheck disable=SC2086
 TORCH_CUDNN_SDPA_DEPRIORITIZED=1 /tmp/attnsel-bt/torch_side_by_side $CAP "$CUDNN" 200000 |
   tee "$OUT/side_by_side_deprioritized.txt"
+fi
 step "done"

@@ -12,24 +12,34 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace {
 
-// Median over 7 runs of ITERATIONS calls, in ns per call.
+// ns per call of ITERATIONS calls of f.
 template <class F>
 double ns_per_call(long iterations, F&& f) {
-  std::vector<double> runs;
-  for (int r = 0; r < 7; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long i = 0; i < iterations; ++i) f();
-    const auto t1 = std::chrono::steady_clock::now();
-    runs.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iterations));
-  }
-  std::sort(runs.begin(), runs.end());
-  return runs[runs.size() / 2];
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < iterations; ++i) f();
+  const auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iterations);
 }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One timed call and its figures: ns per call and, per round, torch's ns over this call's ns.
+struct timed {
+  const char* name;
+  long scale;  // calls per round, as a multiple of torch's iterations (attnsel answers ~100x faster)
+  std::function<double(long)> run;  // times that many calls (the loop inside: no indirect call per call)
+  std::vector<double> ns;
+  std::vector<double> ratio;
+};
 
 const char* torch_backend_name(std::int64_t id) {
   switch (id) {
@@ -96,44 +106,64 @@ int main(int argc, char** argv) {
   (void)cached.select(aq);
 
   volatile std::int64_t sink = 0;
-  const double torch_ns = ns_per_call(
-      iterations, [&] { sink = at::_fused_sdp_choice(q, k, v, std::nullopt, 0.0, false, std::nullopt, false); });
-  const double free_ns = ns_per_call(iterations * 10, [&] {
-    const auto r = attnsel::select(reg, aq, p);
-    sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
-  });
-  const double bound_ns = ns_per_call(iterations * 10, [&] {
-    const auto r = bound.select(aq);
-    sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
-  });
-  const double cached_ns = ns_per_call(iterations * 10, [&] {
-    const auto r = cached.select(aq);
-    sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
-  });
-  const double decide_ns = ns_per_call(iterations * 10, [&] {
-    const auto d = cached.decide(aq);
-    sink = static_cast<std::int64_t>(d.rank);
-  });
   // A decode-like stream: every call a new key length (the cache keys lengths by class).
   attnsel::query stream = aq;
   std::uint32_t step = 0;
-  const double stream_ns = ns_per_call(iterations * 10, [&] {
-    stream.seq_len_kv = 2 + (step++ & 0xffffU);
-    const auto r = cached.select(stream);
-    sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
-  });
+  std::vector<timed> calls;
+  calls.push_back({"at::_fused_sdp_choice", 1, [&](long n) {
+                     return ns_per_call(n, [&] {
+                       sink = at::_fused_sdp_choice(q, k, v, std::nullopt, 0.0, false, std::nullopt, false);
+                     });
+                   }});
+  calls.push_back({"attnsel::select (free)", 10, [&](long n) {
+                     return ns_per_call(n, [&] {
+                       const auto r = attnsel::select(reg, aq, p);
+                       sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
+                     });
+                   }});
+  calls.push_back({"attnsel::selector::select (bound, no cache)", 10, [&](long n) {
+                     return ns_per_call(n, [&] {
+                       const auto r = bound.select(aq);
+                       sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
+                     });
+                   }});
+  calls.push_back({"attnsel::selector::select (cache hit)", 10, [&](long n) {
+                     return ns_per_call(n, [&] {
+                       const auto r = cached.select(aq);
+                       sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
+                     });
+                   }});
+  calls.push_back({"attnsel::selector::decide (cache hit)", 10, [&](long n) {
+                     return ns_per_call(n, [&] {
+                       const auto d = cached.decide(aq);
+                       sink = static_cast<std::int64_t>(d.rank);
+                     });
+                   }});
+  calls.push_back({"attnsel::selector::select (cached, a new key length each call)", 10, [&](long n) {
+                     return ns_per_call(n, [&] {
+                       stream.seq_len_kv = 2 + (step++ & 0xffffU);
+                       const auto r = cached.select(stream);
+                       sink = static_cast<std::int64_t>(r.ok() ? r->rank : 0);
+                     });
+                   }});
+  // Rounds: each times torch, then every attnsel call, back to back, so that a shared host's drift
+  // (other tenants, clock changes) moves a round's figures together and its ratios stay fair.
+  constexpr int rounds = 9;
+  for (int r = 0; r < rounds; ++r) {
+    for (auto& c : calls) c.ns.push_back(c.run(iterations * c.scale));
+    for (auto& c : calls) c.ratio.push_back(calls[0].ns.back() / c.ns.back());
+  }
 
   std::printf("platform: %s\n", to_string(p).c_str());
   std::printf("torch choice: %s, attnsel choice: %s\n", torch_backend_name(torch_choice),
               answer.ok() ? std::string(answer->name()).c_str() : "error");
-  std::printf("| call | ns/call | torch / this |\n|---|---:|---:|\n");
-  std::printf("| at::_fused_sdp_choice | %.1f | 1.0x |\n", torch_ns);
-  std::printf("| attnsel::select (free) | %.1f | %.1fx |\n", free_ns, torch_ns / free_ns);
-  std::printf("| attnsel::selector::select (bound, no cache) | %.1f | %.1fx |\n", bound_ns, torch_ns / bound_ns);
-  std::printf("| attnsel::selector::select (cache hit) | %.1f | %.1fx |\n", cached_ns, torch_ns / cached_ns);
-  std::printf("| attnsel::selector::decide (cache hit) | %.1f | %.1fx |\n", decide_ns, torch_ns / decide_ns);
-  std::printf("| attnsel::selector::select (cached, a new key length each call) | %.1f | %.1fx |\n", stream_ns,
-              torch_ns / stream_ns);
+  std::printf("%d rounds; per call the median ns, and torch / this as the median of the rounds' ratios (min-max)\n",
+              rounds);
+  std::printf("| call | ns/call | torch / this | range |\n|---|---:|---:|---:|\n");
+  for (const auto& c : calls) {
+    const auto [lo, hi] = std::minmax_element(c.ratio.begin(), c.ratio.end());
+    std::printf("| %s | %.1f | %.1fx | %.1f-%.1fx |\n", c.name, median(c.ns), median(c.ratio), *lo, *hi);
+  }
   std::printf("cache: %llu hits, %llu misses\n", static_cast<unsigned long long>(cached.stats().hits),
               static_cast<unsigned long long>(cached.stats().misses));
   const bool same = answer.ok() && answer->name() == torch_backend_name(torch_choice);

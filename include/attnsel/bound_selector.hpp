@@ -22,7 +22,7 @@ struct selector_options {
   bool cache = true;      ///< remember successful decisions per complete query
   /// Rounded up to a power of two and clamped to [1, max_cache_slots]; bounded, old entries are replaced.
   std::size_t cache_slots = 1024;
-  /// The most slots a cache takes (about 80 bytes each: 65,536 slots are about 5 MiB).
+  /// The most slots a cache takes (72 bytes each on 64-bit targets: 65,536 slots are 4.5 MiB).
   static constexpr std::size_t max_cache_slots = std::size_t{1} << 16;
 };
 
@@ -91,7 +91,9 @@ class selector {
   /// The override bound for `domain` (a view into the selector).
   [[nodiscard]] override_request bound_override(attention_domain domain) const noexcept;
   [[nodiscard]] bool cache_enabled() const noexcept;
-  /// Hits and misses of the decision cache (zero when it is off).
+  /// Hits and misses of the decision cache (zero when it is off). Counted per thread shard without a
+  /// locked instruction: exact while no two threads share a shard (the first 64 threads of a process
+  /// that look up get one each); beyond that, a count racing another on a shared shard may be lost.
   [[nodiscard]] cache_stats stats() const noexcept;
   /// Forgets every cached decision. Not safe while another thread selects.
   void clear_cache() noexcept;

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import os
 import re
 from typing import Any, Dict, Iterator, Optional, Union
@@ -210,20 +211,27 @@ def select_sdpa(
     """Selects the SDPA backend for this call (torch_sdpa catalog, the tensors' device unless `platform`).
 
     The device's Platform is cached per device, and each answer per call description (the tensors'
-    shapes, dtypes, layouts and grad flags, the mask's rank and grad flag, the flags, grad and
-    determinism modes, the registry, platform and override): a repeated call costs the key and one dict
-    look-up. SelectionError when nothing fits (errors are not cached).
+    shapes, dtypes and grad flags, the mask's rank, grad flag and dtype, the flags, grad and
+    determinism modes, the device, the registry, platform and override): a repeated call costs the key
+    and one dict look-up. Calls with nested tensors are answered afresh. SelectionError when nothing
+    fits (errors are not cached).
     """
-    nested = query.is_nested or key.is_nested or value.is_nested
+    # The key reads each tensor's nested flag, shape, dtype and grad flag in one C call (attrgetter):
+    # per attribute no interpreter step, which is most of what a hit costs.
+    try:
+        mq, mk, mv = _tensor_key(query), _tensor_key(key), _tensor_key(value)
+    except RuntimeError:  # a strided nested tensor has no shape
+        mq = None
     call = None
-    if not nested:  # a nested tensor's ragged sizes are no key: those calls are answered afresh
+    if mq is not None and not (mq[0] or mk[0] or mv[0]):
+        # A nested tensor's ragged sizes are no key: those calls are answered afresh. Registry and
+        # platform by identity: the entry holds a reference to both, so neither id is reused while it
+        # lives.
         mask = None if attn_mask is None else (attn_mask.dim(), attn_mask.requires_grad, attn_mask.dtype)
-        # Registry and platform by identity: the entry holds a reference to both, so neither id is reused
-        # while it lives.
-        call = (query.shape, key.shape, value.shape, query.dtype, key.dtype, value.dtype, query.requires_grad,
-                key.requires_grad, value.requires_grad, query.device, mask, dropout_p > 0.0, is_causal, enable_gqa,
-                torch.is_grad_enabled(), torch.are_deterministic_algorithms_enabled(),
-                torch.is_deterministic_algorithms_warn_only_enabled(), id(registry), id(platform), override, prefer)
+        given = (None if registry is None and platform is None and override is None and not prefer
+                 else (id(registry), id(platform), override, prefer))
+        call = (mq, mk, mv, _is_grad_enabled(), mask, _deterministic(), _deterministic_warn_only(), dropout_p > 0.0,
+                is_causal, enable_gqa, query.device, given)
         hit = _answers.get(call)
         if hit is not None:
             return hit[0]
@@ -244,6 +252,14 @@ _ANSWERS_LIMIT = 4096
 
 
 _registry = registry  # select_sdpa's `registry` argument shadows the function
+# select_sdpa's key of one tensor, and the C functions behind torch.is_grad_enabled and
+# torch.are_deterministic_algorithms_enabled / is_deterministic_algorithms_warn_only_enabled (where those
+# are Python wrappers: a frame each per call).
+_tensor_key = operator.attrgetter("is_nested", "shape", "dtype", "requires_grad")
+_is_grad_enabled = torch.is_grad_enabled
+_deterministic = getattr(torch._C, "_get_deterministic_algorithms", torch.are_deterministic_algorithms_enabled)
+_deterministic_warn_only = getattr(torch._C, "_get_deterministic_algorithms_warn_only",
+                                   torch.is_deterministic_algorithms_warn_only_enabled)
 
 
 def to_sdp_backend(selection: Union[Selection, str]) -> SDPBackend:

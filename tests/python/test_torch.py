@@ -57,6 +57,51 @@ def test_select_sdpa_remembers_answers_per_call_description():
     assert len(at._answers) <= at._ANSWERS_LIMIT
 
 
+def test_select_sdpa_cached_answers_follow_every_input_query_from_sdpa_reads():
+    """Each call twice (the second from select_sdpa's cache) against select on query_from_sdpa's Query."""
+    # An H200 as torch sees it: there grad, dropout, masks, lengths and determinism change the answer.
+    reg = at.registry()
+    platform = attnsel.Platform.cuda(9, 0, components={"cudnn": "9.19.0", "cudnn_preferred": None})
+    at._answers.clear()
+    answers = set()
+
+    def calls():
+        q, k, v = tensors(grad=True)
+        yield (q, k, v), {}
+        yield (q, k, v), {"is_causal": True}
+        yield (q, k, v), {"dropout_p": 0.2}
+        yield (q, k, v), {"attn_mask": torch.ones(64, 64, dtype=torch.bool)}
+        yield (q, k, v), {"attn_mask": torch.ones(2, 64, 64, dtype=torch.bool)}
+        yield (q, k, v), {"attn_mask": torch.zeros(64, 64, dtype=torch.float16, requires_grad=True)}
+        yield tensors(h=8, hk=2), {"enable_gqa": True}
+        yield tensors(s=1, sk=4096), {}
+        yield tensors(d=64, dv=128), {}
+        yield tensors(dtype=torch.float32), {}
+
+    old = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    try:
+        for grad in (False, True):
+            for deterministic, warn_only in ((False, False), (True, False), (True, True)):
+                torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+                with torch.set_grad_enabled(grad):
+                    for args, kwargs in calls():
+                        expected = attnsel.select(reg, at.query_from_sdpa(*args, **kwargs), platform)
+                        answers.add(expected.backend)
+                        for _ in range(2):
+                            got = at.select_sdpa(*args, **kwargs, platform=platform)
+                            assert (got.backend, got.rank) == (expected.backend, expected.rank), (grad, deterministic,
+                                                                                                 kwargs)
+    finally:
+        torch.use_deterministic_algorithms(old[0], warn_only=old[1])
+    assert len(answers) >= 3  # the calls do tell the backends apart
+    # A dtype mismatch is refused every time, never answered from a cached call of the same shapes.
+    q, k, v = tensors()
+    at.select_sdpa(q, k, v, platform=platform)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="must share one dtype"):
+            at.select_sdpa(q, k.float(), v, platform=platform)
+
+
 def test_deterministic_mode_is_a_feature():
     old = torch.are_deterministic_algorithms_enabled()
     try:

@@ -197,20 +197,19 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
   return answer;
 }
 
-// The packed answer for `q`: from the cache, or by the walk (then stored). 0 when only the free
-// select answers: no winner, an invalid query or override.
-// True when the query's shape fields are within their limits and num_kv_heads divides num_heads: the
-// part of is_valid that two queries of one shape class may not share.
-inline bool shape_in_limits(const query& q) noexcept {
-  return q.seq_len_q <= limits::seq_len && q.seq_len_kv <= limits::seq_len && q.batch_size <= limits::batch_size &&
-         q.num_kv_heads <= limits::num_heads && (q.num_kv_heads == 0 || q.num_heads % q.num_kv_heads == 0);
+// True when the query's lengths and batch are within their limits: the part of is_valid that two
+// queries of one key may not share (the key holds them by class, and every other field by value).
+inline bool lengths_in_limits(const query& q) noexcept {
+  return q.seq_len_q <= limits::seq_len && q.seq_len_kv <= limits::seq_len && q.batch_size <= limits::batch_size;
 }
 
+// The packed answer for `q`: from the cache, or by the walk (then stored). 0 when only the free
+// select answers: no winner, an invalid query or override.
 inline std::uint64_t answer_of(const bound_state& s, const bound_domain& d, const query& q) noexcept {
   if (!s.cache) return d.plan_ok && is_valid(q) ? walk_bound(s, d, q) : 0;
-  // Only valid queries are stored and the key is one-to-one on what the gates read (the shape fields
-  // by class, after their own limits are checked), so a hit needs no further validation.
-  if (!shape_in_limits(q)) return 0;
+  // Only valid queries are stored and the key is one-to-one on what the gates read (the lengths by
+  // class, after their own limits are checked), so a hit needs no further validation.
+  if (!lengths_in_limits(q)) return 0;
   const auto key = key_of(q, s.key_by_class ? &s.thresholds : nullptr);
   std::uint64_t packed = 0;
   if (s.cache->find(key, packed)) return packed;

@@ -12,8 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <type_traits>
+#include <tuple>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -29,53 +28,58 @@ struct cache_counts {
   std::uint64_t misses = 0;
 };
 
-// Everything of a query that a gate or a policy rule reads, as plain scalars: the cache key. A new
-// query field is one member here and one line in key_of(). The feature list is keyed by identity:
-// the address of its stored names, which a query's copies share (a slot keeps that list alive, so an
-// equal address means the same immutable list). A query rebuilt with equal names is another key.
-// The shape fields (catalog format 2) are keyed by class: the interval between the registry's own
-// thresholds that holds the value (shape_thresholds), so calls of ever-new lengths still hit.
+// Everything of a query that a gate or a policy rule reads, as six words: the cache key. Each field
+// keeps its whole width (a 32-bit count in half a word, an enumeration in a byte), so the key is
+// one-to-one on those fields with no limit of its own; the words are composed in registers, not
+// written field by field and read back as words (which would stall on store forwarding).
+//   word 0: head_size, value head size        word 3: seq_len_kv, batch_size
+//   word 1: block_size, num_heads             word 4: domain, dtype, kv_cache_dtype, attn_type, mode,
+//   word 2: num_kv_heads, seq_len_q                   phase, equal lengths (a byte each)
+//                                             word 5: the feature list's identity
+// A new query field is a place in one word here. The feature list is keyed by identity: the address
+// of its stored names, which a query's copies share (a slot keeps that list alive, so an equal
+// address means the same immutable list). A query rebuilt with equal names is another key.
+// The call's lengths and batch (catalog format 2) are keyed by class: the interval between the
+// registry's own thresholds that holds the value (shape_thresholds), so calls of ever-new lengths
+// still hit. num_kv_heads, a layer's constant, is keyed by value: with num_heads it fixes the GQA
+// group and whether the query is valid, so a hit needs neither a division nor a validity check.
 struct query_key {
-  std::uint32_t domain = 0;
-  std::uint32_t head_size = 0;
-  std::uint32_t head_size_v = 0;
-  std::uint32_t dtype = 0;
-  std::uint32_t kv_cache_dtype = 0;
-  std::uint32_t block_size = 0;
-  std::uint32_t attn_type = 0;
-  std::uint32_t mode = 0;
-  std::uint32_t num_heads = 0;
-  std::uint32_t phase = 0;
-  std::array<std::uint32_t, shape_fields.size()> shape{};  // by shape_field: class (or value), 0 = unstated
-  std::uint32_t equal_lengths = 0;  // seq_len_q == seq_len_kv, both stated (call rules may require it)
-  std::uint32_t spare = 0;          // keeps the struct free of padding (see the static_assert)
-  std::uint64_t features = 0;       // identity of the query's feature list; 0 when it requires none
+  std::array<std::uint64_t, 6> words{};
 };
-static_assert(std::has_unique_object_representations_v<query_key>,
-              "query_key must have no padding: its bytes are compared as words");
 
 inline std::uint64_t feature_list_identity(const feature_set& f) noexcept {
   return f.empty() ? 0 : static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&*f.begin()));
 }
 
-// The one function that builds a key from a query. With `classes`, each shape field is keyed by its
-// class; without, by its value (a registry with custom checks, which may read any length).
+constexpr std::uint64_t key_pair(std::uint32_t low, std::uint32_t high) noexcept {
+  return low | (std::uint64_t{high} << 32);
+}
+template <class E>
+constexpr std::uint64_t key_byte(E e, unsigned byte) noexcept {
+  static_assert(sizeof(E) == 1, "an enumeration in query_key takes one byte");
+  return std::uint64_t{static_cast<std::uint8_t>(e)} << (8 * byte);
+}
+
+// The one function that builds a key from a query. With `classes`, the lengths and batch are keyed by
+// class; without, by value (a registry with custom checks, which may read any length).
 ATTNSEL_INTERNAL_ALWAYS_INLINE query_key key_of(const query& q, const shape_thresholds* classes = nullptr) noexcept {
+  std::uint32_t seq_len_q = q.seq_len_q;
+  std::uint32_t seq_len_kv = q.seq_len_kv;
+  std::uint32_t batch_size = q.batch_size;
+  if (classes != nullptr) {
+    seq_len_q = classes->class_of(shape_field::seq_len_q, seq_len_q);
+    seq_len_kv = classes->class_of(shape_field::seq_len_kv, seq_len_kv);
+    batch_size = classes->class_of(shape_field::batch_size, batch_size);
+  }
+  const bool equal_lengths = q.seq_len_q != 0 && q.seq_len_q == q.seq_len_kv;
   query_key k;
-  k.domain = static_cast<std::uint32_t>(q.domain);
-  k.head_size = q.head_size;
-  k.head_size_v = q.value_head_size();
-  k.dtype = static_cast<std::uint32_t>(q.dtype);
-  k.kv_cache_dtype = static_cast<std::uint32_t>(q.kv_cache_dtype);
-  k.block_size = q.block_size;
-  k.attn_type = static_cast<std::uint32_t>(q.attn_type);
-  k.mode = static_cast<std::uint32_t>(q.mode);
-  k.num_heads = q.num_heads;
-  k.phase = static_cast<std::uint32_t>(q.phase);
-  for (shape_field f : shape_fields)
-    k.shape[static_cast<std::size_t>(f)] = classes ? classes->class_of(q, f) : shape_value(q, f).value_or(0);
-  k.equal_lengths = q.seq_len_q != 0 && q.seq_len_q == q.seq_len_kv ? 1U : 0U;
-  k.features = feature_list_identity(q.required);
+  k.words[0] = key_pair(q.head_size, q.value_head_size());
+  k.words[1] = key_pair(q.block_size, q.num_heads);
+  k.words[2] = key_pair(q.num_kv_heads, seq_len_q);
+  k.words[3] = key_pair(seq_len_kv, batch_size);
+  k.words[4] = key_byte(q.domain, 0) | key_byte(q.dtype, 1) | key_byte(q.kv_cache_dtype, 2) | key_byte(q.attn_type, 3) |
+               key_byte(q.mode, 4) | key_byte(q.phase, 5) | (std::uint64_t{equal_lengths} << 48);
+  k.words[5] = feature_list_identity(q.required);
   return k;
 }
 
@@ -87,8 +91,7 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE query_key key_of(const query& q, const shape_thre
 // cache line.
 class decision_cache {
  public:
-  static constexpr std::size_t key_words = sizeof(query_key) / 8;
-  static_assert(sizeof(query_key) % 8 == 0, "query_key is compared as 64-bit words");
+  static constexpr std::size_t key_words = std::tuple_size_v<decltype(query_key::words)>;
   using key_words_t = std::array<std::uint64_t, key_words>;
 
   // `slots` is rounded up to a power of two and clamped to [1, max_cache_slots].
@@ -97,22 +100,24 @@ class decision_cache {
 
   // Looks `q` up; on a hit stores the value in `value` and returns true. Counts the hit or miss.
   ATTNSEL_INTERNAL_ALWAYS_INLINE bool find(const query_key& key, std::uint64_t& value) const noexcept {
-    const auto words = words_of(key);
+    const auto& words = key.words;
     const slot& s = slots_[index(words)];
     auto& shard = counters_[shard_index()];
     // The seqlock reader: relaxed loads of the key and value between an acquire load of the sequence
     // number and an acquire fence before its second load. If any of them read a writer's store, the
     // second load sees that writer's odd (or a newer) number, and the look-up reports a miss.
     const std::uint64_t before = s.seq.load(std::memory_order_acquire);
-    bool hit = true;
-    for (std::size_t i = 0; i < key_words && hit; ++i) hit = s.key[i].load(std::memory_order_relaxed) == words[i];
+    std::uint64_t differ = 0;  // every word compared, without a branch per word
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < key_words; ++i) differ |= s.key[i].load(std::memory_order_relaxed) ^ words[i];
+    bool hit = differ == 0;
     std::uint64_t v = 0;
     if (hit) {
       v = s.value.load(std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_acquire);
       hit = v != 0 && ((before & 1U) | (s.seq.load(std::memory_order_relaxed) ^ before)) == 0;
     }
-    (hit ? shard.hits : shard.misses).fetch_add(1, std::memory_order_relaxed);
+    bump(hit ? shard.hits : shard.misses);
     if (hit) value = v;
     return hit;
   }
@@ -120,7 +125,7 @@ class decision_cache {
   // Stores `value` (non-zero) for `q`, replacing whatever the slot held. The slot keeps a reference
   // to q's feature list, so the identity in its key names that list for as long as the slot holds it.
   void store(const query& q, const query_key& key, std::uint64_t value) noexcept {
-    const auto words = words_of(key);
+    const auto& words = key.words;
     slot& s = slots_[index(words)];
     std::uint64_t before = s.seq.load(std::memory_order_relaxed);
     // The acquire exchange keeps the stores below after it: no reader sees them with an even number.
@@ -163,18 +168,21 @@ class decision_cache {
     std::atomic<std::uint64_t> value{0};
     feature_set features;  // keeps the keyed feature list alive (writers only)
   };
+  static_assert(sizeof(void*) != 8 || sizeof(slot) == 72, "bound_selector.hpp and docs/model.md state 72 bytes a slot");
+
+  // A count that, as a rule, only its shard's thread writes: a load and a store, not a locked
+  // read-modify-write (which cost a hit about a fifth of its time). Threads are dealt the shards in
+  // turn, so the process's 65th looking-up thread shares the first one's shard, and an increment that
+  // races another on a shared shard may be lost: the counts are statistics, never read by a selection.
+  ATTNSEL_INTERNAL_ALWAYS_INLINE static void bump(std::atomic<std::uint64_t>& count) noexcept {
+    count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
   struct alignas(64) counter {
     std::atomic<std::uint64_t> hits{0};
     std::atomic<std::uint64_t> misses{0};
   };
-  static constexpr std::size_t counter_shards = 16;
-
-  ATTNSEL_INTERNAL_ALWAYS_INLINE static key_words_t words_of(const query_key& key) noexcept {
-    key_words_t out;
-    std::memcpy(out.data(), &key, sizeof key);
-    return out;
-  }
+  static constexpr std::size_t counter_shards = 64;
 
   // A thread's shard (1 to counter_shards; counters_[0] stays unused), dealt round-robin on the
   // thread's first look-up and then kept in a constant-initialised thread_local.
@@ -190,10 +198,18 @@ class decision_cache {
     while (p < n && p < max_cache_slots) p <<= 1;
     return p;
   }
+  // Each word times its own odd constant, the products summed: independent multiplies (a chained
+  // hash would wait on each), then the high bits folded down, since a product's low bits see only
+  // its factor's low bits.
   [[nodiscard]] std::size_t index(const key_words_t& words) const noexcept {
+    constexpr std::array<std::uint64_t, 8> odd{0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL,
+                                               0xd6e8feb86659fd93ULL, 0xff51afd7ed558ccdULL, 0xc4ceb9fe1a85ec53ULL,
+                                               0x94d049bb133111ebULL, 0xbf58476d1ce4e5b9ULL};
+    static_assert(key_words <= odd.size(), "a multiplier per key word");
     std::uint64_t h = 0;
-    for (const auto w : words) h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-    h ^= h >> 29;
+    for (std::size_t i = 0; i < key_words; ++i) h += words[i] * odd[i];
+    h ^= h >> 32;
+    h ^= h >> 17;
     return static_cast<std::size_t>(h) & mask_;
   }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <attnsel/config.hpp>
+#include <attnsel/impl/hot.hpp>
 #include <attnsel/registry.hpp>
 #include <attnsel/shape.hpp>
 
@@ -22,15 +23,22 @@ namespace detail {
 struct shape_thresholds {
   std::array<std::vector<std::uint32_t>, shape_fields.size()> cuts{};
 
-  /// The class of `q`'s value of `f`: 0 when unstated, else 1 + the number of cuts at or below it.
-  [[nodiscard]] std::uint32_t class_of(const query& q, shape_field f) const noexcept {
-    const auto v = shape_value(q, f);
-    if (!v) return 0;
+  /// The class of `v` (a value of `f`, 0 when unstated): 0 when unstated, else 1 + the number of cuts
+  /// at or below it.
+  [[nodiscard]] ATTNSEL_INTERNAL_ALWAYS_INLINE std::uint32_t class_of(shape_field f, std::uint32_t v) const noexcept {
+    if (v == 0) return 0;
     const auto& c = cuts[static_cast<std::size_t>(f)];
-    return 1 + static_cast<std::uint32_t>(std::upper_bound(c.begin(), c.end(), *v) - c.begin());
+    const auto* it = c.data();
+    const auto* end = it + c.size();
+    if (c.size() > linear_cuts) return 1 + static_cast<std::uint32_t>(std::upper_bound(it, end, v) - it);
+    std::uint32_t n = 1;  // a catalog's few thresholds (0 to 2 per field in the built-in catalogs)
+    for (; it != end && v >= *it; ++it) ++n;
+    return n;
   }
-};
 
+ private:
+  static constexpr std::size_t linear_cuts = 8;  // more cuts than this: a binary search
+};
 inline void add_cuts(const shape_limits& limits, shape_thresholds& out) {
   for (shape_field f : shape_fields)
     if (const auto& r = limits[f]) {
