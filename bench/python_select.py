@@ -5,7 +5,8 @@
 
 Each repetition times `calls` back-to-back calls with time.perf_counter_ns and divides; the figure is
 the median over repetitions (min and max are printed too). With --torch on a CUDA machine it also
-times torch._fused_sdp_choice and attnsel.torch.select_sdpa the same way on the same SDPA inputs.
+times torch._fused_sdp_choice and attnsel.torch.select_sdpa the same way on the same SDPA inputs, and
+then the two alternately, repetition by repetition, for a ratio a shared host's drift cannot skew.
 """
 import argparse
 import json
@@ -92,6 +93,40 @@ def torch_cases():
     }
 
 
+def paired(a, b, calls: int, reps: int):
+    """a and b timed alternately, `calls` each per repetition: the median of the per-repetition ratios
+    a / b, so that a shared host's drift moves both sides of each ratio together."""
+    for _ in range(max(1, calls // 10)):
+        a()
+        b()
+    ratios = []
+    for _ in range(reps):
+        times = []
+        for fn in (a, b):
+            start = time.perf_counter_ns()
+            for _ in range(calls):
+                fn()
+            times.append(time.perf_counter_ns() - start)
+        ratios.append(times[0] / times[1])
+    return {"median_ratio": statistics.median(ratios), "min_ratio": min(ratios), "max_ratio": max(ratios),
+            "reps": reps, "calls": calls}
+
+
+def torch_pairs():
+    import torch
+
+    import attnsel.torch as at
+
+    q, k, v = (torch.randn(4, 16, 512, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    bound = attnsel.Selector(at.registry(), at.platform("cuda"))
+    query = at.query_from_sdpa(q, k, v, is_causal=True)
+    choice = lambda: torch._fused_sdp_choice(q, k, v, None, 0.0, True)  # noqa: E731
+    sdpa = lambda: at.select_sdpa(q, k, v, is_causal=True)  # noqa: E731
+    pairs = {"torch._fused_sdp_choice / attnsel.torch.select_sdpa": (choice, sdpa),
+             "torch._fused_sdp_choice / attnsel.Selector.select (prebuilt Query)": (choice, lambda: bound.select(query))}
+    return pairs
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=15)
@@ -107,9 +142,16 @@ def main() -> int:
         results[name] = per_call_ns(fn, args.calls, args.reps)
         r = results[name]
         print(f"{name:48s} median {r['median_ns']:8.1f} ns  (min {r['min_ns']:.1f}, max {r['max_ns']:.1f})")
+    ratios = {}
+    if args.torch:
+        for name, (a, b) in torch_pairs().items():
+            ratios[name] = r = paired(a, b, args.calls, args.reps)
+            print(f"{name}: median {r['median_ratio']:.2f}x  (min {r['min_ratio']:.2f}, max {r['max_ratio']:.2f}; "
+                  f"alternating, {r['reps']} x {r['calls']} calls each)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"python": sys.version, "attnsel": attnsel.__version__, "results": results}, f, indent=2)
+            json.dump({"python": sys.version, "attnsel": attnsel.__version__, "results": results, "ratios": ratios},
+                      f, indent=2)
     return 0
 
 

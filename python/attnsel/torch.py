@@ -230,8 +230,9 @@ def select_sdpa(
         mask = None if attn_mask is None else (attn_mask.dim(), attn_mask.requires_grad, attn_mask.dtype)
         given = (None if registry is None and platform is None and override is None and not prefer
                  else (id(registry), id(platform), override, prefer))
-        call = (mq, mk, mv, _is_grad_enabled(), mask, _deterministic(), _deterministic_warn_only(), dropout_p > 0.0,
-                is_causal, enable_gqa, query.device, given)
+        deterministic = _deterministic() and not _deterministic_warn_only()  # as query_from_sdpa reads it
+        call = (mq, mk, mv, _is_grad_enabled(), mask, deterministic, dropout_p > 0.0, is_causal, enable_gqa,
+                query.device, given)
         hit = _answers.get(call)
         if hit is not None:
             return hit[0]
