@@ -376,14 +376,28 @@ TEST_CASE("The built-in switch table parses; a malformed one is refused with its
   const std::string head = R"({"format": "attnsel-switches", "version": 1, "switches": )";
   CHECK(fails("{").find("malformed JSON") != std::string::npos);
   CHECK(fails(R"({"format": "x", "version": 1, "switches": []})") ==
-        "switch table: /format: expected \"attnsel-switches\"");
+        "switch table: /format: expected \"attnsel-switches\", got the string \"x\"");
   CHECK(fails(head + R"([{"component": "A"}]})") ==
-        "switch table: /switches/0/component: expected a lower_snake component name");
+        "switch table: /switches/0/component: expected a lower_snake component name, got the string \"A\"");
   CHECK(fails(head + R"([{"component": "a", "env": [{"name": "X"}]}]})") ==
         "switch table: /switches/0/env/0: missing required key \"true_values\"");
   CHECK(fails(head + R"([{"component": "a", "requires": [{"component": "b", "above": "x"}]}]})") ==
-        "switch table: /switches/0/requires/0/above: expected a dotted numeric version");
-  CHECK(fails(head + R"([{"component": "a", "colour": 1}]})") == "switch table: /switches/0/colour: unknown key");
+        "switch table: /switches/0/requires/0/above: expected a dotted numeric version, got the string \"x\"");
+  CHECK(fails(head + R"([{"component": "a", "colour": 1}]})") ==
+        "switch table: /switches/0/colour: unknown key \"colour\"; expected one of: component, engine, vendor, "
+        "capabilities, env, requires, source, note");
+  // The one JSON reader's typed reads, as catalogs get them (issue 18).
+  CHECK(fails(R"({"format": "attnsel-switches", "version": 2, "switches": []})") ==
+        "switch table: /version: expected an integer in [1, 1], got 2");
+  CHECK(fails(head + R"([{"component": "a", "vendor": "nv"}]})") ==
+        "switch table: /switches/0/vendor: expected one of cuda, rocm, xpu, cpu, tpu, got the string \"nv\"");
+  CHECK(fails(head + R"([{"component": "a", "capabilities": ["sm_90"]}]})") ==
+        "switch table: /switches/0/capabilities/0: expected a compute capability \"major.minor\" such as \"9.0\", "
+        "got the string \"sm_90\"");
+  CHECK(fails(head + R"([{"component": "a", "env": [{"name": "X", "true_values": ["1"], "want": 1}]}]})") ==
+        "switch table: /switches/0/env/0/want: expected true or false, got 1");
+  CHECK(fails(head + R"([{"component": "a", "env": [{"name": "X", "true_values": []}]}]})") ==
+        "switch table: /switches/0/env/0/true_values: expected a non-empty array of strings, got an array");
   // Repeated keys are refused as the catalog loader refuses them (issue 22), at the second occurrence.
   CHECK(fails(R"({"format": "attnsel-switches", "format": "attnsel-switches", "version": 1, "switches": []})") ==
         "switch table: /format: repeated key \"format\"; every key may appear once per object");

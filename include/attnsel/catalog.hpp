@@ -51,6 +51,10 @@ inline constexpr int oldest_catalog_format_version = 1;
 [[nodiscard]] nlohmann::json parse_json_document(std::string_view text, std::string_view origin = "<string>",
                                                  const catalog_limits& limits = {});
 
+/// The text of a JSON document as attnsel writes it (the CLI's `--json`, Python's `to_json`): `indent`
+/// spaces a level, or one line for -1. Invalid UTF-8 in a string is written as U+FFFD, never thrown.
+[[nodiscard]] std::string json_text(const nlohmann::json& doc, int indent = 2);
+
 /// Builds a catalog from a parsed JSON document. Throws catalog_error naming `origin` and the pointer.
 /// A parsed document has already lost repeated keys: read text with `parse_catalog_text`.
 [[nodiscard]] catalog parse_catalog(const nlohmann::json& doc, std::string_view origin = "<json>",

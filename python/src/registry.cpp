@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
+#include <attnsel/catalog.hpp>
 #include <attnsel/reference.hpp>
 
 #include <pybind11/stl.h>
@@ -66,8 +67,7 @@ void merge(registry_handle& self, const py::handle& other) {
 }
 
 std::string catalog_text(const registry_handle& r) {
-  return attnsel::to_json(attnsel::catalog{r.info, *r.reg})
-      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  return attnsel::json_text(attnsel::to_json(attnsel::catalog{r.info, *r.reg}));
 }
 
 py::list backend_names(const registry_handle& r) {

@@ -2,15 +2,12 @@
 // attnsel.to_json: the JSON documents the CLI prints (select --json, platforms, queries, catalogs).
 #include "bindings.hpp"
 
+#include <attnsel/catalog.hpp>
 #include <attnsel/report.hpp>
 
 namespace attnsel_py {
 
 namespace {
-
-std::string dump(const nlohmann::json& j, int indent) {
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 nlohmann::json document(const py::handle& obj) {
   if (py::isinstance<explanation_handle>(obj)) {
@@ -40,7 +37,7 @@ void bind_report(py::module_& m) {
       [](const py::handle& obj, const py::handle& indent) {
         const long long n = int_arg("indent", indent);
         if (n < -1 || n > 64) throw py::value_error("indent: " + std::to_string(n) + " is outside -1..64");
-        return dump(document(obj), static_cast<int>(n));
+        return attnsel::json_text(document(obj), static_cast<int>(n));
       },
       py::arg("obj"), py::kw_only(), py::arg("indent") = 2,
       "JSON text: for an Explanation the report `attnsel select --json` prints; also Platform, Query, Candidate "

@@ -265,8 +265,7 @@ py::tuple selection_state(const selection_handle& h) {
     if (&s.backend->variants[i] == s.variant) variant = static_cast<long long>(i);
   attnsel::catalog_info info;
   info.name = "pickled_selection";
-  const auto text =
-      attnsel::to_json(attnsel::catalog{info, one}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto text = attnsel::json_text(attnsel::to_json(attnsel::catalog{info, one}), -1);
   return py::make_tuple(text, variant, s.rank, s.overridden, std::string(attnsel::to_string(s.source)), s.fell_back,
                         candidate_list(s.fallback));
 }
@@ -301,7 +300,7 @@ selection_handle selection_from_state(const py::handle& state) {
 
 std::string report(const explanation_handle& e) {
   const attnsel::override_request request{e.override_spec, e.source};
-  return attnsel::to_json(e.ex, e.q, e.p, request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return attnsel::json_text(attnsel::to_json(e.ex, e.q, e.p, request), -1);
 }
 
 // Pickled as what produced it: explain() is a pure function of registry, query, platform, override
@@ -309,8 +308,7 @@ std::string report(const explanation_handle& e) {
 py::tuple explanation_state(const explanation_handle& e) {
   attnsel::catalog_info info;
   info.name = "pickled_explanation";
-  const auto text =
-      attnsel::to_json(attnsel::catalog{info, *e.keep}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto text = attnsel::json_text(attnsel::to_json(attnsel::catalog{info, *e.keep}), -1);
   return py::make_tuple(text, py::cast(py_query(e.q)), py::cast(py_platform(e.p)), e.override_spec,
                         std::string(attnsel::to_string(e.source)), e.prefer);
 }

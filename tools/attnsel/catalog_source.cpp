@@ -6,6 +6,8 @@
 #include "validators.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
+#include <attnsel/catalog.hpp>
+#include <attnsel/impl/text.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/reference.hpp>
 #include <attnsel/registry.hpp>
@@ -30,11 +32,7 @@ bool is_builtin(const std::string& name) {
          attnsel::builtin_catalog_names.end();
 }
 
-std::string builtin_list() {
-  std::string out;
-  for (const auto name : attnsel::builtin_catalog_names) out += (out.empty() ? "" : ", ") + std::string(name);
-  return out;
-}
+std::string builtin_list() { return attnsel::detail::join(attnsel::builtin_catalog_names, ", "); }
 
 // A word that names no built-in catalog and no file is a mistyped name more often than a missing
 // file: say so, and list the names. Anything with a '/' or a `.json` ending is a path.
@@ -127,7 +125,7 @@ void print_catalog_error_json(const std::string& message, bool with_backend) {
   nlohmann::json report = {
       {"error", {{"code", "catalog"}, {"message", message}, {"suggestions", nlohmann::json::array()}}}};
   if (with_backend) report["backend"] = nullptr;
-  std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::printf("%s\n", attnsel::json_text(report).c_str());
   std::fflush(stdout);
 }
 

@@ -6,6 +6,7 @@
 #include "validators.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
+#include <attnsel/catalog.hpp>
 #include <attnsel/diff.hpp>
 
 #include <nlohmann/json.hpp>
@@ -78,7 +79,7 @@ int run_diff(const diff_flags& flags) {
     throw usage_error(e.what());
   }
   if (flags.json) {
-    std::printf("%s\n", attnsel::to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", attnsel::json_text(attnsel::to_json(d)).c_str());
   } else {
     std::fputs(attnsel::diff_text(d).c_str(), stdout);
   }

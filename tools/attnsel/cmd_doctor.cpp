@@ -8,7 +8,9 @@
 #include "validators.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
+#include <attnsel/catalog.hpp>
 #include <attnsel/checks.hpp>
+#include <attnsel/impl/text.hpp>
 #include <attnsel/implication.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/reference.hpp>
@@ -67,12 +69,6 @@ backend_fit fit_of(const attnsel::backend_descriptor& b, const attnsel::platform
     if (runs) out.domains.emplace_back(attnsel::to_string(domain));
   }
   if (!out.domains.empty()) out.reasons.clear();
-  return out;
-}
-
-std::string joined(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
   return out;
 }
 
@@ -147,7 +143,7 @@ int run_doctor(const doctor_flags& flags) {
     for (const auto& b : c.registry.backends()) {
       auto f = fit_of(b, closed.value);
       if (!f.domains.empty()) {
-        runs.push_back(f.name + " (" + joined(f.domains, ", ") + ")");
+        runs.push_back(f.name + " (" + attnsel::detail::join(f.domains, ", ") + ")");
         cj["runs"].push_back({{"backend", f.name}, {"domains", f.domains}});
       } else {
         nlohmann::json reasons = nlohmann::json::array();
@@ -163,14 +159,14 @@ int run_doctor(const doctor_flags& flags) {
     if (!closed.implied.empty()) {
       std::vector<std::string> implied;
       for (const auto& i : closed.implied) implied.push_back(i.name + " (from " + i.because + ")");
-      print_wrapped("  implied:    ", joined(implied, ", "));
+      print_wrapped("  implied:    ", attnsel::detail::join(implied, ", "));
     }
-    print_wrapped("  can run:    ", runs.empty() ? std::string("none") : joined(runs, ", "));
+    print_wrapped("  can run:    ", runs.empty() ? std::string("none") : attnsel::detail::join(runs, ", "));
     std::printf("  cannot run:%s\n", cannot.empty() ? " none" : "");
     for (const auto& f : cannot) {
       std::vector<std::string> why;
       for (const auto& r : f.reasons) why.push_back(std::string(attnsel::to_string(r.code)) + ": " + r.message);
-      print_wrapped("    " + f.name + ": ", joined(why, "; "));
+      print_wrapped("    " + f.name + ": ", attnsel::detail::join(why, "; "));
     }
   }
   if (flags.json) {
@@ -179,7 +175,7 @@ int run_doctor(const doctor_flags& flags) {
                        {"platform", attnsel::to_json(d.platform)},
                        {"facts", facts_json(d.report)},
                        {"catalogs", std::move(catalogs)}};
-    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", attnsel::json_text(out).c_str());
   }
   return exit_ok;
 }

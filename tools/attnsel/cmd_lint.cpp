@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
+#include <attnsel/catalog.hpp>
 #include <attnsel/lint.hpp>
 #include <attnsel/override.hpp>
 
@@ -52,7 +53,7 @@ int run_lint(const lint_flags& flags) {
   if (flags.json) {
     auto out = nlohmann::json::array();
     for (const auto& f : findings) out.push_back(attnsel::to_json(f));
-    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", attnsel::json_text(out).c_str());
   } else if (findings.empty()) {
     std::printf("%s: clean\n", attnsel::printable(flags.catalog, 1000).c_str());
   } else {

@@ -6,7 +6,9 @@
 #include "terminal.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
+#include <attnsel/catalog.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/impl/text.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/reference.hpp>
 
@@ -52,9 +54,7 @@ std::vector<std::string> domains_of(const attnsel::backend_descriptor& b) {
 // The items, printable and comma-separated, or `empty` when there are none.
 std::string names_or(const std::vector<std::string>& items, const std::string& empty) {
   if (items.empty()) return empty;
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + attnsel::printable(i, 200);
-  return out;
+  return attnsel::detail::join(items, ",", [](const std::string& i) { return attnsel::printable(i, 200); });
 }
 
 int list_catalogs(bool json);
@@ -98,7 +98,7 @@ int run_list(const list_flags& flags) {
                      {"platforms", vendors_of(*b)},
                      {"variants", variants}});
     }
-    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", attnsel::json_text(out).c_str());
     return 0;
   }
 
@@ -139,7 +139,7 @@ int list_catalogs(bool json) {
                      {"commits", c.info.commits},
                      {"backends", c.registry.size()},
                      {"rules", c.registry.policy().rules.size()}});
-    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", attnsel::json_text(out).c_str());
     return 0;
   }
   const auto out_style = style::for_fd(STDOUT_FILENO);

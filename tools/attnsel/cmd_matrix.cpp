@@ -5,6 +5,7 @@
 #include "errors.hpp"
 
 // matrix_inl.hpp uses helpers of checks_inl.hpp without including checks.hpp; include it first until fixed.
+#include <attnsel/catalog.hpp>
 #include <attnsel/checks.hpp>
 #include <attnsel/matrix.hpp>
 #include <attnsel/override.hpp>
@@ -55,7 +56,7 @@ int run_matrix(const matrix_flags& flags) {
   }
   if (flags.format == "json") {
     const auto j = attnsel::matrix_json(c);
-    std::printf("%s\n", without_controls(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());
+    std::printf("%s\n", without_controls(attnsel::json_text(j)).c_str());
   } else {
     std::fputs(without_controls(attnsel::matrix_markdown(c)).c_str(), stdout);
   }

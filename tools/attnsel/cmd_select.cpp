@@ -9,6 +9,7 @@
 #include "override_source.hpp"
 #include "terminal.hpp"
 
+#include <attnsel/catalog.hpp>
 #include <attnsel/enums.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/report.hpp>
@@ -145,7 +146,7 @@ int run_select(const select_flags& flags, bool explain_mode) {
   if (flags.json) {
     auto report = attnsel::to_json(ex, q, p, ovr.request());
     if (!detected.facts.empty()) report["detection"] = facts_json(detected);
-    std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", attnsel::json_text(report).c_str());
   } else {
     if (!detected.facts.empty())
       std::printf("detected (--no-detect turns this off; 'attnsel doctor' shows every probe):\n%s\n",
@@ -207,7 +208,7 @@ int run_plan(const select_flags& flags) {
     }
     report["block_size"] = plan.block_size ? nlohmann::json(plan.block_size) : nlohmann::json(nullptr);
     report["conflict"] = plan.conflict.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.conflict);
-    std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", attnsel::json_text(report).c_str());
     std::fflush(stdout);
   } else {
     for (const auto* r : {&plan.prefill, &plan.decode}) {

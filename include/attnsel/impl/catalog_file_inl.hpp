@@ -119,6 +119,10 @@ inline std::string read_file_text(const std::string& path, const catalog_limits&
 
 }  // namespace detail
 
+ATTNSEL_INLINE std::string json_text(const nlohmann::json& doc, int indent) {
+  return doc.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 ATTNSEL_INLINE nlohmann::json parse_json_document(std::string_view text, std::string_view origin,
                                                   const catalog_limits& limits) {
   return detail::parse_json_text(text, std::string(origin), limits);

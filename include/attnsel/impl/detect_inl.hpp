@@ -11,6 +11,7 @@
 #include <attnsel/query.hpp>
 
 #include <attnsel/impl/json_keys.hpp>
+#include <attnsel/impl/json_reader.hpp>
 #include <attnsel/impl/text.hpp>
 
 #include <nlohmann/json.hpp>
@@ -578,109 +579,85 @@ inline bool truthy(const std::optional<std::string>& value, const switch_env_con
   return std::any_of(c.true_values.begin(), c.true_values.end(), [&](const std::string& t) { return lower(t) == v; });
 }
 
-// Strict reader for the switch table; errors name the JSON pointer.
-class switch_reader {
- public:
-  using json = nlohmann::json;
-  [[noreturn]] static void fail(const std::string& ptr, const std::string& what) {
-    throw std::invalid_argument("switch table: " + (ptr.empty() ? std::string("/") : ptr) + ": " + what);
-  }
-  static void keys(const json& j, const std::string& ptr, std::initializer_list<const char*> allowed) {
-    if (!j.is_object()) fail(ptr, "expected an object");
-    for (const auto& item : j.items())
-      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return item.key() == a; }))
-        fail(ptr + "/" + item.key(), "unknown key");
-  }
-  static std::string text(const json& j, const std::string& ptr) {
-    if (!j.is_string()) fail(ptr, "expected a string");
-    return j.get<std::string>();
-  }
-  static std::string name(const json& j, const std::string& ptr) {
-    auto s = text(j, ptr);
-    if (!is_valid_feature_name(s)) fail(ptr, "expected a lower_snake component name");
-    return s;
-  }
-  static void check_array(const json& j, const std::string& ptr, std::size_t max) {
-    if (!j.is_array() || j.size() > max) fail(ptr, "expected an array of at most " + std::to_string(max) + " items");
-  }
-  static bool boolean(const json& j, const std::string& ptr) {
-    if (!j.is_boolean()) fail(ptr, "expected true or false");
-    return j.get<bool>();
-  }
+// The switch table through the one strict JSON reader: errors name the JSON pointer and what was found.
+// Lists hold at most 256 items (a table is at most 1 MiB of text too).
+inline json_reader switch_table_reader() {
+  catalog_limits bounds;
+  bounds.max_list_elements = 256;
+  return json_reader("switch table", json_error_style::pointer, bounds);
+}
 
-  static std::vector<engine_switch> table(const json& doc) {
-    keys(doc, "", {"format", "version", "description", "switches"});
-    if (!doc.contains("format") || doc["format"] != "attnsel-switches")
-      fail("/format", "expected \"attnsel-switches\"");
-    if (!doc.contains("version") || doc["version"] != 1) fail("/version", "expected 1");
-    if (!doc.contains("switches")) fail("", "missing required key \"switches\"");
-    const auto& rows = doc["switches"];
-    check_array(rows, "/switches", 256);
-    std::vector<engine_switch> out;
-    for (std::size_t i = 0; i < rows.size(); ++i) out.push_back(row(rows[i], "/switches/" + std::to_string(i)));
-    return out;
-  }
+inline std::string component_name(const json_reader& r, const nlohmann::json& j, const std::string& ptr) {
+  auto s = r.string(j, ptr);
+  if (!is_valid_feature_name(s)) r.expected(ptr, "a lower_snake component name", j);
+  return s;
+}
 
-  static engine_switch row(const json& j, const std::string& ptr) {
-    keys(j, ptr, {"component", "engine", "vendor", "capabilities", "env", "requires", "source", "note"});
-    engine_switch s;
-    if (!j.contains("component")) fail(ptr, "missing required key \"component\"");
-    s.component = name(j["component"], ptr + "/component");
-    if (j.contains("engine")) s.engine = text(j["engine"], ptr + "/engine");
-    if (j.contains("source")) s.source = text(j["source"], ptr + "/source");
-    if (j.contains("vendor")) {
-      s.vendor = parse_enum<device_vendor>(text(j["vendor"], ptr + "/vendor"));
-      if (!s.vendor) fail(ptr + "/vendor", "expected one of " + enum_names<device_vendor>());
-    }
-    if (j.contains("capabilities")) {
-      const auto& caps = j["capabilities"];
-      check_array(caps, ptr + "/capabilities", 64);
-      for (std::size_t k = 0; k < caps.size(); ++k) {
-        const auto cc = parse_cuda_capability(text(caps[k], ptr + "/capabilities/" + std::to_string(k)));
-        if (!cc) fail(ptr + "/capabilities/" + std::to_string(k), "expected a compute capability such as \"9.0\"");
-        s.capabilities.push_back(*cc);
-      }
-    }
-    if (j.contains("env")) {
-      const auto& env = j["env"];
-      check_array(env, ptr + "/env", 16);
-      for (std::size_t k = 0; k < env.size(); ++k) {
-        const auto p = ptr + "/env/" + std::to_string(k);
-        keys(env[k], p, {"name", "default", "true_values", "want"});
-        switch_env_condition c;
-        if (!env[k].contains("name")) fail(p, "missing required key \"name\"");
-        c.name = text(env[k]["name"], p + "/name");
-        if (c.name.empty() || c.name.size() > 128) fail(p + "/name", "expected a variable name");
-        if (env[k].contains("default")) c.default_value = boolean(env[k]["default"], p + "/default");
-        if (env[k].contains("want")) c.want = boolean(env[k]["want"], p + "/want");
-        if (!env[k].contains("true_values")) fail(p, "missing required key \"true_values\"");
-        const auto& tv = env[k]["true_values"];
-        check_array(tv, p + "/true_values", 16);
-        if (tv.empty()) fail(p + "/true_values", "expected at least one value");
-        for (std::size_t t = 0; t < tv.size(); ++t)
-          c.true_values.push_back(text(tv[t], p + "/true_values/" + std::to_string(t)));
-        s.env.push_back(std::move(c));
-      }
-    }
-    if (j.contains("requires")) {
-      const auto& req = j["requires"];
-      check_array(req, ptr + "/requires", 16);
-      for (std::size_t k = 0; k < req.size(); ++k) {
-        const auto p = ptr + "/requires/" + std::to_string(k);
-        keys(req[k], p, {"component", "above"});
-        switch_requirement q;
-        if (!req[k].contains("component")) fail(p, "missing required key \"component\"");
-        q.component = name(req[k]["component"], p + "/component");
-        if (req[k].contains("above")) {
-          q.above = parse_component_version(text(req[k]["above"], p + "/above"));
-          if (!q.above) fail(p + "/above", "expected a dotted numeric version");
-        }
-        s.requires_components.push_back(std::move(q));
-      }
-    }
-    return s;
+inline switch_env_condition env_condition(const json_reader& r, const nlohmann::json& j, const std::string& ptr) {
+  r.object(j, ptr, {"name", "default", "true_values", "want"});
+  switch_env_condition c;
+  const auto& name = r.required(j, ptr, "name");
+  c.name = r.string(name, child(ptr, "name"));
+  if (c.name.empty() || c.name.size() > 128) r.expected(child(ptr, "name"), "a variable name", name);
+  if (const auto* m = json_reader::member(j, "default")) c.default_value = r.boolean(*m, child(ptr, "default"));
+  if (const auto* m = json_reader::member(j, "want")) c.want = r.boolean(*m, child(ptr, "want"));
+  const auto& values =
+      r.list(r.required(j, ptr, "true_values"), child(ptr, "true_values"), "a non-empty array of strings");
+  for (std::size_t t = 0; t < values.size(); ++t)
+    c.true_values.push_back(r.string(values[t], child(child(ptr, "true_values"), t)));
+  return c;
+}
+
+inline switch_requirement requirement(const json_reader& r, const nlohmann::json& j, const std::string& ptr) {
+  r.object(j, ptr, {"component", "above"});
+  switch_requirement q;
+  q.component = component_name(r, r.required(j, ptr, "component"), child(ptr, "component"));
+  if (const auto* m = json_reader::member(j, "above")) {
+    q.above = parse_component_version(r.string(*m, child(ptr, "above")));
+    if (!q.above) r.expected(child(ptr, "above"), "a dotted numeric version", *m);
   }
-};
+  return q;
+}
+
+inline engine_switch switch_row(const json_reader& r, const nlohmann::json& j, const std::string& ptr) {
+  r.object(j, ptr, {"component", "engine", "vendor", "capabilities", "env", "requires", "source", "note"});
+  engine_switch s;
+  s.component = component_name(r, r.required(j, ptr, "component"), child(ptr, "component"));
+  if (const auto* m = json_reader::member(j, "engine")) s.engine = r.string(*m, child(ptr, "engine"));
+  if (const auto* m = json_reader::member(j, "source")) s.source = r.string(*m, child(ptr, "source"));
+  if (const auto* m = json_reader::member(j, "note")) (void)r.string(*m, child(ptr, "note"));
+  if (const auto* m = json_reader::member(j, "vendor"))
+    s.vendor = r.enumerator<device_vendor>(*m, child(ptr, "vendor"));
+  if (const auto* m = json_reader::member(j, "capabilities")) {
+    const auto p = child(ptr, "capabilities");
+    const auto& caps = r.list(*m, p, "a non-empty array of compute capabilities");
+    for (std::size_t k = 0; k < caps.size(); ++k) s.capabilities.push_back(r.capability(caps[k], child(p, k)));
+  }
+  if (const auto* m = json_reader::member(j, "env")) {
+    const auto p = child(ptr, "env");
+    const auto& env = r.list(*m, p, "an array of environment conditions", true);
+    for (std::size_t k = 0; k < env.size(); ++k) s.env.push_back(env_condition(r, env[k], child(p, k)));
+  }
+  if (const auto* m = json_reader::member(j, "requires")) {
+    const auto p = child(ptr, "requires");
+    const auto& req = r.list(*m, p, "an array of required components", true);
+    for (std::size_t k = 0; k < req.size(); ++k) s.requires_components.push_back(requirement(r, req[k], child(p, k)));
+  }
+  return s;
+}
+
+inline std::vector<engine_switch> switch_table(const nlohmann::json& doc) {
+  const auto r = switch_table_reader();
+  r.object(doc, "", {"format", "version", "description", "switches"});
+  const auto& format = r.required(doc, "", "format");
+  if (r.string(format, "/format") != "attnsel-switches") r.expected("/format", "\"attnsel-switches\"", format);
+  (void)r.uint32(r.required(doc, "", "version"), "/version", 1, 1);
+  if (const auto* m = json_reader::member(doc, "description")) (void)r.string(*m, "/description");
+  const auto& rows = r.list(r.required(doc, "", "switches"), "/switches", "an array of switches", true);
+  std::vector<engine_switch> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) out.push_back(switch_row(r, rows[i], child("/switches", i)));
+  return out;
+}
 
 }  // namespace detail::detect
 
@@ -700,15 +677,15 @@ ATTNSEL_INLINE std::vector<engine_switch> parse_switch_table(std::string_view te
   if (text.size() > (1u << 20)) throw std::invalid_argument("switch table: larger than 1 MiB");
   // Keys appear once per object, as in catalogs: nlohmann would keep the last of a repeated key.
   if (const auto repeated = detail::find_repeated_key(text))
-    detail::detect::switch_reader::fail(repeated->pointer, "repeated key \"" + printable(repeated->key, 40) +
-                                                               "\"; every key may appear once per object");
+    detail::detect::switch_table_reader().fail(repeated->pointer, "repeated key \"" + printable(repeated->key, 40) +
+                                                                      "\"; every key may appear once per object");
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("switch table: malformed JSON: ") + e.what());
   }
-  return detail::detect::switch_reader::table(doc);
+  return detail::detect::switch_table(doc);
 }
 
 ATTNSEL_INLINE void apply_switches(platform& p, const std::vector<engine_switch>& table,

@@ -79,8 +79,9 @@ inline bool is_printable_name(std::string_view name) noexcept {
 }
 
 /// How a reader reports a failure: catalogs throw catalog_error(origin, pointer, problem); queries and
-/// platforms (whose API promises std::invalid_argument) throw "ORIGIN.a.b: problem".
-enum class json_error_style : std::uint8_t { catalog, invalid_argument };
+/// platforms (whose API promises std::invalid_argument) throw "ORIGIN.a.b: problem"; the switch table
+/// (std::invalid_argument too) throws "ORIGIN: /a/b: problem", with the pointer as catalogs write it.
+enum class json_error_style : std::uint8_t { catalog, invalid_argument, pointer };
 
 // Reads typed values out of a parsed document. Every failure names the JSON pointer of the value and
 // what was expected; enum names are canonical and exact-case (scripts write these files); lists are
@@ -92,6 +93,8 @@ class json_reader {
 
   [[noreturn]] void fail(const std::string& ptr, const std::string& problem) const {
     if (style_ == json_error_style::catalog) throw catalog_error(origin_, ptr, problem);
+    if (style_ == json_error_style::pointer)
+      throw std::invalid_argument(origin_ + ": " + (ptr.empty() ? std::string("/") : ptr) + ": " + problem);
     std::string dotted = origin_;
     for (char c : ptr) dotted += c == '/' ? '.' : c;
     throw std::invalid_argument(dotted + ": " + problem);
@@ -136,6 +139,11 @@ class json_reader {
   std::string string(const json& j, const std::string& ptr) const {
     if (!j.is_string()) expected(ptr, "a string", j);
     return j.get<std::string>();
+  }
+
+  bool boolean(const json& j, const std::string& ptr) const {
+    if (!j.is_boolean()) expected(ptr, "true or false", j);
+    return j.get<bool>();
   }
 
   std::uint64_t unsigned_int(const json& j, const std::string& ptr, std::uint64_t min, std::uint64_t max) const {
