@@ -4,9 +4,14 @@
 #include "catch.hpp"
 
 #include <attnsel/attnsel.hpp>
+#include <attnsel/impl/decision_cache.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace attnsel;
@@ -569,4 +574,69 @@ TEST_CASE("bound selector: shape classes keep the cache exact, and warm, across 
   query heads_bad = heads_ok;
   heads_bad.num_kv_heads = 3;  // 8 / 3 is 2, the same group class as 8 / 4
   CHECK(bound.select(heads_bad).error().code == error_code::bad_query);
+}
+
+namespace {
+
+// Converts to any member type: `query{anything{}, ...}` with N arguments compiles while N is at most the
+// number of query's members.
+struct anything {
+  template <class T>
+  operator T() const;  // NOLINT(google-explicit-constructor): declared only, for unevaluated braces
+};
+
+template <class T, class Indices, class = void>
+struct takes_braces : std::false_type {};
+template <class T, std::size_t... I>
+struct takes_braces<T, std::index_sequence<I...>, std::void_t<decltype(T{(static_cast<void>(I), anything{})...})>>
+    : std::true_type {};
+
+// The number of members of the aggregate T (up to 64).
+template <class T, std::size_t N = 0>
+constexpr std::size_t member_count() {
+  if constexpr (N < 64 && takes_braces<T, std::make_index_sequence<N + 1>>::value)
+    return member_count<T, N + 1>();
+  else
+    return N;
+}
+
+// A valid value other than `v`, of v's kind.
+std::uint32_t other(std::uint32_t v) { return v == 0 ? 8 : v / 2; }
+feature_set other(const feature_set& v) { return v.empty() ? feature_set{"sinks"} : feature_set{}; }
+template <class E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
+E other(E v) {
+  for (const E e : enum_values<E>())
+    if (e != v) return e;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the query's field list covers every consumer", "[query][fields]") {
+  // Every member of query is in for_each_field (a new member fails here until it is listed).
+  std::size_t listed = 0;
+  std::vector<std::string> names;
+  const query defaults;
+  for_each_field(defaults, [&](std::string_view name, const auto&) {
+    ++listed;
+    names.emplace_back(name);
+  });
+  CHECK(listed == member_count<query>());
+  // Every listed field, changed alone to another valid value, is seen by each consumer: equality, the
+  // text form, JSON both ways, and the bound selector's cache key. (Python checks its Query table
+  // against this list when the module loads.)
+  for (std::size_t i = 0; i < listed; ++i) {
+    query changed;
+    std::size_t at = 0;
+    for_each_field(changed, [&](std::string_view, auto& member) {
+      if (at++ == i) member = other(member);
+    });
+    INFO("field " << names[i] << ": " << to_string(changed));
+    REQUIRE(is_valid(changed));
+    CHECK_FALSE(changed == query{});
+    CHECK(to_string(changed) != to_string(query{}));
+    CHECK(query_from_json(to_json(changed)) == changed);
+    CHECK(to_json(changed) != to_json(query{}));
+    CHECK(detail::key_of(changed).words != detail::key_of(query{}).words);
+  }
 }

@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -201,6 +202,32 @@ struct query {
            a.batch_size == b.batch_size && a.num_kv_heads == b.num_kv_heads;
   }
 };
+
+/// The field list of `query`: calls `visit(name, member)` for every field, in declaration order.
+/// `name` is the field's one spelling in JSON, CLI flags (with dashes) and Python keywords; the member
+/// `required` is the field `features`. Code that treats every field alike iterates this list, and
+/// `tests/test_shape.cpp` ("the query's field list covers every consumer") fails when a field is
+/// missing from it, or when equality, text, JSON, the bound selector's cache key or Python leave a
+/// listed field out.
+template <class Query, class Visit,
+          std::enable_if_t<std::is_same_v<std::remove_cv_t<std::remove_reference_t<Query>>, query>, int> = 0>
+constexpr void for_each_field(Query&& q, Visit&& visit) {
+  visit("domain", q.domain);
+  visit("head_size", q.head_size);
+  visit("head_size_v", q.head_size_v);
+  visit("dtype", q.dtype);
+  visit("kv_cache_dtype", q.kv_cache_dtype);
+  visit("block_size", q.block_size);
+  visit("attn_type", q.attn_type);
+  visit("mode", q.mode);
+  visit("num_heads", q.num_heads);
+  visit("features", q.required);
+  visit("phase", q.phase);
+  visit("seq_len_q", q.seq_len_q);
+  visit("seq_len_kv", q.seq_len_kv);
+  visit("batch_size", q.batch_size);
+  visit("num_kv_heads", q.num_kv_heads);
+}
 
 /// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that
 /// range, block size and head counts within their maxima, sequence lengths and batch within theirs,

@@ -2,10 +2,15 @@
 // attnsel.Query: an immutable value over attnsel::query, driven by one table of its fields.
 #include "bindings.hpp"
 
+#include <attnsel/impl/text.hpp>
+#include <attnsel/query.hpp>
 #include <attnsel/report.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnsel_py {
@@ -162,9 +167,25 @@ std::string query_repr(const query& q) {
   return "attnsel.Query(" + out + ")";
 }
 
+// The table names exactly the fields of attnsel::for_each_field (the C++ field list): checked when the
+// module loads, so that a field added there and not here (or the reverse) fails every Python test.
+void check_fields_are_the_core_list() {
+  std::vector<std::string> core;
+  attnsel::for_each_field(query{}, [&core](std::string_view name, const auto&) { core.emplace_back(name); });
+  auto mine = field_names();
+  std::sort(core.begin(), core.end());
+  std::sort(mine.begin(), mine.end());
+  if (core != mine)
+    throw std::logic_error(
+        "attnsel.Query's field table (python/src/query.cpp) names other fields than "
+        "attnsel::for_each_field(query): " +
+        attnsel::detail::join(mine, ",") + " vs " + attnsel::detail::join(core, ","));
+}
+
 }  // namespace
 
 void bind_query(py::module_& m) {
+  check_fields_are_the_core_list();
   std::string doc =
       "What one attention layer needs. Immutable (select() reads it without the GIL); replace() returns a "
       "changed copy. Keyword arguments only, each defaulting to the C++ query's default:";

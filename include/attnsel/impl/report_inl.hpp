@@ -152,9 +152,9 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
 
 ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
   const detail::json_reader in("query", detail::json_error_style::invalid_argument);
-  in.object(j, "",
-            {"domain", "head_size", "head_size_v", "dtype", "kv_cache_dtype", "block_size", "attn_type", "mode",
-             "num_heads", "features", "num_kv_heads", "phase", "seq_len_q", "seq_len_kv", "batch_size"});
+  std::vector<std::string_view> keys;  // the field list's names: a listed field is a known key
+  for_each_field(query{}, [&keys](std::string_view name, const auto&) { keys.push_back(name); });
+  in.object(j, "", keys);
   query q;
   // Bounds from limits.hpp; a value in range but still invalid (head_size 0) is select()'s bad_query.
   if (const auto* m = detail::json_reader::nullable_member(j, "domain"))
