@@ -99,14 +99,9 @@ void make_case(std::size_t i, std::string_view& name, std::string_view& catalog,
     p = platform::cuda(9, 0);
     p.add_component("cudnn", parse_component_version("9.19.0"));
     if (name == "sdpa_cudnn_preferred") p.add_component("cudnn_preferred");
-    q.head_size = 128;
-    q.dtype = data_type::bfloat16;
-    q.attn_type = attention_type::encoder_only;
-    q.num_heads = 8;
-    q.num_kv_heads = 8;
-    q.seq_len_q = 128;
-    q.seq_len_kv = 128;
-    q.batch_size = 1;
+    // The query as attnsel.torch.query_from_sdpa writes it for that call.
+    q = query_from_json(parse_json_document(R"({"head_size": 128, "dtype": "bfloat16", "attn_type": "encoder_only",
+        "num_heads": 8, "num_kv_heads": 8, "seq_len_q": 128, "seq_len_kv": 128, "batch_size": 1})"));
   }
 }
 
