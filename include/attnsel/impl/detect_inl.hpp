@@ -584,7 +584,7 @@ inline bool truthy(const std::optional<std::string>& value, const switch_env_con
 inline json_reader switch_table_reader() {
   catalog_limits bounds;
   bounds.max_list_elements = 256;
-  return json_reader("switch table", json_error_style::pointer, bounds);
+  return {"switch table", json_error_style::pointer, bounds};
 }
 
 inline std::string component_name(const json_reader& r, const nlohmann::json& j, const std::string& ptr) {
