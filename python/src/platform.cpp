@@ -93,8 +93,7 @@ platform make_cuda(const py::handle& major, const py::handle& minor, const py::h
 }
 
 py::object arch_of(const platform& p) {
-  if (p.capability())
-    return py::str(attnsel::to_string(*p.capability()));
+  if (p.capability()) return py::str(attnsel::to_string(*p.capability()));
   if (p.gfx()) return py::str(p.gfx()->name());
   return py::none();
 }
