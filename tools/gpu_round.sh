@@ -5,14 +5,19 @@
 # presets, the torch agreement sweep in both cuDNN modes, the Python timings, and the libtorch
 # side-by-side timing in both modes.
 # Usage (repository root, CUDA + torch in the active Python): OUT=DIR tools/gpu_round.sh [--quick] [STEP...]
+#   (the files come back packed: DIR/gpu_round.tgz)
 #   --quick: a lease with little time left: builds only the Python module, skips ctest, and bounds each
 #            measurement (agreement sweeps first), so what finished comes back under $OUT.
 #   STEP...: only these of ctest tune agree python side (default: all). The build always runs first
 #            (incremental on a warm machine), so one lease can be split over two calls of at most
 #            ten minutes each: `ctest python side`, then `tune agree`.
 set -uo pipefail
-OUT="${OUT:-/tmp/attnsel-gpu}"
-mkdir -p "$OUT"
+# Every file goes to a work folder, packed at exit into one $OUT/gpu_round.tgz: the device tool brings
+# back at most 8 files, and a round writes more (a round once came back empty).
+RESULT_DIR="${OUT:-/tmp/attnsel-gpu}"
+mkdir -p "$RESULT_DIR"
+OUT="$(mktemp -d)"
+trap 'tar czf "$RESULT_DIR/gpu_round.tgz" -C "$OUT" .' EXIT
 PY="$(command -v python3)"
 JOBS="$(nproc)"
 step() { printf '\n=== %s (%ss)\n' "$*" "$SECONDS"; }

@@ -11,6 +11,7 @@
 #include <attnsel/descriptor.hpp>       // IWYU pragma: export
 #include <attnsel/diff.hpp>             // IWYU pragma: export
 #include <attnsel/enums.hpp>            // IWYU pragma: export
+#include <attnsel/field_list.hpp>       // IWYU pragma: export
 #include <attnsel/format.hpp>           // IWYU pragma: export
 #include <attnsel/implication.hpp>      // IWYU pragma: export
 #include <attnsel/lint.hpp>             // IWYU pragma: export

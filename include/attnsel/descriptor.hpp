@@ -4,6 +4,7 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/field_list.hpp>
 #include <attnsel/head_sizes.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
@@ -133,15 +134,43 @@ struct capabilities {
                        [](const component_requirement& r) { return r.below_version.has_value(); });
   }
 
-  friend bool operator==(const capabilities& a, const capabilities& b) {
-    return a.variant == b.variant && a.domains == b.domains && a.dtypes == b.dtypes &&
-           a.kv_cache_dtypes == b.kv_cache_dtypes && a.head_sizes == b.head_sizes &&
-           a.value_head_sizes == b.value_head_sizes && a.block_size_multiples == b.block_size_multiples &&
-           a.preferred_block_size == b.preferred_block_size && a.attn_types == b.attn_types && a.mode == b.mode &&
-           a.features == b.features && a.platforms == b.platforms && a.requires_components == b.requires_components &&
-           a.head_sizes_by_dtype == b.head_sizes_by_dtype && a.shape == b.shape && a.call_rules == b.call_rules;
-  }
+  friend bool operator==(const capabilities& a, const capabilities& b) { return detail::fields_equal(a, b); }
 };
+
+namespace detail {
+template <class Visit, class... Caps>
+constexpr void capability_fields(Visit&& visit, Caps&&... c) {
+  visit("variant", c.variant...);
+  visit("domains", c.domains...);
+  visit("dtypes", c.dtypes...);
+  visit("kv_cache_dtypes", c.kv_cache_dtypes...);
+  visit("head_sizes", c.head_sizes...);
+  visit("value_head_sizes", c.value_head_sizes...);
+  visit("block_size_multiples", c.block_size_multiples...);
+  visit("preferred_block_size", c.preferred_block_size...);
+  visit("attn_types", c.attn_types...);
+  visit("mode", c.mode...);
+  visit("features", c.features...);
+  visit("platforms", c.platforms...);
+  visit("requires", c.requires_components...);
+  visit("head_sizes_by_dtype", c.head_sizes_by_dtype...);
+  visit("shape", c.shape...);
+  visit("call_rules", c.call_rules...);
+}
+}  // namespace detail
+
+/// The field list of `capabilities` (see field_list.hpp). Names are the catalog's JSON keys, with two
+/// exceptions: `variant` is a variant's `name`, and `shape` is written as its fields' own keys
+/// (`seq_len_q`, `seq_len_kv`, `batch_size`, `gqa_group`).
+template <class Caps, class Visit, detail::if_all_are<capabilities, Caps> = 0>
+constexpr void for_each_field(Caps&& c, Visit&& visit) {
+  detail::capability_fields(visit, c);
+}
+/// Two capability sets side by side: `visit(name, a.member, b.member)`.
+template <class A, class B, class Visit, detail::if_all_are<capabilities, A, B> = 0>
+constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
+  detail::capability_fields(visit, a, b);
+}
 
 /// A cross-field rule no declarative field can express. Returns true when the combination is
 /// supported; on rejection, when `why` is non-null, stores a message with actual and supported values.

@@ -4,6 +4,7 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/field_list.hpp>
 
 #include <array>
 #include <cstdint>
@@ -86,17 +87,39 @@ struct component {
 /// `aiter` or `flashinfer=0.2.5`: a component as the CLI reads and prints it.
 [[nodiscard]] std::string to_string(const component& c);
 
+namespace detail {
+struct platform_access;
+template <class Visit, class... Fields>
+constexpr void platform_fields(Visit&& visit, Fields&&... f) {
+  visit("vendor", f.vendor...);
+  visit("capability", f.capability...);
+  visit("gfx", f.gfx...);
+  visit("components", f.components...);
+  visit("device_name", f.device_name...);
+}
+}  // namespace detail
+
 /// Everything a capability check may read about the machine. Plain data: an engine fills it from the
 /// device it finds, a test fakes it. Nothing is read from the environment or from globals.
 class platform {
  public:
+  /// What a platform holds, in the order its field list (`for_each_field`) visits it. Read it through
+  /// the accessors: the components stay sorted by name.
+  struct fields {
+    device_vendor vendor = device_vendor::cpu;
+    std::optional<cuda_capability> capability;
+    std::optional<gfx_arch> gfx;
+    std::vector<component> components;  ///< sorted by name
+    std::string device_name;
+  };
+
   platform() = default;
-  explicit platform(device_vendor vendor) noexcept : vendor_(vendor) {}
+  explicit platform(device_vendor vendor) noexcept { f_.vendor = vendor; }
 
   /// A CUDA device of the given compute capability.
   static platform cuda(std::uint8_t major, std::uint8_t minor) {
     platform p(device_vendor::cuda);
-    p.capability_ = cuda_capability{major, minor};
+    p.f_.capability = cuda_capability{major, minor};
     return p;
   }
   /// A ROCm device of the given gfx target. Precondition: `arch` parses (throws std::invalid_argument).
@@ -104,25 +127,25 @@ class platform {
   static platform cpu() noexcept { return platform(device_vendor::cpu); }
   static platform xpu() noexcept { return platform(device_vendor::xpu); }
 
-  [[nodiscard]] device_vendor vendor() const noexcept { return vendor_; }
-  [[nodiscard]] const std::optional<cuda_capability>& capability() const noexcept { return capability_; }
-  [[nodiscard]] const std::optional<gfx_arch>& gfx() const noexcept { return gfx_; }
-  [[nodiscard]] const std::vector<component>& components() const noexcept { return components_; }
+  [[nodiscard]] device_vendor vendor() const noexcept { return f_.vendor; }
+  [[nodiscard]] const std::optional<cuda_capability>& capability() const noexcept { return f_.capability; }
+  [[nodiscard]] const std::optional<gfx_arch>& gfx() const noexcept { return f_.gfx; }
+  [[nodiscard]] const std::vector<component>& components() const noexcept { return f_.components; }
   /// The device's marketing name (`NVIDIA H200`, as the driver reports it); empty when not stated. No
   /// capability check reads it: a measured policy rule (`measurement`) uses it to refuse timings taken
   /// on another device of the same arch.
-  [[nodiscard]] const std::string& device_name() const noexcept { return device_name_; }
+  [[nodiscard]] const std::string& device_name() const noexcept { return f_.device_name; }
 
   platform& set_capability(cuda_capability cc) noexcept {
-    capability_ = cc;
+    f_.capability = cc;
     return *this;
   }
   platform& set_gfx(gfx_arch arch) noexcept {
-    gfx_ = arch;
+    f_.gfx = arch;
     return *this;
   }
   platform& set_device_name(std::string name) {
-    device_name_ = std::move(name);
+    f_.device_name = std::move(name);
     return *this;
   }
   /// Adds (or replaces) a component; kept sorted by name so look-ups do not allocate.
@@ -136,18 +159,32 @@ class platform {
   /// Deprecated: `to_string(platform)`.
   [[deprecated("use to_string(platform)")]] [[nodiscard]] std::string describe() const;
 
-  friend bool operator==(const platform& a, const platform& b) {
-    return a.vendor_ == b.vendor_ && a.capability_ == b.capability_ && a.gfx_ == b.gfx_ &&
-           a.components_ == b.components_ && a.device_name_ == b.device_name_;
-  }
+  friend bool operator==(const platform& a, const platform& b) { return detail::fields_equal(a, b); }
 
  private:
-  device_vendor vendor_ = device_vendor::cpu;
-  std::optional<cuda_capability> capability_;
-  std::optional<gfx_arch> gfx_;
-  std::vector<component> components_;
-  std::string device_name_;
+  friend struct detail::platform_access;
+  fields f_;
 };
+
+namespace detail {
+// The field list's way in to a platform's (private) values.
+struct platform_access {
+  static const platform::fields& of(const platform& p) noexcept { return p.f_; }
+};
+}  // namespace detail
+
+/// The field list of `platform` (see field_list.hpp), read-only: `visit(name, member)` for vendor,
+/// capability, gfx, components and device_name, the accessors' names. JSON (`to_json(platform)`)
+/// writes the capability or gfx target as one `arch` key and the device name as `device`.
+template <class P, class Visit, detail::if_all_are<platform, P> = 0>
+constexpr void for_each_field(const P& p, Visit&& visit) {
+  detail::platform_fields(visit, detail::platform_access::of(p));
+}
+/// Two platforms side by side: `visit(name, a.member, b.member)`.
+template <class A, class B, class Visit, detail::if_all_are<platform, A, B> = 0>
+constexpr void for_each_field(const A& a, const B& b, Visit&& visit) {
+  detail::platform_fields(visit, detail::platform_access::of(a), detail::platform_access::of(b));
+}
 
 /// `cuda 9.0`, `rocm gfx942`, `cpu`: the vendor and the device's capability or gfx target.
 [[nodiscard]] std::string to_string(const platform& p);

@@ -4,6 +4,7 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/field_list.hpp>
 #include <attnsel/limits.hpp>
 
 #include <algorithm>
@@ -203,30 +204,39 @@ struct query {
   }
 };
 
-/// The field list of `query`: calls `visit(name, member)` for every field, in declaration order.
-/// `name` is the field's one spelling in JSON, CLI flags (with dashes) and Python keywords; the member
-/// `required` is the field `features`. Code that treats every field alike iterates this list, and
-/// `tests/test_shape.cpp` ("the query's field list covers every consumer") fails when a field is
-/// missing from it, or when equality, text, JSON, the bound selector's cache key or Python leave a
-/// listed field out.
-template <class Query, class Visit,
-          std::enable_if_t<std::is_same_v<std::remove_cv_t<std::remove_reference_t<Query>>, query>, int> = 0>
+namespace detail {
+template <class Visit, class... Query>
+constexpr void query_fields(Visit&& visit, Query&&... q) {
+  visit("domain", q.domain...);
+  visit("head_size", q.head_size...);
+  visit("head_size_v", q.head_size_v...);
+  visit("dtype", q.dtype...);
+  visit("kv_cache_dtype", q.kv_cache_dtype...);
+  visit("block_size", q.block_size...);
+  visit("attn_type", q.attn_type...);
+  visit("mode", q.mode...);
+  visit("num_heads", q.num_heads...);
+  visit("features", q.required...);
+  visit("phase", q.phase...);
+  visit("seq_len_q", q.seq_len_q...);
+  visit("seq_len_kv", q.seq_len_kv...);
+  visit("batch_size", q.batch_size...);
+  visit("num_kv_heads", q.num_kv_heads...);
+}
+}  // namespace detail
+
+/// The field list of `query` (see field_list.hpp): `visit(name, member)` for every field, in
+/// declaration order. `name` is the field's one spelling in JSON, CLI flags (with dashes) and Python
+/// keywords; the member `required` is the field `features`. Equality is the one exception to "the list
+/// drives it": a value head size of 0 equals the head size it stands for.
+template <class Query, class Visit, detail::if_all_are<query, Query> = 0>
 constexpr void for_each_field(Query&& q, Visit&& visit) {
-  visit("domain", q.domain);
-  visit("head_size", q.head_size);
-  visit("head_size_v", q.head_size_v);
-  visit("dtype", q.dtype);
-  visit("kv_cache_dtype", q.kv_cache_dtype);
-  visit("block_size", q.block_size);
-  visit("attn_type", q.attn_type);
-  visit("mode", q.mode);
-  visit("num_heads", q.num_heads);
-  visit("features", q.required);
-  visit("phase", q.phase);
-  visit("seq_len_q", q.seq_len_q);
-  visit("seq_len_kv", q.seq_len_kv);
-  visit("batch_size", q.batch_size);
-  visit("num_kv_heads", q.num_kv_heads);
+  detail::query_fields(visit, q);
+}
+/// Two queries side by side: `visit(name, a.member, b.member)`.
+template <class A, class B, class Visit, detail::if_all_are<query, A, B> = 0>
+constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
+  detail::query_fields(visit, a, b);
 }
 
 /// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that

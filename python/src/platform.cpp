@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 
 #include <attnsel/catalog.hpp>
+#include <attnsel/impl/text.hpp>
 #include <attnsel/limits.hpp>
 #include <attnsel/report.hpp>
 
@@ -151,9 +152,37 @@ py::tuple state_of(const platform& p) {
   return py::make_tuple(std::string(attnsel::to_string(p.vendor())), arch_of(p), specs_of(p), p.device_name());
 }
 
+// Where each field of the C++ platform's field list lives in Python: the property (and the item of the
+// pickle state, __eq__ and __hash__ tuple) that carries it. The capability and the gfx target share
+// `arch`, as in JSON.
+struct platform_field {
+  std::string_view core;
+  std::string_view python;
+};
+constexpr platform_field platform_fields[] = {{"vendor", "vendor"},
+                                              {"capability", "arch"},
+                                              {"gfx", "arch"},
+                                              {"components", "components"},
+                                              {"device_name", "device_name"}};
+
+// The table names exactly the fields of attnsel::for_each_field(platform): checked when the module
+// loads, so that a field added there and not carried here fails every Python test.
+void check_platform_fields_are_the_core_list() {
+  std::vector<std::string> core;
+  std::vector<std::string> mine;
+  attnsel::for_each_field(platform{}, [&core](std::string_view name, const auto&) { core.emplace_back(name); });
+  for (const auto& f : platform_fields) mine.emplace_back(f.core);
+  if (core != mine)
+    throw std::logic_error(
+        "attnsel.Platform's field table (python/src/platform.cpp) names other fields than "
+        "attnsel::for_each_field(platform): " +
+        attnsel::detail::join(mine, ",") + " vs " + attnsel::detail::join(core, ","));
+}
+
 }  // namespace
 
 void bind_platform(py::module_& m) {
+  check_platform_fields_are_the_core_list();
   using P = py_platform;
   py::class_<P>(m, "Platform",
                 "The machine a selection runs on: vendor, architecture and installed components. "

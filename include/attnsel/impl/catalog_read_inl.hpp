@@ -21,6 +21,24 @@ ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
 
+// The JSON keys of T's field list after `first`: each field's name, a `shape` as its fields' own keys,
+// the names in `skip` left out. The readers below take their known keys from here, so a field added to
+// a list is a key the reader accepts (and tests/test_fields.cpp checks that it reads it).
+template <class T>
+std::vector<std::string_view> keys_of_fields(std::initializer_list<std::string_view> first,
+                                             std::initializer_list<std::string_view> skip = {}) {
+  std::vector<std::string_view> out(first);
+  for_each_field(T{}, [&](std::string_view name, const auto&) {
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) return;
+    if (name != "shape") {
+      out.push_back(name);
+      return;
+    }
+    for (const shape_field f : shape_fields) out.push_back(to_string(f));
+  });
+  return out;
+}
+
 // Reads one catalog document on top of the typed reads of json_reader.
 class catalog_reader : public json_reader {
  public:
@@ -221,11 +239,6 @@ class catalog_reader : public json_reader {
     return out;
   }
 
-  static constexpr std::array<std::string_view, 17> capability_keys{
-      {"dtypes", "kv_cache_dtypes", "head_sizes", "value_head_sizes", "block_size_multiples", "preferred_block_size",
-       "attn_types", "mode", "features", "platforms", "requires", "head_sizes_by_dtype", "seq_len_q", "seq_len_kv",
-       "batch_size", "gqa_group", "call_rules"}};
-
   // Applies the capability keys present in `j` onto `c` (variants start from the backend's values).
   void apply_capabilities(const json& j, const std::string& ptr, capabilities& c) const {
     if (const json* m = member(j, "dtypes")) c.dtypes = enum_list<data_type>(*m, child(ptr, "dtypes"), true);
@@ -275,8 +288,7 @@ class catalog_reader : public json_reader {
   }
 
   capabilities variant(const json& j, const std::string& ptr, const backend_descriptor& b) const {
-    std::vector<std::string_view> keys = {"name", "domains"};
-    keys.insert(keys.end(), capability_keys.begin(), capability_keys.end());
+    static const auto keys = keys_of_fields<capabilities>({"name", "domains"}, {"variant", "domains"});
     object(j, ptr, keys);
     capabilities v = b.caps;
     v.variant = string(required(j, ptr, "name"), child(ptr, "name"));
@@ -296,8 +308,8 @@ class catalog_reader : public json_reader {
   }
 
   backend_descriptor backend(const json& j, const std::string& ptr) const {
-    std::vector<std::string_view> keys = {"name", "aliases", "description", "domains", "variants"};
-    keys.insert(keys.end(), capability_keys.begin(), capability_keys.end());
+    static const auto keys =
+        keys_of_fields<capabilities>({"name", "aliases", "description", "domains", "variants"}, {"variant", "domains"});
     object(j, ptr, keys);
     backend_descriptor b;
     b.name = string(required(j, ptr, "name"), child(ptr, "name"));
@@ -359,9 +371,8 @@ class catalog_reader : public json_reader {
       e.backend = backend_name(j, ptr);
       return e;
     }
-    object(j, ptr,
-           {"backend", "when", "unless", "unless_features", "phases", "seq_len_q", "seq_len_kv", "batch_size",
-            "gqa_group"});
+    static const auto keys = keys_of_fields<policy_entry>({});
+    object(j, ptr, keys);
     e.backend = backend_name(required(j, ptr, "backend"), child(ptr, "backend"));
     if (const json* m = member(j, "when")) e.when = names(*m, child(ptr, "when"), "component names");
     if (const json* m = member(j, "unless")) e.unless = names(*m, child(ptr, "unless"), "component names");
@@ -415,11 +426,8 @@ class catalog_reader : public json_reader {
   }
 
   policy_rule rule(const json& j, const std::string& ptr) const {
-    object(j, ptr, {"domain",     "vendor",     "min_capability",   "max_capability", "archs",
-                    "families",   "modes",      "min_num_heads",    "max_num_heads",  "kv_cache_dtypes",
-                    "dtypes",     "features",   "without_features", "phases",         "seq_len_q",
-                    "seq_len_kv", "batch_size", "gqa_group",        "note",           "order",
-                    "measured",   "head_sizes"});
+    static const auto keys = keys_of_fields<policy_rule>({});
+    object(j, ptr, keys);
     policy_rule r;
     r.domain = enumerator<attention_domain>(required(j, ptr, "domain"), child(ptr, "domain"));
     r.vendor = enumerator<device_vendor>(required(j, ptr, "vendor"), child(ptr, "vendor"));

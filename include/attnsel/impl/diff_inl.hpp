@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -508,13 +509,16 @@ inline std::vector<call_point> calls_of(const diff_scope& s) {
   auto q_values = values(shape_field::seq_len_q);
   const auto kv_values = values(shape_field::seq_len_kv);
   const auto batch_values = values(shape_field::batch_size);
+  // GQA groups on both sides of each group threshold (stated through num_kv_heads: queries_of).
+  const auto gqa_values = values(shape_field::gqa_group);
   for (auto kv : kv_values)
     if (std::find(q_values.begin(), q_values.end(), kv) == q_values.end()) q_values.push_back(kv);
   std::vector<call_point> out;
   for (auto ph : phase_values)
     for (auto q : q_values)
       for (auto kv : kv_values)
-        for (auto b : batch_values) out.push_back({ph, q, kv, b, 0});
+        for (auto b : batch_values)
+          for (auto g : gqa_values) out.push_back({ph, q, kv, b, g});
   // A measured rule's class: the corners of its own ranges, with its GQA group. Crossed with every
   // other rule's cuts they would multiply as classes are added (an overlay has dozens).
   for (const auto* r : s.rules) {
@@ -545,8 +549,7 @@ inline diff_axes axes_of(const diff_scope& s) {
   ax.calls = calls_of(s);
   // Head sizes: the usual sizes first, then every boundary a spec names.
   std::vector<std::uint32_t> heads = {128, 64, 80, 96, 256, 512, 576};
-  for (const auto* c : s.caps) {
-    const auto& h = c->head_sizes;
+  const auto add_boundaries = [&heads](const head_size_spec& h) {
     if (h.form == head_size_spec::kind::set) {
       heads.insert(heads.end(), h.values.begin(), h.values.end());
     } else if (h.form == head_size_spec::kind::range) {
@@ -558,13 +561,20 @@ inline diff_axes axes_of(const diff_scope& s) {
       }
       if (h.multiple_of > 1) heads.push_back(((h.min + h.multiple_of - 1) / h.multiple_of) * h.multiple_of + 4);
     }
+  };
+  for (const auto* c : s.caps) {
+    add_boundaries(c->head_sizes);
+    for (const auto& d : c->head_sizes_by_dtype) add_boundaries(d.head_sizes);
   }
   for (const auto* r : s.rules) heads.insert(heads.end(), r->head_sizes.begin(), r->head_sizes.end());
   heads.erase(std::remove_if(heads.begin(), heads.end(), [](std::uint32_t h) { return h == 0 || h > max_head_size; }),
               heads.end());
   ax.head_sizes = distinct_by(first_occurrences(heads), [&](std::uint32_t h) {
     std::vector<bool> sig;
-    for (const auto* c : s.caps) sig.push_back(c->head_sizes.accepts(h));
+    for (const auto* c : s.caps) {
+      sig.push_back(c->head_sizes.accepts(h));
+      for (const auto& d : c->head_sizes_by_dtype) sig.push_back(d.head_sizes.accepts(h));
+    }
     for (const auto* r : s.rules)
       sig.push_back(r->head_sizes.empty() || std::binary_search(r->head_sizes.begin(), r->head_sizes.end(), h));
     return sig;
@@ -573,7 +583,10 @@ inline diff_axes axes_of(const diff_scope& s) {
   const auto dts = enum_values<data_type>();
   ax.dtypes = distinct_by(std::vector<data_type>(dts.begin(), dts.end()), [&](data_type d) {
     std::vector<bool> sig;
-    for (const auto* c : s.caps) sig.push_back(c->dtypes.empty() || c->dtypes.contains(d));
+    for (const auto* c : s.caps) {
+      sig.push_back(c->dtypes.empty() || c->dtypes.contains(d));
+      sig.push_back(&c->head_sizes_for(d) != &c->head_sizes);  // a dtype with head sizes of its own
+    }
     for (const auto* r : s.rules) sig.push_back(r->dtypes.empty() || r->dtypes.contains(d));
     // `auto` KV passes when the compute dtype's cache dtype is listed: keep dtypes apart there too.
     for (const auto* c : s.caps) {
@@ -645,6 +658,15 @@ inline diff_axes axes_of(const diff_scope& s) {
   }
 
   std::vector<std::uint32_t> heads_count = {0};
+  // A GQA group is stated through num_kv_heads = num_heads / group: when some call states one, the
+  // first stated head count is one every group divides (their least common multiple, within limits).
+  std::uint32_t divisible = 1;
+  for (const auto& c : ax.calls)
+    if (c.gqa_group != 0) {
+      const auto lcm = std::uint64_t{divisible} / std::gcd(divisible, c.gqa_group) * c.gqa_group;
+      if (lcm <= limits::num_heads) divisible = static_cast<std::uint32_t>(lcm);
+    }
+  if (divisible > 1) heads_count.push_back(divisible);
   for (const auto* r : s.rules) {
     if (!r->min_num_heads && !r->max_num_heads) continue;
     heads_count.push_back(std::max<std::uint32_t>(r->min_num_heads, 1));

@@ -144,17 +144,17 @@ ATTNSEL_INLINE platform platform::rocm(std::string_view arch) {
   const auto parsed = parse_gfx_arch(arch);
   if (!parsed) throw std::invalid_argument("not a gfx architecture: '" + std::string(arch) + "'");
   platform p(device_vendor::rocm);
-  p.gfx_ = *parsed;
+  p.f_.gfx = *parsed;
   return p;
 }
 
 ATTNSEL_INLINE platform& platform::add_component(std::string name, std::optional<component_version> version) {
-  const auto it = std::lower_bound(components_.begin(), components_.end(), name,
+  const auto it = std::lower_bound(f_.components.begin(), f_.components.end(), name,
                                    [](const component& c, const std::string& n) { return c.name < n; });
-  if (it != components_.end() && it->name == name) {
+  if (it != f_.components.end() && it->name == name) {
     it->version = version;
   } else {
-    components_.insert(it, component{std::move(name), version});
+    f_.components.insert(it, component{std::move(name), version});
   }
   return *this;
 }
@@ -176,14 +176,14 @@ ATTNSEL_INLINE platform& platform::add_component_spec(std::string_view spec) {
 ATTNSEL_INLINE const component* platform::find_component(std::string_view name) const noexcept {
   // A platform names a few components: comparing sizes first, a linear scan calls memcmp about once
   // per look-up, where a binary search orders strings (a memcmp per step). Long lists bisect.
-  if (components_.size() <= 8) {
-    for (const auto& c : components_)
+  if (f_.components.size() <= 8) {
+    for (const auto& c : f_.components)
       if (c.name.size() == name.size() && c.name == name) return &c;
     return nullptr;
   }
-  const auto it = std::lower_bound(components_.begin(), components_.end(), name,
+  const auto it = std::lower_bound(f_.components.begin(), f_.components.end(), name,
                                    [](const component& c, std::string_view n) { return c.name < n; });
-  return (it != components_.end() && it->name == name) ? &*it : nullptr;
+  return (it != f_.components.end() && it->name == name) ? &*it : nullptr;
 }
 
 ATTNSEL_INLINE std::string to_string(cuda_capability c) {
@@ -201,17 +201,24 @@ ATTNSEL_INLINE std::string to_string(const platform& p) {
   return out;
 }
 
+namespace detail {
+// Why `arch`, which parsed as `cc`, is refused as typed text, or empty. sm_100a / sm_121f name
+// arch-specific feature sets, which a platform does not model: refused rather than the suffix dropped
+// without a word. set_arch_text and platform_from_json call it.
+inline std::string arch_specific_refusal(std::string_view arch, cuda_capability cc) {
+  const char last = arch.empty() ? '\0' : static_cast<char>(arch.back() | 0x20);  // ASCII lower case
+  if (last != 'a' && last != 'f') return {};
+  return "names an arch-specific target, which a platform does not model; give the compute capability "
+         "without the suffix ('" +
+         to_string(cc) + "')";
+}
+}  // namespace detail
+
 ATTNSEL_INLINE std::string set_arch_text(platform& p, std::string_view arch) {
   if (p.vendor() == device_vendor::cuda) {
     const auto cc = parse_cuda_capability(arch);
     if (!cc) return "is not a CUDA compute capability (e.g. 9.0, sm_90, sm90, 12.1)";
-    // sm_100a / sm_121f name arch-specific feature sets, which a platform does not model: refused rather
-    // than the suffix dropped without a word.
-    const char last = static_cast<char>(arch.back() | 0x20);  // ASCII lower case; a capability is not empty
-    if (last == 'a' || last == 'f')
-      return "names an arch-specific target, which a platform does not model; give the compute capability "
-             "without the suffix ('" +
-             to_string(*cc) + "')";
+    if (auto why = detail::arch_specific_refusal(arch, *cc); !why.empty()) return why;
     p.set_capability(*cc);
   } else if (p.vendor() == device_vendor::rocm) {
     const auto gfx = parse_gfx_arch(arch);

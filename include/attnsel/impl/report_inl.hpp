@@ -7,7 +7,8 @@
 #endif
 
 #include <attnsel/impl/json_reader.hpp>
-#include <attnsel/override.hpp>  // printable
+#include <attnsel/impl/platform_inl.hpp>  // detail::arch_specific_refusal
+#include <attnsel/override.hpp>           // printable
 
 #include <stdexcept>
 #include <string>
@@ -118,8 +119,7 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
       p.set_gfx(*gfx);
     } else if (const auto cc = parse_cuda_capability(text); cc && p.vendor() != device_vendor::rocm) {
       // The text a person types for --arch or Platform(): an arch-specific target (sm_100a) is refused.
-      platform typed(device_vendor::cuda);
-      if (const auto why = set_arch_text(typed, text); !why.empty())
+      if (const auto why = detail::arch_specific_refusal(text, *cc); !why.empty())
         in.fail(child("", key), "'" + printable(text, 64) + "' " + why);
       p.set_capability(*cc);
     } else {

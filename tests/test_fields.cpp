@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+// The field lists (field_list.hpp): every member of query, platform, capabilities, policy_rule and
+// policy_entry is listed, and every consumer sees every listed field. A new member fails here until it
+// is listed, set in tests/data/fields/every_field.json (capabilities and policy) and carried by each
+// consumer: equality, JSON written and read back, diff, and (through the fixture) the code generator.
+#include "catch.hpp"
+
+#include <attnsel/attnsel.hpp>
+#include <attnsel/impl/decision_cache.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+using namespace attnsel;
+
+namespace {
+
+// Converts to any member type: `T{anything{}, ...}` with N arguments compiles while N is at most the
+// number of T's members (a base class counts as one).
+// An optional member takes it through optional's own converting constructor, so that the two
+// conversions are not a choice (-Wconversion).
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+struct anything {
+  template <class T, std::enable_if_t<!is_optional<T>::value, int> = 0>
+  operator T() const;  // NOLINT(google-explicit-constructor): declared only, for unevaluated braces
+};
+
+template <class T, class Indices, class = void>
+struct takes_braces : std::false_type {};
+template <class T, std::size_t... I>
+struct takes_braces<T, std::index_sequence<I...>, std::void_t<decltype(T{(static_cast<void>(I), anything{})...})>>
+    : std::true_type {};
+
+// The number of members of the aggregate T (up to 64).
+template <class T, std::size_t N = 0>
+constexpr std::size_t member_count() {
+  if constexpr (N < 64 && takes_braces<T, std::make_index_sequence<N + 1>>::value)
+    return member_count<T, N + 1>();
+  else
+    return N;
+}
+
+template <class T>
+std::vector<std::string> names_of(const T& value) {
+  std::vector<std::string> out;
+  for_each_field(value, [&out](std::string_view name, const auto&...) { out.emplace_back(name); });
+  return out;
+}
+
+// A valid query value other than `v`, of v's kind.
+std::uint32_t other(std::uint32_t v) { return v == 0 ? 8 : v / 2; }
+feature_set other(const feature_set& v) { return v.empty() ? feature_set{"sinks"} : feature_set{}; }
+template <class E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
+E other(E v) {
+  for (const E e : enum_values<E>())
+    if (e != v) return e;
+  return v;
+}
+
+// The fixture: every_field.json, which the code generator's test also compiles, and its measured rule,
+// an overlay (built-in catalogs, and so the generator, hold no measured rules).
+catalog every_field() {
+  const std::string dir = std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/fields/";
+  auto c = read_catalog_file(dir + "every_field.json");
+  merge_catalog_file(c.registry, dir + "measured_rule.json");
+  return c;
+}
+
+// `c` with its registry rebuilt after `edit` changed the backends and rules.
+catalog rebuilt(const catalog& c, const std::function<void(std::vector<backend_descriptor>&, priority_policy&)>& edit) {
+  auto backends = c.registry.backends();
+  auto policy = c.registry.policy();
+  edit(backends, policy);
+  catalog out{c.info, registry{}};
+  for (auto& b : backends) out.registry.add(std::move(b));
+  out.registry.set_policy(std::move(policy));
+  out.registry.set_implications(c.registry.implications());
+  return out;
+}
+
+// Which fields of `value` differ from a default-constructed T.
+template <class T>
+std::vector<std::string> set_fields(const T& value) {
+  std::vector<std::string> out;
+  for_each_field(value, T{}, [&out](std::string_view name, const auto& mine, const auto& fresh) {
+    if (!(mine == fresh)) out.emplace_back(name);
+  });
+  return out;
+}
+
+// `value` with field `field` taken from `donor`.
+template <class T>
+T with_field(T value, std::string_view field, const T& donor) {
+  for_each_field(value, donor, [&](std::string_view name, auto& mine, const auto& from) {
+    if (name == field) mine = from;
+  });
+  return value;
+}
+
+// A small catalog for asking diff about one field: the fixture's three plain backends (FALLBACK,
+// FALLBACK_MLA, PICK), then `subjects`, under `rules`. The whole fixture spans millions of
+// configurations; one field alone spans a few thousand.
+catalog with_plain(const catalog& fixture, const std::vector<backend_descriptor>& subjects,
+                   std::vector<policy_rule> rules) {
+  catalog out{fixture.info, registry{}};
+  for (const char* name : {"FALLBACK", "FALLBACK_MLA", "PICK"}) out.registry.add(*fixture.registry.find(name));
+  for (const auto& b : subjects) out.registry.add(b);
+  out.registry.set_policy(priority_policy{std::move(rules)});
+  return out;
+}
+
+bool diff_sees(const catalog& a, const catalog& b) {
+  diff_options options;
+  options.max_examples = 0;
+  return !diff_catalogs(a, b, options).empty();
+}
+
+using edit_fn = std::function<void(std::vector<backend_descriptor>&, priority_policy&, const std::string&)>;
+using alone_fn = std::function<catalog(const std::string&, bool)>;
+
+// Checks every field set in one place of the fixture (a capability set, a rule or an entry), reset
+// alone: equality, the JSON text and the JSON read back all see it on the whole fixture, and diff sees
+// the field alone (`alone(field, set)`: a small catalog holding the field as the fixture sets it, or
+// as the reset leaves it). A reset the registry refuses (a rule's vendor with gfx targets) is skipped;
+// the field must then be checked in another place (`checked` counts the places).
+struct reset_check {
+  const catalog& base;
+  std::vector<std::string> decision_free;  // fields diff cannot see: they decide no backend
+  std::map<std::string, int> checked;
+
+  void run(const std::string& where, const std::vector<std::string>& fields, const edit_fn& reset_one,
+           const alone_fn& alone) {
+    const auto text = json_text(to_json(base));
+    for (const auto& field : fields) {
+      INFO(where << " field " << field);
+      catalog changed;
+      try {
+        changed = rebuilt(base, [&](auto& backends, auto& policy) { reset_one(backends, policy, field); });
+      } catch (const registry_error&) {
+        continue;
+      }
+      if (changed.registry == base.registry) continue;  // the donor holds the fixture's value
+      ++checked[field];
+      const auto written = to_json(changed);
+      CHECK(json_text(written) != text);
+      CHECK(parse_catalog(written).registry == changed.registry);
+      const bool decides = std::find(decision_free.begin(), decision_free.end(), field) == decision_free.end();
+      CHECK(diff_sees(alone(field, true), alone(field, false)) == decides);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("every member of each value type is in its field list", "[fields]") {
+  CHECK(names_of(query{}).size() == member_count<query>());
+  CHECK(names_of(capabilities{}).size() == member_count<capabilities>());
+  CHECK(names_of(policy_entry{}).size() == member_count<policy_entry>());
+  // policy_rule's first member, for brace counting, is its arch_filter base.
+  CHECK(names_of(policy_rule{}).size() == member_count<policy_rule>() - 1 + member_count<arch_filter>());
+  CHECK(names_of(platform{}).size() == member_count<platform::fields>());
+  // The lists are the readers' keys: the catalog reader refuses a key no list names.
+  CHECK_THROWS_WITH(parse_catalog_text(R"({"format": "attnsel-catalog", "version": 1, "name": "x", "backends": [
+      {"name": "A", "domains": ["decoder"], "colour": "red"}], "policies": []})"),
+                    ATTNSEL_CONTAINS("unknown key \"colour\"") && ATTNSEL_CONTAINS("call_rules"));
+}
+
+TEST_CASE("the query's field list covers every consumer", "[fields][query]") {
+  const auto names = names_of(query{});
+  // Every listed field, changed alone to another valid value, is seen by each consumer: equality, the
+  // text form, JSON both ways, and the bound selector's cache key. (Python checks its Query table
+  // against this list when the module loads.)
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    query changed;
+    std::size_t at = 0;
+    for_each_field(changed, [&](std::string_view, auto& member) {
+      if (at++ == i) member = other(member);
+    });
+    INFO("field " << names[i] << ": " << to_string(changed));
+    REQUIRE(is_valid(changed));
+    CHECK_FALSE(changed == query{});
+    CHECK(to_string(changed) != to_string(query{}));
+    CHECK(query_from_json(to_json(changed)) == changed);
+    CHECK(to_json(changed) != to_json(query{}));
+    CHECK(detail::key_of(changed).words != detail::key_of(query{}).words);
+  }
+}
+
+TEST_CASE("the fixture sets every capability, rule and entry field", "[fields]") {
+  // tests/data/fields/every_field.json (with its measured rule) is the one catalog that sets each
+  // field somewhere; the code generator's test (catalog_codegen_odd_names) compiles it to tables and
+  // compares them with its reading, so a field the generator leaves out fails there.
+  const auto c = every_field();
+  std::map<std::string, int> caps_set;
+  std::map<std::string, int> rules_set;
+  std::map<std::string, int> entries_set;
+  for (const auto& b : c.registry.backends()) {
+    for (const auto& f : set_fields(b.caps)) ++caps_set[f];
+    for (const auto& v : b.variants)
+      for (const auto& f : set_fields(v)) ++caps_set[f];
+  }
+  for (const auto& r : c.registry.policy().rules) {
+    for (const auto& f : set_fields(r)) ++rules_set[f];
+    for (const auto& e : r.order)
+      for (const auto& f : set_fields(e)) ++entries_set[f];
+  }
+  for (const auto& name : names_of(capabilities{})) CHECK(caps_set.count(name) == 1);
+  for (const auto& name : names_of(policy_rule{})) CHECK(rules_set.count(name) == 1);
+  for (const auto& name : names_of(policy_entry{})) CHECK(entries_set.count(name) == 1);
+}
+
+TEST_CASE("the capability field list covers every consumer", "[fields][capabilities]") {
+  const auto base = every_field();
+  // A variant's name and the preferred block size decide no backend (the block size is the answer's).
+  // diff compares queries whose value head size is their head size, so it cannot see value head sizes
+  // (diff.hpp says so).
+  reset_check check{base, {"variant", "preferred_block_size", "value_head_sizes"}, {}};
+  capabilities donor;
+  donor.variant = "RENAMED";  // a variant needs a name
+  const auto& backends = base.registry.backends();
+  for (std::size_t b = 0; b < backends.size(); ++b) {
+    // The plain backends (FALLBACK, FALLBACK_MLA, PICK) are the rules' material; the subjects are
+    // FIXTURE_ATTN and FIXTURE_VARIANTS.
+    if (backends[b].name.rfind("FIXTURE_", 0) != 0) continue;
+    // A backend with variants answers with them: its own capabilities are their defaults only.
+    const std::size_t first = backends[b].variants.empty() ? 0 : 1;
+    for (std::size_t v = first; v <= backends[b].variants.size(); ++v) {
+      const auto& source = v == 0 ? backends[b].caps : backends[b].variants[v - 1];
+      // The field alone: a backend serving both domains whose capabilities (or one variant) are the
+      // defaults but for this field.
+      const auto alone = [&, v](const std::string& field, bool set) {
+        backend_descriptor subject;
+        subject.name = "SUBJECT";
+        subject.domains = {attention_domain::decoder, attention_domain::encoder};
+        const capabilities plain = v == 0 ? capabilities{} : donor;
+        const capabilities caps = set ? with_field(plain, field, source) : plain;
+        if (v == 0)
+          subject.caps = caps;
+        else
+          subject.variants = {caps};
+        return with_plain(base, {subject}, {});
+      };
+      check.run(
+          backends[b].name + (v ? " variant " + std::to_string(v) : ""), set_fields(source),
+          [&, b, v](std::vector<backend_descriptor>& list, priority_policy&, const std::string& field) {
+            auto& caps = v == 0 ? list[b].caps : list[b].variants[v - 1];
+            caps = with_field(caps, field, donor);
+          },
+          alone);
+    }
+  }
+  for (const auto& name : names_of(capabilities{})) {
+    INFO("field " << name);
+    CHECK(check.checked[name] > 0);
+  }
+}
+
+TEST_CASE("the policy rule and entry field lists cover every consumer", "[fields][policy]") {
+  const auto base = every_field();
+  reset_check rules{base, {"note"}, {}};
+  reset_check entries{base, {}, {}};
+  policy_entry donor;
+  donor.backend = "FALLBACK";  // an entry names a backend
+  policy_rule rule_donor;
+  rule_donor.order = {donor};  // a rule orders at least one backend
+  policy_entry pick;
+  pick.backend = "PICK";
+  policy_entry fallback_mla;
+  fallback_mla.backend = "FALLBACK_MLA";
+  const auto& policy = base.registry.policy();
+  for (std::size_t r = 0; r < policy.rules.size(); ++r) {
+    const auto& fixture_rule = policy.rules[r];
+    // The field alone: a rule of the fixture rule's domain and vendor ordering PICK, with the field as
+    // the fixture sets it or as the donor leaves it.
+    const auto alone_rule = [&](const std::string& field, bool set) {
+      policy_rule rule = rule_donor;
+      rule.domain = fixture_rule.domain;
+      rule.vendor = fixture_rule.vendor;
+      rule.order = {pick};
+      return with_plain(base, {}, {with_field(rule, field, set ? fixture_rule : rule_donor)});
+    };
+    const auto where = "rule " + std::to_string(r);
+    rules.run(
+        where, set_fields(fixture_rule),
+        [&, r](std::vector<backend_descriptor>&, priority_policy& p, const std::string& field) {
+          p.rules[r] = with_field(p.rules[r], field, rule_donor);
+        },
+        alone_rule);
+    for (std::size_t e = 0; e < fixture_rule.order.size(); ++e) {
+      // The field alone: a rule of the fixture rule's domain and vendor ordering PICK, then
+      // FALLBACK_MLA, with the entry's field as the fixture sets it or as the donor leaves it.
+      const auto alone_entry = [&, e](const std::string& field, bool set) {
+        policy_rule rule;
+        rule.domain = fixture_rule.domain;
+        rule.vendor = fixture_rule.vendor;
+        rule.order = {with_field(pick, field, set ? fixture_rule.order[e] : donor), fallback_mla};
+        return with_plain(base, {}, {rule});
+      };
+      entries.run(
+          where + " entry " + std::to_string(e), set_fields(fixture_rule.order[e]),
+          [&, r, e](std::vector<backend_descriptor>&, priority_policy& p, const std::string& field) {
+            p.rules[r].order[e] = with_field(p.rules[r].order[e], field, donor);
+          },
+          alone_entry);
+    }
+  }
+  for (const auto& name : names_of(policy_rule{})) {
+    INFO("rule field " << name);
+    CHECK(rules.checked[name] > 0);
+  }
+  for (const auto& name : names_of(policy_entry{})) {
+    INFO("entry field " << name);
+    CHECK(entries.checked[name] > 0);
+  }
+}
+
+TEST_CASE("the platform's field list covers every consumer", "[fields][platform]") {
+  // One row per listed field: a platform and the same platform with that field changed.
+  auto h200 = platform::cuda(9, 0).add_component("torch", parse_component_version("2.11")).set_device_name("NVIDIA H200");
+  auto mi300 = platform::rocm("gfx942").add_component("aiter");
+  std::map<std::string, std::pair<platform, platform>> rows;
+  rows["vendor"] = {platform::cpu().add_component("torch"), platform::xpu().add_component("torch")};
+  rows["capability"] = {h200, platform(h200).set_capability({10, 0})};
+  rows["gfx"] = {mi300, platform(mi300).set_gfx(*parse_gfx_arch("gfx950"))};
+  rows["components"] = {h200, platform(h200).add_component("flashinfer")};
+  rows["device_name"] = {h200, platform(h200).set_device_name("NVIDIA H100")};
+  const auto names = names_of(platform{});
+  CHECK(names.size() == rows.size());
+  for (const auto& name : names) {
+    INFO("field " << name);
+    REQUIRE(rows.count(name) == 1);
+    const auto& [a, b] = rows.at(name);
+    CHECK_FALSE(a == b);
+    CHECK(to_json(a) != to_json(b));
+    CHECK(platform_from_json(to_json(b)) == b);
+    // The field reaches the field list's visitor: a and b differ in it and in no other field.
+    std::vector<std::string> differing;
+    for_each_field(a, b, [&](std::string_view field, const auto& x, const auto& y) {
+      if (!(x == y)) differing.emplace_back(field);
+    });
+    CHECK(differing == std::vector<std::string>{name});
+  }
+}
