@@ -328,7 +328,8 @@ TEST_CASE("the policy rule and entry field lists cover every consumer", "[fields
 
 TEST_CASE("the platform's field list covers every consumer", "[fields][platform]") {
   // One row per listed field: a platform and the same platform with that field changed.
-  auto h200 = platform::cuda(9, 0).add_component("torch", parse_component_version("2.11")).set_device_name("NVIDIA H200");
+  auto h200 =
+      platform::cuda(9, 0).add_component("torch", parse_component_version("2.11")).set_device_name("NVIDIA H200");
   auto mi300 = platform::rocm("gfx942").add_component("aiter");
   std::map<std::string, std::pair<platform, platform>> rows;
   rows["vendor"] = {platform::cpu().add_component("torch"), platform::xpu().add_component("torch")};
