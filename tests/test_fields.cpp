@@ -22,7 +22,9 @@
 
 using namespace attnsel;
 
-namespace {
+// Named, not anonymous: `anything`'s conversion is declared only, and an optional member's converting
+// constructor names it, which clang's -Wundefined-internal refuses for internal linkage.
+namespace fields_test {
 
 // Converts to any member type: `T{anything{}, ...}` with N arguments compiles while N is at most the
 // number of T's members (a base class counts as one).
@@ -40,13 +42,17 @@ struct anything {
 template <class T, class Indices, class = void>
 struct takes_braces : std::false_type {};
 template <class T, std::size_t... I>
-struct takes_braces<T, std::index_sequence<I...>, std::void_t<decltype(T{(static_cast<void>(I), anything{})...})>>
-    : std::true_type {};
+struct takes_braces<T, std::index_sequence<I...>,
+                    std::void_t<decltype(T{(static_cast<void>(I), fields_test::anything{})...})>> : std::true_type {};
+
+}  // namespace fields_test
+
+namespace {
 
 // The number of members of the aggregate T (up to 64).
 template <class T, std::size_t N = 0>
 constexpr std::size_t member_count() {
-  if constexpr (N < 64 && takes_braces<T, std::make_index_sequence<N + 1>>::value)
+  if constexpr (N < 64 && fields_test::takes_braces<T, std::make_index_sequence<N + 1>>::value)
     return member_count<T, N + 1>();
   else
     return N;
