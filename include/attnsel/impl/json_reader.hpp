@@ -27,6 +27,24 @@ ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
 
+// The JSON keys of T's field list after `first`: each field's name, a `shape` as its fields' own keys,
+// the names in `skip` left out. The readers (catalogs, queries) take their known keys from here, so a
+// field added to a list is a key the reader accepts (tests/test_fields.cpp checks that it reads it).
+template <class T>
+std::vector<std::string_view> keys_of_fields(std::initializer_list<std::string_view> first,
+                                             std::initializer_list<std::string_view> skip = {}) {
+  std::vector<std::string_view> out(first);
+  for_each_field(T{}, [&](std::string_view name, const auto&) {
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) return;
+    if (name != "shape") {
+      out.push_back(name);
+      return;
+    }
+    for (const shape_field f : shape_fields) out.push_back(to_string(f));
+  });
+  return out;
+}
+
 using json = nlohmann::json;
 
 // RFC 6901: '~' becomes "~0" and '/' becomes "~1" inside a pointer token.

@@ -153,11 +153,7 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
 ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
   const detail::json_reader in("query", detail::json_error_style::invalid_argument);
   // The field list's names, gathered once: a listed field is a known key.
-  static const std::vector<std::string_view> keys = [] {
-    std::vector<std::string_view> out;
-    for_each_field(query{}, [&out](std::string_view name, const auto&) { out.push_back(name); });
-    return out;
-  }();
+  static const auto keys = detail::keys_of_fields<query>({});
   in.object(j, "", keys);
   query q;
   // Bounds from limits.hpp; a value in range but still invalid (head_size 0) is select()'s bad_query.
