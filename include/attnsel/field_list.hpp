@@ -25,7 +25,7 @@ namespace detail {
 template <class T, class... U>
 using if_all_are = std::enable_if_t<(std::is_same_v<std::remove_cv_t<std::remove_reference_t<U>>, T> && ...), int>;
 
-/// True when every field of the list compares equal (stops at the first that does not).
+/// True when every field of the list compares equal (no field is compared after the first that differs).
 template <class T>
 [[nodiscard]] bool fields_equal(const T& a, const T& b) {
   bool same = true;
