@@ -90,7 +90,7 @@ template <>
 struct fmt::formatter<attnsel::reason> : attnsel::detail::text_formatter {
   template <class Ctx>
   auto format(const attnsel::reason& r, Ctx& ctx) const {
-    return put(fmt::format("{}: {}", attnsel::to_string(r.code), r.message), ctx);
+    return put(attnsel::to_string(r), ctx);
   }
 };
 

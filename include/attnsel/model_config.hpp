@@ -4,6 +4,7 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
 
 #include <cstdint>
@@ -78,6 +79,15 @@ struct model_config {
   /// `tensor_parallel` is 0.
   [[nodiscard]] query to_query(query base = {}, std::uint32_t tensor_parallel = 1) const;
 };
+
+/// The dtype an engine's `--dtype auto` runs a model in, as vLLM 0.33.0 resolves it
+/// (`vllm/config/model.py::_resolve_auto_dtype`): the platform's supported dtypes are bfloat16, float16,
+/// float32 (CUDA below 8.0: float16, float32; below 6.0: float32), less float16 for the model types vLLM
+/// refuses it for (gemma2, gemma3, gemma3_text, glm4). A float32 checkpoint, or one whose dtype the
+/// platform lacks, runs in the first of them; an unstated dtype is taken as float32 (the engine would
+/// read the checkpoint's). A CUDA platform without a capability is treated as 8.0 and above.
+[[nodiscard]] data_type auto_dtype(const platform& p, std::optional<data_type> config_dtype,
+                                   std::string_view model_type = {});
 
 /// Reads the attention facts of `part` from the text of a Hugging Face config.json. Strict: a present key
 /// of the wrong type or range, a head count that does not divide the hidden size, or a missing

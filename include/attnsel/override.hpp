@@ -114,8 +114,9 @@ struct override_problem {
   [[nodiscard]] error_code code() const noexcept {
     return type == kind::unknown_name ? error_code::unknown_backend : error_code::bad_override;
   }
-  /// Readable message; for unknown names it lists the valid names and `hint`, the closest match
-  /// (`closest_name(token, reg.all_names())`, computed by the caller so it is done once).
+  /// Readable message; for unknown names it lists the valid names and `hint`, the likely meaning
+  /// (`suggest_backend(token, reg)`, computed by the caller so it is done once), saying which engine
+  /// uses the typed name when it is another catalog's.
   [[nodiscard]] std::string message(const registry& reg, const std::string& hint) const;
   /// As above, computing the closest match itself.
   [[nodiscard]] std::string message(const registry& reg) const;
@@ -157,6 +158,11 @@ class override_plan {
 /// The name among `candidates` closest to `text` by edit distance (case-insensitive), if close enough
 /// to be a likely typo; empty otherwise.
 [[nodiscard]] std::string closest_name(std::string_view text, const std::vector<std::string>& candidates);
+
+/// The backend of `reg` a person probably meant by `typed`: the same kernel family's name when `typed`
+/// is another engine's (engine_names.hpp: torch_sdpa's FLASH_ATTENTION is vLLM's FLASH_ATTN, SGLang's
+/// fa3 too), else closest_name over `reg`'s names; empty when neither finds one.
+[[nodiscard]] std::string suggest_backend(std::string_view typed, const registry& reg);
 
 namespace detail {
 

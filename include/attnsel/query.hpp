@@ -127,6 +127,21 @@ class feature_set {
     next.insert(next.end(), it, cur.end());
     names_ = detail::shared_names(std::move(next));
   }
+  /// Removes `name` when present (nothing else changes). O(size), like insert.
+  void erase(std::string_view name) {
+    const auto& cur = list();
+    const auto it = std::lower_bound(cur.begin(), cur.end(), name);
+    if (it == cur.end() || *it != name) return;
+    if (cur.size() == 1) {
+      names_ = detail::shared_names();
+      return;
+    }
+    std::vector<std::string> next;
+    next.reserve(cur.size() - 1);
+    next.insert(next.end(), cur.begin(), it);
+    next.insert(next.end(), it + 1, cur.end());
+    names_ = detail::shared_names(std::move(next));
+  }
   [[nodiscard]] bool contains(std::string_view name) const noexcept {
     return std::binary_search(begin(), end(), name, std::less<>{});
   }

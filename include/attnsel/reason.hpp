@@ -16,6 +16,12 @@ struct reason {
   std::string message;
 
   friend bool operator==(const reason& a, const reason& b) { return a.code == b.code && a.message == b.message; }
+  friend bool operator!=(const reason& a, const reason& b) { return !(a == b); }
 };
+
+/// `head_size: head size 72 not in {64, 128, 256}`: the code, a colon and the message (fmt prints the same).
+[[nodiscard]] inline std::string to_string(const reason& r) {
+  return std::string(to_string(r.code)) + ": " + r.message;
+}
 
 ATTNSEL_END_NAMESPACE

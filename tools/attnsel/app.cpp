@@ -13,9 +13,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace attnsel_cli {
 
@@ -51,10 +54,59 @@ void print_usage_error(const std::string& message, const std::string& command) {
                command.empty() ? "" : (" " + command).c_str());
 }
 
+// Spellings people bring from engines and model configs, and the flag that means the same here.
+struct flag_alias {
+  const char* typed;
+  const char* meant;
+};
+constexpr flag_alias flag_aliases[] = {
+    {"--head-dim", "--head-size"},          {"--num-attention-heads", "--num-heads"},
+    {"--num-key-value-heads", "--num-kv-heads"}, {"--kv-heads", "--num-kv-heads"},
+    {"--torch-dtype", "--dtype"},           {"--gpu", "--arch"},
+    {"--device", "--arch"},                 {"--compute-capability", "--arch"},
+    {"--model", "--model-config"},          {"--config", "--model-config"},
+    {"--tensor-parallel-size", "--tp"},     {"--vendor", "--platform"},
+    {"--mm-attention-backend", "--backend (with --domain encoder)"},
+};
+
+// The flag a person meant by `typed`, among `cli`'s long option names; empty when nothing is close.
+std::string meant_flag(const CLI::App& cli, const std::string& typed) {
+  for (const auto& a : flag_aliases)
+    if (typed == a.typed) return a.meant;
+  std::vector<std::string> names;
+  for (const auto* opt : cli.get_options())
+    for (const auto& n : opt->get_lnames()) names.push_back("--" + n);
+  return attnsel::closest_name(typed, names);
+}
+
+// "The following arguments were not expected: 64 --head-dim" names the value first and no fix: name the
+// flag that is not one of the command's, and the flag meant.
+std::string unexpected_arguments(const CLI::App& cli, int argc, char** argv) {
+  std::vector<std::string> known;
+  for (const auto* opt : cli.get_options())
+    for (const auto& n : opt->get_lnames()) known.push_back("--" + n);
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), arg) != known.end()) continue;
+    const auto meant = meant_flag(cli, arg);
+    return quoted_value(arg) + " is not a flag of 'attnsel " + cli.get_name() + "'" +
+           (meant.empty() ? std::string() : "; did you mean " + meant + "?");
+  }
+  return {};
+}
+
 // A parse error as one usage line. "A subcommand is required" hides the cause of `attnsel frobnicate`:
 // there the word that is not a command is named and the commands are listed.
 int usage_status(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   const auto parsed = app.get_subcommands();
+  if (!parsed.empty() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    if (const auto why = unexpected_arguments(*parsed.front(), argc, argv); !why.empty()) {
+      print_usage_error(why, parsed.front()->get_name());
+      return exit_usage;
+    }
+  }
   if (parsed.empty() && argc > 1 && argv[1][0] != '-') {
     std::string names;
     for (const auto* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
@@ -78,6 +130,18 @@ int run_app(int argc, char** argv) {
                               setup_list(app),   setup_matrix(app),  setup_validate(app),
                               setup_doctor(app), setup_diff(app),    setup_lint(app)};
 
+  // Engines' parsers (argparse) take `--attention_backend` for `--attention-backend`; so does this one.
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    auto& a = args[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0) continue;
+    const auto end = std::min(a.find('='), a.size());
+    std::replace(a.begin() + 2, a.begin() + static_cast<std::ptrdiff_t>(end), '_', '-');
+  }
+  std::vector<char*> normalised;
+  for (auto& a : args) normalised.push_back(a.data());
+  argv = normalised.data();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -49,8 +49,9 @@ command setup_selection(CLI::App& app, const char* name, const char* description
     add_query_flags(cli, flags.query);
     add_catalog_flags(cli, flags.catalog);
     // Bound through a function so that `--backend ""` (an explicit `auto`) still counts as given.
+    // `--attention-backend` is vLLM's and SGLang's spelling of the same override.
     cli.add_option_function<std::string>(
-           "--backend",
+           "--backend,--attention-backend",
            [&flags](const std::string& spec) {
              flags.backend = spec;
              flags.backend_given = true;
@@ -85,8 +86,16 @@ int run_select_only(const select_flags& flags) { return run_select(flags, false)
 int run_plan(const select_flags& flags);
 int run_explain(const select_flags& flags) { return run_select(flags, true); }
 
-void print_error(const attnsel::selection_error& e) {
-  print_diagnostic("error", std::string(attnsel::to_string(e.code)) + ": " + e.message);
+void print_error(const attnsel::selection_error& e, const chosen_override* ovr = nullptr) {
+  std::string message = std::string(attnsel::to_string(e.code)) + ": " + e.message;
+  // An override from the environment is easy to forget: name the variable when it is what failed.
+  const bool about_override = e.code == attnsel::error_code::unknown_backend ||
+                              e.code == attnsel::error_code::backend_rejected ||
+                              e.code == attnsel::error_code::bad_override;
+  if (ovr != nullptr && about_override && ovr->source == attnsel::override_source::env)
+    message += " (the override came from " + ovr->origin + "='" + attnsel::printable(ovr->spec) +
+               "'; unset it, or give --backend auto)";
+  print_diagnostic("error", message);
 }
 
 }  // namespace
@@ -108,7 +117,7 @@ command setup_explain(CLI::App& app) {
 int run_select(const select_flags& flags, bool explain_mode) {
   attnsel::detection_report detected;
   const auto p = build_platform(flags.platform, &detected);
-  auto q = build_query(flags.query);
+  auto q = build_query(flags.query, p);
   attnsel::catalog c;
   try {
     c = load_catalog(flags.catalog);
@@ -132,7 +141,7 @@ int run_select(const select_flags& flags, bool explain_mode) {
   if (!explain_mode && !flags.json) {
     const auto result = attnsel::select(c.registry, q, p, ovr.request(), options);
     if (!result) {
-      print_error(result.error());
+      print_error(result.error(), &ovr);
       return exit_failure;
     }
     if (result->fell_back)
@@ -155,7 +164,7 @@ int run_select(const select_flags& flags, bool explain_mode) {
   }
   if (!ex.result.ok()) {
     std::fflush(stdout);
-    print_error(ex.result.error());
+    print_error(ex.result.error(), &ovr);
     return exit_failure;
   }
   return exit_ok;
@@ -166,7 +175,7 @@ namespace {
 int run_plan(const select_flags& flags) {
   const auto p = build_platform(flags.platform, nullptr);
   attnsel::model_config model;
-  auto q = build_query(flags.query, &model);
+  auto q = build_query(flags.query, p, &model);
   if (q.domain != attnsel::attention_domain::decoder)
     throw usage_error("plan: the prefill/decode split is for the decoder domain (got --domain " +
                       std::string(attnsel::to_string(q.domain)) + ")");

@@ -4,7 +4,10 @@
 
 #include "detect.hpp"
 #include "errors.hpp"
+#include "terminal.hpp"
 #include "validators.hpp"
+
+#include <attnsel/devices.hpp>
 
 #include <attnsel/enums.hpp>
 #include <attnsel/model_config.hpp>
@@ -18,12 +21,44 @@ namespace attnsel_cli {
 
 namespace {
 
-// Vendor an --arch spelling implies, when --platform is absent: gfx targets are ROCm, others CUDA.
+// Vendor an --arch spelling implies, when --platform is absent: gfx targets and AMD devices are ROCm,
+// capabilities and NVIDIA devices CUDA.
 attnsel::device_vendor vendor_of_arch(const std::string& arch) {
+  if (const auto* device = attnsel::find_device(arch)) return device->vendor;
   if (attnsel::parse_gfx_arch(arch)) return attnsel::device_vendor::rocm;
   if (attnsel::parse_cuda_capability(arch)) return attnsel::device_vendor::cuda;
+  const auto guess = attnsel::arch_suggestion(arch);
   throw usage_error("--arch: " + quoted_value(arch) +
-                    " is neither a CUDA compute capability (9.0, sm_90, sm90) nor a gfx target (gfx942)");
+                    " is neither a CUDA compute capability (9.0, sm_90, sm90), a gfx target (gfx942) nor a known "
+                    "device (h100, b200, mi300x; docs/cli.md lists them)" +
+                    (guess.empty() ? std::string() : "; did you mean '" + guess + "'?"));
+}
+
+// The arch text to parse: a device name becomes its architecture; a device of the other vendor is refused.
+std::string arch_of(const std::string& arch, attnsel::device_vendor vendor) {
+  const auto* device = attnsel::find_device(arch);
+  if (device == nullptr) return arch;
+  if (device->vendor != vendor)
+    throw usage_error("--arch: " + quoted_value(arch) + " is a " + std::string(attnsel::to_string(device->vendor)) +
+                      " device (" + std::string(device->arch) + "), not " + std::string(attnsel::to_string(vendor)) +
+                      "; give --platform " + std::string(attnsel::to_string(device->vendor)) + " or leave it out");
+  return std::string(device->arch);
+}
+
+// Parses the arch and refuses one that no device has: `--arch 99.0` would otherwise answer as if it
+// were the newest GPU, without a word.
+void set_known_arch(attnsel::platform& p, const std::string& typed) {
+  const std::string arch = arch_of(typed, p.vendor());
+  if (const auto problem = attnsel::set_arch_text(p, arch); !problem.empty()) {
+    const auto guess = attnsel::arch_suggestion(typed);
+    throw usage_error("--arch: " + quoted_value(typed) + " " + problem +
+                      (guess.empty() ? std::string() : "; did you mean '" + guess + "'?"));
+  }
+  const bool known = p.capability() ? attnsel::is_known_arch(*p.capability()) : attnsel::is_known_arch(*p.gfx());
+  if (!known)
+    throw usage_error("--arch: " + quoted_value(typed) + " is no " +
+                      (p.capability() ? std::string("CUDA compute capability") : std::string("gfx target")) +
+                      " a device has; known: " + attnsel::known_arch_list(p.vendor()));
 }
 
 }  // namespace
@@ -48,8 +83,13 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
     if (vendor != attnsel::device_vendor::cuda && vendor != attnsel::device_vendor::rocm)
       throw usage_error("--arch: " + quoted_value(arch) + " does not apply to --platform " +
                         std::string(attnsel::to_string(vendor)) + "; only cuda and rocm take an arch");
-    if (const auto problem = attnsel::set_arch_text(p, arch); !problem.empty())
-      throw usage_error("--arch: " + quoted_value(arch) + " " + problem);
+    set_known_arch(p, arch);
+  } else if (vendor == attnsel::device_vendor::cuda || vendor == attnsel::device_vendor::rocm) {
+    print_diagnostic("warning", "--platform " + std::string(attnsel::to_string(vendor)) +
+                                    " without --arch: every backend gated on the " +
+                                    (vendor == attnsel::device_vendor::cuda ? "compute capability" : "gfx target") +
+                                    " is rejected; give --arch (e.g. " +
+                                    (vendor == attnsel::device_vendor::cuda ? "9.0 or h100" : "gfx942 or mi300x") + ")");
   }
   add_components(p, flags.components);
   if (flags.device_name) p.set_device_name(*flags.device_name);
@@ -62,8 +102,9 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
       throw usage_error("--component: " + quoted_value(spec) + " " + problem);
 }
 
-attnsel::query build_query(const query_flags& flags, attnsel::model_config* model) {
+attnsel::query build_query(const query_flags& flags, const attnsel::platform& p, attnsel::model_config* model) {
   attnsel::query q = flags.query;
+  const bool dtype_given = flags.dtype_option != nullptr && flags.dtype_option->count() > 0 && !flags.dtype_auto;
   if (!flags.model_config.empty()) {
     const auto part = attnsel::parse_model_part(flags.model_part);
     if (!part) throw usage_error("--model-part: " + quoted_value(flags.model_part) + " is not one of text, vision");
@@ -71,13 +112,23 @@ attnsel::query build_query(const query_flags& flags, attnsel::model_config* mode
       const auto cfg = attnsel::read_model_config_file(flags.model_config, *part);
       const auto dtype = q.dtype;
       q = cfg.to_query(q, flags.tensor_parallel);
-      if (flags.dtype_option != nullptr && flags.dtype_option->count() > 0) q.dtype = dtype;
+      if (dtype_given) {
+        q.dtype = dtype;
+      } else {
+        q.dtype = attnsel::auto_dtype(p, cfg.dtype, cfg.model_type);
+        if (cfg.dtype && *cfg.dtype != q.dtype)
+          print_diagnostic("note", "--dtype auto: the " + std::string(attnsel::to_string(*cfg.dtype)) +
+                                       " checkpoint runs in " + std::string(attnsel::to_string(q.dtype)) +
+                                       ", as vLLM's --dtype auto runs it on this platform; give --dtype to ask "
+                                       "for another");
+      }
       if (model != nullptr) *model = cfg;
     } catch (const attnsel::model_config_error& e) {
       throw catalog_failure(e.what());  // an input file that could not be read: exit 1, like a catalog
     }
     return q;
   }
+  if (flags.dtype_auto) q.dtype = attnsel::auto_dtype(p, std::nullopt);
   if (flags.sparse)
     q.mode = attnsel::attention_mode::sparse_mla;
   else if (flags.mla)
@@ -86,7 +137,6 @@ attnsel::query build_query(const query_flags& flags, attnsel::model_config* mode
 }
 
 void add_features(attnsel::query& q, const query_flags& flags, const attnsel::registry& reg) {
-  if (flags.features.empty()) return;
   // Documented features first (their display order), then those the catalog's backends declare.
   std::vector<std::string> known(attnsel::features::known.size());
   std::transform(attnsel::features::known.begin(), attnsel::features::known.end(), known.begin(),
@@ -102,11 +152,32 @@ void add_features(attnsel::query& q, const query_flags& flags, const attnsel::re
 
   for (const auto& name : flags.features) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw usage_error("--feature: " + quoted_value(name) + " is not one of " + list);
+      const auto hint = attnsel::closest_name(name, known);
+      throw usage_error("--feature: " + quoted_value(name) + " is not a feature of this catalog" +
+                        (hint.empty() ? std::string() : "; did you mean '" + hint + "'?") +
+                        " Known: " + attnsel::detail::join(known, ", "));
     }
     q.required.insert(name);
+  }
+  add_implied_gqa(q, declared.count(gqa_feature) > 0);
+}
+
+void add_implied_gqa(attnsel::query& q, bool catalog_knows_gqa) {
+  // A catalog that states GQA as a feature (torch_sdpa: SDPA's enable_gqa) means "fewer KV heads than
+  // query heads" by it: head counts that say so imply it, and head counts that say otherwise contradict it.
+  if (!catalog_knows_gqa || q.num_heads == 0 || q.num_kv_heads == 0) return;
+  const bool grouped = q.num_kv_heads < q.num_heads;
+  if (grouped) {
+    if (!q.required.contains(gqa_feature)) {
+      q.required.insert(gqa_feature);
+      print_diagnostic("note", "--num-heads " + std::to_string(q.num_heads) + " with --num-kv-heads " +
+                                   std::to_string(q.num_kv_heads) + " is grouped-query attention: --feature " +
+                                   std::string(gqa_feature) + " added");
+    }
+  } else if (q.required.contains(gqa_feature)) {
+    throw usage_error("--feature " + std::string(gqa_feature) + " contradicts --num-heads " +
+                      std::to_string(q.num_heads) + " with --num-kv-heads " + std::to_string(q.num_kv_heads) +
+                      ": grouped-query attention has fewer KV heads than query heads");
   }
 }
 

@@ -26,12 +26,21 @@ namespace attnsel_cli {
 void add_components(attnsel::platform& p, const std::vector<std::string>& specs);
 
 /// The query the flags describe (CLI11 checked every value), with `--mla` / `--sparse` as its mode;
-/// without `--feature`, which needs the catalog. With `--model-config`, `model` (when given) receives
-/// the config read.
-[[nodiscard]] attnsel::query build_query(const query_flags& flags, attnsel::model_config* model = nullptr);
+/// without `--feature`, which needs the catalog. The dtype is `--dtype`'s; `--dtype auto`, and a
+/// `--model-config` without `--dtype`, take attnsel::auto_dtype on `p` (a note on stderr says when that
+/// differs from the checkpoint's dtype). With `--model-config`, `model` (when given) receives the config.
+[[nodiscard]] attnsel::query build_query(const query_flags& flags, const attnsel::platform& p,
+                                         attnsel::model_config* model = nullptr);
 
 /// Adds the `--feature` names to `q`. A name must be a documented feature or one a backend of `reg`
 /// declares; anything else is a usage_error listing the known names.
+/// Then applies add_implied_gqa.
 void add_features(attnsel::query& q, const query_flags& flags, const attnsel::registry& reg);
+
+/// The feature name a catalog uses for grouped-query attention (torch_sdpa: SDPA's `enable_gqa`).
+inline constexpr const char* gqa_feature = "gqa";
+/// When the catalog declares `gqa` and both head counts are stated: fewer KV heads than query heads add
+/// it (with a note on stderr); `gqa` required with equal counts is a usage_error.
+void add_implied_gqa(attnsel::query& q, bool catalog_knows_gqa);
 
 }  // namespace attnsel_cli

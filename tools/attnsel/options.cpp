@@ -103,7 +103,21 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
   count_flag("--head-size", q.head_size, "Head size", attnsel::limits::head_size, std::to_string(q.head_size));
   count_flag("--head-size-v", q.head_size_v, "Value head size", attnsel::limits::head_size, "the head size");
   enum_flag("--dtype", q.dtype, "Compute dtype", "DTYPE");
-  flags.dtype_option = app.get_option("--dtype");
+  // `auto` (vLLM's default) is the engine's rule for the model's dtype: float32 checkpoints run in half
+  // precision. A transform runs before the enum check; the dtype itself is set by build_query.
+  auto* dtype = app.get_option("--dtype");
+  dtype->description("Compute dtype: auto (the model's dtype as vLLM's --dtype auto runs it), " +
+                     enum_choices<attnsel::data_type>() + " (default: " + std::string(attnsel::to_string(q.dtype)) +
+                     "; with --model-config: auto)");
+  dtype->transform(CLI::Validator(
+      [&flags](std::string& input) {
+        flags.dtype_auto = input.size() == 4 && (input[0] | 0x20) == 'a' && (input[1] | 0x20) == 'u' &&
+                           (input[2] | 0x20) == 't' && (input[3] | 0x20) == 'o';
+        if (flags.dtype_auto) input = std::string(attnsel::to_string(attnsel::data_type::bfloat16));
+        return std::string();
+      },
+      ""));
+  flags.dtype_option = dtype;
   enum_flag("--kv-cache-dtype", q.kv_cache_dtype, "KV-cache dtype", "DTYPE");
   count_flag("--block-size", q.block_size, "KV-cache block size", attnsel::limits::block_size, "not pinned");
   enum_flag("--attn-type", q.attn_type, "Attention type", "TYPE");

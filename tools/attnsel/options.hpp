@@ -41,6 +41,7 @@ struct query_flags {
   std::string model_part = "text";            ///< `--model-part text|vision`
   std::uint32_t tensor_parallel = 1;          ///< `--tp N`: divides the config's heads into heads per rank
   const CLI::Option* dtype_option = nullptr;  ///< `--dtype`, to tell an explicit dtype from the default
+  bool dtype_auto = false;                    ///< `--dtype auto`: the engine's rule (attnsel::auto_dtype)
 };
 
 /// Everything `select` and `explain` take.

@@ -27,6 +27,15 @@ chosen_override choose_override(bool flag_given, const std::string& flag, attnse
     out.source = attnsel::override_source::env;
     out.origin = std::string("$") + variable;
   }
+  // vLLM read its decoder override from this variable until it was removed (vllm#50292; vLLM 0.33.0
+  // reads it nowhere). A user who still exports it expects it to count: say that it does not.
+  const char* removed = std::getenv("VLLM_ATTENTION_BACKEND");
+  if (domain == attnsel::attention_domain::decoder && removed != nullptr && *removed != '\0') {
+    if (!out.note.empty()) out.note += "; ";
+    out.note += std::string("VLLM_ATTENTION_BACKEND='") + attnsel::printable(removed) +
+                "' is ignored: vLLM removed the variable (vllm#50292; it takes --attention-backend), and attnsel "
+                "reads --backend or " + variable;
+  }
   return out;
 }
 

@@ -220,6 +220,23 @@ ATTNSEL_INLINE query model_config::to_query(query base, std::uint32_t tensor_par
   return q;
 }
 
+ATTNSEL_INLINE data_type auto_dtype(const platform& p, std::optional<data_type> config_dtype,
+                                   std::string_view model_type) {
+  bool bf16 = true;
+  bool f16 = true;
+  if (p.vendor() == device_vendor::cuda && p.capability()) {
+    bf16 = p.capability()->value() >= 80;
+    f16 = p.capability()->value() >= 60;
+  }
+  for (const std::string_view refuses_f16 : {"gemma2", "gemma3", "gemma3_text", "glm4"})
+    if (model_type == refuses_f16) f16 = false;
+  const data_type preferred = bf16 ? data_type::bfloat16 : f16 ? data_type::float16 : data_type::float32;
+  const data_type wanted = config_dtype.value_or(data_type::float32);
+  if (wanted == data_type::float32) return preferred;
+  if ((wanted == data_type::bfloat16 && !bf16) || (wanted == data_type::float16 && !f16)) return preferred;
+  return wanted;
+}
+
 ATTNSEL_INLINE model_config parse_model_config(std::string_view json_text, model_part part, std::string_view origin) {
   const std::string where(origin);
   nlohmann::json doc;

@@ -6,6 +6,7 @@
 #  include <attnsel/override.hpp>
 #endif
 
+#include <attnsel/engine_names.hpp>
 #include <attnsel/impl/text.hpp>
 
 #include <algorithm>
@@ -92,7 +93,13 @@ ATTNSEL_INLINE std::string closest_name(std::string_view text, const std::vector
 }
 
 ATTNSEL_INLINE std::string override_problem::message(const registry& reg) const {
-  return message(reg, type == kind::unknown_name ? closest_name(token, reg.all_names()) : std::string());
+  return message(reg, type == kind::unknown_name ? suggest_backend(token, reg) : std::string());
+}
+
+ATTNSEL_INLINE std::string suggest_backend(std::string_view typed, const registry& reg) {
+  const auto eq = find_equivalent(typed, [&reg](std::string_view n) { return reg.index_of(n).has_value(); });
+  if (eq.found) return std::string(eq.name);
+  return closest_name(typed, reg.all_names());
 }
 
 ATTNSEL_INLINE std::string override_problem::message(const registry& reg, const std::string& hint) const {
@@ -118,6 +125,10 @@ ATTNSEL_INLINE std::string override_problem::message(const registry& reg, const 
       const auto names = reg.all_names();
       std::string out = "unknown attention backend " + tok + where + ".";
       if (!hint.empty()) out += " Did you mean " + hint + "?";
+      const auto eq = find_equivalent(token, [&reg](std::string_view n) { return reg.index_of(n).has_value(); });
+      if (eq.found)
+        out += " (" + tok + " is the " + std::string(eq.from_catalog) + " catalog's name for " +
+               std::string(eq.family) + "; this catalog calls it " + std::string(eq.name) + ".)";
       out += " Valid options are: auto, " + detail::join_limited(names, ", ");
       return out;
     }

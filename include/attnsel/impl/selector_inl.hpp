@@ -356,7 +356,7 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
     selection_error e;
     e.code = plan.problem()->code();
     std::string hint;
-    if (e.code == error_code::unknown_backend) hint = closest_name(plan.problem()->token, reg.all_names());
+    if (e.code == error_code::unknown_backend) hint = suggest_backend(plan.problem()->token, reg);
     e.message = plan.problem()->message(reg, hint);
     if (!hint.empty()) e.suggestions.push_back(hint);
     return e;
