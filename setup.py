@@ -33,6 +33,7 @@ class CMakeBuild(build_ext):
             "cmake", "-S", str(ROOT), "-B", str(build_dir), *generator,
             "-DCMAKE_BUILD_TYPE=Release",
             f"-DPython3_EXECUTABLE={sys.executable}",
+            *pybind11_hint(),
             "-DATTNSEL_BUILD_PYTHON=ON",
             "-DATTNSEL_BUILD_TESTS=OFF",
             "-DATTNSEL_BUILD_TOOLS=OFF",
@@ -48,6 +49,16 @@ class CMakeBuild(build_ext):
         dest = pathlib.Path(self.get_ext_fullpath(ext.name))
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built, dest)
+
+
+def pybind11_hint() -> list:
+    """pybind11's CMake package from the build environment (PyPI's pybind11 under build isolation), so the
+    extension is built against the headers pip installed; without it CMake finds the machine's own."""
+    try:
+        import pybind11
+    except ImportError:
+        return []
+    return [f"-Dpybind11_DIR={pybind11.get_cmake_dir()}"]
 
 
 def sysconfig_ext_suffix() -> str:

@@ -5,6 +5,8 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev
           libbenchmark-dev git
+          # tests/consumers/pkg_config: an engine built without CMake
+          pkg-config
           # guardrails: tools/check_format.sh (clang-format 14) and the tidy checks
           clang-format clang-tidy
           # the Python module (python/): Debian's interpreter headers, pybind11, pytest; pip/setuptools/wheel/venv

@@ -2,12 +2,15 @@
 // Catalog loading for the tool: built-ins by name, files layered with merge_catalog_file.
 #include "catalog_source.hpp"
 
+#include "terminal.hpp"
+
 #include "errors.hpp"
 #include "validators.hpp"
 
 #include <attnsel/builtin_catalog.hpp>
 #include <attnsel/catalog.hpp>
 #include <attnsel/impl/text.hpp>
+#include <attnsel/lint.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/reference.hpp>
 #include <attnsel/registry.hpp>
@@ -17,6 +20,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <new>
@@ -79,6 +83,24 @@ std::string stem(const std::string& path) {
   return name;
 }
 
+// An overlay's rules go in front of the base's: one that matches everything a base rule matches silently
+// turns that rule off (vLLM's Hopper mm_prefix rules under a plain Hopper rule). Said once, on stderr.
+void warn_shadowed_base_rules(const attnsel::catalog& merged, const std::string& base,
+                              const std::vector<std::string>& files, std::size_t overlay_rules) {
+  std::size_t shadowed = 0;
+  for (const auto& f : attnsel::lint_catalog(merged)) {
+    if (f.code != attnsel::lint_code::shadowed_rule) continue;
+    const auto slash = f.pointer.find_last_of('/');
+    const auto index = std::strtoul(f.pointer.c_str() + slash + 1, nullptr, 10);
+    if (index >= overlay_rules) ++shadowed;
+  }
+  if (shadowed == 0) return;
+  print_diagnostic("warning", "the rules of " + attnsel::detail::join(files, ", ") + " shadow " +
+                                  std::to_string(shadowed) + " rule" + (shadowed == 1 ? "" : "s") + " of " + base +
+                                  ", which never match now ('attnsel lint " + files.back() + " --on " + base +
+                                  "' lists them)");
+}
+
 }  // namespace
 
 attnsel::catalog load_catalog(const catalog_flags& flags) {
@@ -105,10 +127,12 @@ attnsel::catalog load_catalog(const catalog_flags& flags) {
       named = true;
     }
     auto c = attnsel::builtin_catalog(base);
+    const std::size_t base_rules = c.registry.policy().rules.size();
     for (std::size_t i = 0; i < files.size(); ++i) {
       attnsel::merge_catalog_file(c.registry, files[i]);
       c.info.name += (i == 0 ? "+" : ",") + stem(files[i]);
     }
+    if (!files.empty()) warn_shadowed_base_rules(c, base, files, c.registry.policy().rules.size() - base_rules);
     return c;
   } catch (const usage_error&) {
     throw;
@@ -119,6 +143,22 @@ attnsel::catalog load_catalog(const catalog_flags& flags) {
   } catch (const std::exception& e) {
     rethrow_as_failure(e);
   }
+}
+
+attnsel::catalog load_overlay(const std::string& base, const std::string& overlay) {
+  auto c = load_named_catalog(base);
+  try {
+    check_file_or_name(overlay);
+    attnsel::merge_catalog_file(c.registry, overlay);
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const catalog_failure&) {
+    throw;
+  } catch (const std::exception& e) {
+    rethrow_as_failure(e);
+  }
+  c.info.name += "+" + stem(overlay);
+  return c;
 }
 
 void print_catalog_error_json(const std::string& message, bool with_backend) {

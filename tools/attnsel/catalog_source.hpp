@@ -28,6 +28,9 @@ namespace attnsel_cli {
 /// neither a built-in name nor an existing file (no '/', no `.json`) fails as an unknown catalog name.
 [[nodiscard]] attnsel::catalog load_named_catalog(const std::string& name_or_file);
 
+/// `overlay` layered on `base` (load_named_catalog), as `--catalog BASE --catalog FILE` layers it: the
+/// merged catalog, named `BASE+STEM`. Throws catalog_failure naming the file at fault.
+[[nodiscard]] attnsel::catalog load_overlay(const std::string& base, const std::string& overlay);
 /// A loader error's message with the file name and pointer escaped (`printable`): a line break in a
 /// path must not start a line of its own in a diagnostic. Other exceptions: `what()`.
 [[nodiscard]] std::string catalog_message(const std::exception& e);

@@ -20,6 +20,7 @@ constexpr const char* lint_footer = R"(Examples:
   attnsel lint my_catalog.json
   attnsel lint vllm --json
   attnsel lint engine.json --component my_kernels
+  attnsel lint my_overlay.json --on vllm        (pointers then name the merged catalog)
 
 Exit status: 0 clean, 1 findings (FILE: POINTER: CODE: MESSAGE),
 2 usage error (or a catalog that does not load), 70 internal error.)";
@@ -36,6 +37,10 @@ command setup_lint(CLI::App& app) {
             ->type_name("NAME")
             ->allow_extra_args(false)
             ->delimiter(',');
+        cli.add_option("--on", flags.on,
+                       "Lint FILE layered on this catalog (a built-in name or a file): finds what the overlay "
+                       "breaks in its base, such as base rules its rules shadow")
+            ->type_name("BASE");
         cli.add_flag("--json", flags.json, "Print a JSON array of findings");
       });
 }
@@ -43,7 +48,7 @@ command setup_lint(CLI::App& app) {
 int run_lint(const lint_flags& flags) {
   attnsel::catalog c;
   try {
-    c = load_named_catalog(flags.catalog);
+    c = flags.on.empty() ? load_named_catalog(flags.catalog) : load_overlay(flags.on, flags.catalog);
   } catch (const catalog_failure& e) {
     throw usage_error(e.what());  // exit 1 must mean "findings"
   }
@@ -57,7 +62,9 @@ int run_lint(const lint_flags& flags) {
   } else if (findings.empty()) {
     std::printf("%s: clean\n", attnsel::printable(flags.catalog, 1000).c_str());
   } else {
-    const auto where = attnsel::printable(flags.catalog, 1000);
+    // With --on the pointers name the merged catalog (the overlay's rules first, then the base's).
+    const auto where = attnsel::printable(flags.catalog, 1000) +
+                       (flags.on.empty() ? std::string() : " on " + attnsel::printable(flags.on, 1000));
     for (const auto& f : findings)
       std::printf("%s: %s: %s: %s\n", where.c_str(), f.pointer.c_str(), std::string(attnsel::to_string(f.code)).c_str(),
                   attnsel::printable(f.message, 2000).c_str());

@@ -78,6 +78,7 @@ struct diff_flags {
 /// What `lint` takes.
 struct lint_flags {
   std::string catalog;                  ///< built-in catalog name or FILE
+  std::string on;                       ///< `--on BASE`: lint FILE layered on BASE (a name or a file)
   std::vector<std::string> components;  ///< components a detection layer defines
   bool json = false;
 };
@@ -99,6 +100,7 @@ struct doctor_flags {
 /// What `validate` takes.
 struct validate_flags {
   std::string path;
+  std::string on;  ///< `--on BASE`: check FILE as an overlay of BASE (a built-in name or a file)
 };
 
 /// Registers `--catalog`, `--catalog-name` and `--catalog-only` on `app`.
