@@ -19,6 +19,11 @@ trap 'rm -f "$log"' EXIT
 step "format: every C++ source matches .clang-format"
 tools/check_format.sh
 
+# First, as a new user would: the README's fresh-machine blocks in their order (main job, install, module,
+# wheel). The dev workflow below reuses what they built in build/dev.
+step "README order: the fresh-machine blocks of README.md as written"
+python3 tests/readme_order.py | tee -a "$log"
+
 step "dev workflow: configure, build, ctest"
 cmake --workflow --preset dev | tee -a "$log"
 # ctest shows a passing test's output only in its log: print the examples' count (none silently skipped).
