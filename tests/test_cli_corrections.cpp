@@ -102,10 +102,22 @@ TEST_CASE("--dtype auto runs a float32 checkpoint in the platform's half type", 
 
 TEST_CASE("unknown flags and features name the one meant", "[cli][corrections]") {
   const std::vector<mistake> cases = {
-      {{"select", "--arch", "9.0", "--head-dim", "64"}, 2, "", "'--head-dim' is not a flag of 'attnsel select'; did you mean --head-size?"},
+      {{"select", "--arch", "9.0", "--head-dim", "64"},
+       2,
+       "",
+       "'--head-dim' is not a flag of 'attnsel select'; did you mean --head-size?"},
       {{"select", "--arch", "9.0", "--num-attention-heads", "8"}, 2, "", "did you mean --num-heads?"},
       {{"select", "--arch", "9.0", "--head-sise", "64"}, 2, "", "did you mean --head-size?"},
-      {{"select", "--arch", "9.0", "--feature", "sink"}, 2, "", "'sink' is not a feature of this catalog; did you mean 'sinks'?"},
+      {{"select", "--arch", "9.0", "--feature", "sink"},
+       2,
+       "",
+       "'sink' is not a feature of this catalog; did you mean 'sinks'?"},
+      {{"select", "--arch", "9.0", "--kv-cache-dtype", "fp8e4m3"}, 2, "", "did you mean fp8_e4m3?"},
+      {{"select", "--arch", "9.0", "--dtype", "bfloat61"}, 2, "", "did you mean bfloat16?"},
+      {{"select", "--arch", "9.0", "--catalog", "sglnag"},
+       1,
+       "",
+       "unknown catalog name 'sglnag'; did you mean 'sglang'?"},
       // vLLM's flag, and argparse's underscore spelling of it, mean --backend.
       {{"select", "--arch", "9.0", "--attention-backend", "TRITON_ATTN"}, 0, "TRITON_ATTN\n", ""},
       {{"select", "--arch", "9.0", "--attention_backend", "TRITON_ATTN"}, 0, "TRITON_ATTN\n", ""},
@@ -122,12 +134,18 @@ TEST_CASE("unknown flags and features name the one meant", "[cli][corrections]")
 
 TEST_CASE("another engine's backend name points to this catalog's", "[cli][corrections]") {
   const std::vector<mistake> cases = {
-      {{"select", "--arch", "9.0", "--backend", "FLASH_ATTENTION"}, 1, "",
+      {{"select", "--arch", "9.0", "--backend", "FLASH_ATTENTION"},
+       1,
+       "",
        "Did you mean FLASH_ATTN? ('FLASH_ATTENTION' is the torch_sdpa catalog's name for FlashAttention"},
       {{"select", "--arch", "9.0", "--backend", "fa3"}, 1, "", "'fa3' is the sglang catalog's name for FlashAttention"},
-      {{"select", "--catalog", "torch_sdpa", "--arch", "9.0", "--backend", "FLASH_ATTN"}, 1, "",
+      {{"select", "--catalog", "torch_sdpa", "--arch", "9.0", "--backend", "FLASH_ATTN"},
+       1,
+       "",
        "Did you mean FLASH_ATTENTION?"},
-      {{"select", "--catalog", "sglang", "--arch", "9.0", "--backend", "TORCH_SDPA"}, 1, "",
+      {{"select", "--catalog", "sglang", "--arch", "9.0", "--backend", "TORCH_SDPA"},
+       1,
+       "",
        "Did you mean TORCH_NATIVE? ('TORCH_SDPA' is the vllm catalog's name for PyTorch SDPA"},
       {{"select", "--catalog", "sglang", "--arch", "9.0", "--backend", "FLASH_ATTN"}, 1, "", "Did you mean FA3?"},
   };
@@ -143,7 +161,8 @@ TEST_CASE("another engine's backend name points to this catalog's", "[cli][corre
 TEST_CASE("the environment is named when it is the source", "[cli][corrections][override]") {
   const auto stale = run({"select", "--arch", "9.0"}, {"ATTNSEL_BACKEND=FLASHMLA"});
   CHECK(stale.status == 1);
-  CHECK(squash(stale.err).find("(the override came from $ATTNSEL_BACKEND='FLASHMLA'; unset it, or give --backend auto)") !=
+  CHECK(squash(stale.err).find(
+            "(the override came from $ATTNSEL_BACKEND='FLASHMLA'; unset it, or give --backend auto)") !=
         std::string::npos);
   // The same override given as a flag needs no such note.
   CHECK(run({"select", "--arch", "9.0", "--backend", "FLASHMLA"}).err.find("came from") == std::string::npos);

@@ -249,7 +249,7 @@ TEST_CASE("an unknown catalog name is named as such, with the built-in names (is
     const auto r = run(args);
     INFO(r.err);
     CHECK(r.status == (args[0] == "list" ? 1 : 2));
-    CHECK(has(r.err, "unknown catalog name 'vlm'; built-in catalogs: "));
+    CHECK(has(r.err, "unknown catalog name 'vlm'; did you mean 'vllm'? Built-in catalogs: "));
     CHECK(has(r.err, "vllm"));
     CHECK_FALSE(has(r.err, "no such file"));
   }

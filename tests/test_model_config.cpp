@@ -154,3 +154,31 @@ TEST_CASE("A model config answers SGLang's choice for the model", "[model_config
   CHECK(select(reg, fixture("qwen2-vl-7b-instruct.json", model_part::vision).to_query(), ampere)->name() ==
         "TRITON_ATTN");
 }
+
+TEST_CASE("auto_dtype runs a checkpoint as vLLM's --dtype auto does", "[model_config][dtype]") {
+  const auto hopper = platform::cuda(9, 0);
+  const auto turing = platform::cuda(7, 5);
+  const auto pascal = platform::cuda(6, 0);
+  const auto maxwell = platform::cuda(5, 2);
+  // float32 checkpoints run in the platform's first supported dtype.
+  CHECK(auto_dtype(hopper, data_type::float32) == data_type::bfloat16);
+  CHECK(auto_dtype(turing, data_type::float32) == data_type::float16);
+  CHECK(auto_dtype(pascal, data_type::float32) == data_type::float16);
+  CHECK(auto_dtype(maxwell, data_type::float32) == data_type::float32);
+  CHECK(auto_dtype(platform::rocm("gfx942"), data_type::float32) == data_type::bfloat16);
+  CHECK(auto_dtype(platform::cpu(), data_type::float32) == data_type::bfloat16);
+  // A half dtype the platform has is kept; one it lacks falls back to the preferred one.
+  CHECK(auto_dtype(hopper, data_type::float16) == data_type::float16);
+  CHECK(auto_dtype(turing, data_type::bfloat16) == data_type::float16);
+  CHECK(auto_dtype(turing, data_type::float16) == data_type::float16);
+  // vLLM never runs Gemma 2/3 or GLM-4 in float16: on Turing they stay float32.
+  CHECK(auto_dtype(turing, data_type::float32, "gemma2") == data_type::float32);
+  CHECK(auto_dtype(turing, data_type::bfloat16, "gemma3_text") == data_type::float32);
+  CHECK(auto_dtype(hopper, data_type::float16, "glm4") == data_type::bfloat16);
+  CHECK(auto_dtype(turing, data_type::float32, "llama") == data_type::float16);
+  // No stated dtype is read as float32 (the engine would load the weights as they are).
+  CHECK(auto_dtype(hopper, std::nullopt) == data_type::bfloat16);
+  // The Gemma 2 fixture (float32) on Hopper: bfloat16, as the CLI's --model-config gives it.
+  const auto gemma = fixture("gemma-2-9b.json");
+  CHECK(auto_dtype(hopper, gemma.dtype, gemma.model_type) == data_type::bfloat16);
+}

@@ -202,3 +202,37 @@ TEST_CASE("an override whose source is none is refused, not reported as forced b
   // An empty spec with source none is simply no override.
   CHECK(select(reg, query{}, p, override_request{"", override_source::none}).ok());
 }
+
+TEST_CASE("every kernel family's spelling is a backend of the catalog it names", "[override][names]") {
+  for (const auto& f : kernel_families)
+    for (const auto& n : f.names) {
+      if (n.name.empty()) continue;
+      INFO(std::string(n.catalog) + " " + std::string(n.name));
+      CHECK(builtin_catalog(std::string(n.catalog)).registry.find(n.name) != nullptr);
+    }
+  // The hint reaches the error: the suggestion is this catalog's name, the message says whose the typed one is.
+  const auto r = select(reference_registry(), query{}, platform::cuda(9, 0),
+                        override_request{"FLASH_ATTENTION", override_source::api});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().suggestions == std::vector<std::string>{"FLASH_ATTN"});
+  CHECK_THAT(r.error().message,
+             ATTNSEL_CONTAINS("'FLASH_ATTENTION' is the torch_sdpa catalog's name for FlashAttention"));
+  CHECK(suggest_backend("FLASH_ATN", reference_registry()) == "FLASH_ATTN");  // a typo: the closest name
+  CHECK(suggest_backend("QQQQQQQQQQ", reference_registry()).empty());
+}
+
+TEST_CASE("feature_set::erase removes one name and keeps the set sorted and shared-safe", "[override][features]") {
+  feature_set a{"sinks", "alibi", "softcap"};
+  const feature_set copy = a;
+  a.erase("alibi");
+  CHECK(a == feature_set{"sinks", "softcap"});
+  CHECK(copy == feature_set{"alibi", "sinks", "softcap"});  // the copy's shared list is untouched
+  a.erase("missing");
+  CHECK(a.size() == 2);
+  a.erase("sinks");
+  a.erase("softcap");
+  CHECK(a.empty());
+  CHECK(a == feature_set{});
+  CHECK(to_string(reason{reason_code::head_size, "head size 72 not in {64, 128}"}) ==
+        "head_size: head size 72 not in {64, 128}");
+}

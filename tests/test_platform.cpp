@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Platform data: compute capability and gfx parsing, families, component versions.
+#include <attnsel/devices.hpp>
+#include <attnsel/engine_names.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/report.hpp>
 
@@ -136,4 +138,80 @@ TEST_CASE("arch and component text as people type it, with the one wording of ea
   CHECK(add_component_text(rocm, "aiter=x.y") ==
         "needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
   CHECK(to_string_with_components(rocm) == "rocm gfx90a [flashinfer=0.2.5]");
+}
+
+TEST_CASE("device names fold to the table's keys and give their arch", "[platform][devices]") {
+  CHECK(device_key("NVIDIA H100") == "h100");
+  CHECK(device_key("nvidia-h100-sxm") == "h100");
+  CHECK(device_key("AMD Instinct MI300X") == "mi300x");
+  CHECK(device_key("GeForce RTX 4090") == "rtx4090");
+  REQUIRE(find_device("H100") != nullptr);
+  CHECK(find_device("H100")->arch == "9.0");
+  CHECK(find_device("b200")->arch == "10.0");
+  CHECK(find_device("MI300X")->vendor == device_vendor::rocm);
+  CHECK(find_device("mi300x")->arch == "gfx942");
+  CHECK(find_device("h1000") == nullptr);
+  CHECK(find_device("") == nullptr);
+  // Every row names a well-formed, known arch of its vendor, and keys are unique and already folded.
+  for (const auto& d : known_devices) {
+    INFO(d.key);
+    CHECK(device_key(d.key) == d.key);
+    CHECK(find_device(d.key) == &d);
+    if (d.vendor == device_vendor::cuda) {
+      REQUIRE(parse_cuda_capability(d.arch));
+      CHECK(is_known_arch(*parse_cuda_capability(d.arch)));
+    } else {
+      REQUIRE(parse_gfx_arch(d.arch));
+      CHECK(is_known_arch(*parse_gfx_arch(d.arch)));
+    }
+  }
+}
+
+TEST_CASE("known archs, and what a near miss meant", "[platform][devices]") {
+  CHECK(is_known_arch(cuda_capability{9, 0}));
+  CHECK(is_known_arch(cuda_capability{12, 1}));
+  CHECK_FALSE(is_known_arch(cuda_capability{99, 0}));
+  CHECK_FALSE(is_known_arch(cuda_capability{1, 0}));
+  CHECK(is_known_arch(*parse_gfx_arch("gfx90a")));
+  CHECK_FALSE(is_known_arch(*parse_gfx_arch("gfx999")));
+  CHECK(arch_suggestion("90") == "9.0");
+  CHECK(arch_suggestion("9") == "9.0");
+  CHECK(arch_suggestion("100") == "10.0");
+  CHECK(arch_suggestion("121") == "12.1");
+  CHECK(arch_suggestion("h200") == "9.0");
+  CHECK(arch_suggestion("99").empty());  // 9.9 is no capability
+  CHECK(arch_suggestion("09").empty());
+  CHECK(arch_suggestion("abc").empty());
+  CHECK(known_arch_list(device_vendor::cuda).find("9.0, 10.0") != std::string::npos);
+  CHECK(known_arch_list(device_vendor::rocm).find("gfx942") != std::string::npos);
+}
+
+TEST_CASE("another engine's backend name finds this catalog's name for the same kernels", "[platform][names]") {
+  const auto in = [](std::initializer_list<std::string_view> names) {
+    return [names](std::string_view n) {
+      for (const auto m : names)
+        if (m == n) return true;
+      return false;
+    };
+  };
+  const auto vllm = in({"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "TORCH_SDPA"});
+  const auto sdpa = in({"FLASH_ATTENTION", "MATH"});
+  auto e = find_equivalent("FLASH_ATTENTION", vllm);
+  CHECK(e.found);
+  CHECK(e.name == "FLASH_ATTN");
+  CHECK(e.from_catalog == "torch_sdpa");
+  CHECK(e.family == "FlashAttention");
+  CHECK(find_equivalent("fa3", vllm).name == "FLASH_ATTN");  // any case
+  CHECK(find_equivalent("FLASH_ATTN", sdpa).name == "FLASH_ATTENTION");
+  CHECK(find_equivalent("TORCH_NATIVE", vllm).name == "TORCH_SDPA");
+  CHECK_FALSE(find_equivalent("MATH", vllm).found);        // no vLLM backend runs SDPA's math kernel
+  CHECK_FALSE(find_equivalent("FLASHINFER", sdpa).found);  // nor a torch one FlashInfer
+  CHECK_FALSE(find_equivalent("NO_SUCH", vllm).found);
+  // Every family names at least two catalogs' backends, each spelling once.
+  for (const auto& f : kernel_families) {
+    INFO(f.family);
+    int named = 0;
+    for (const auto& n : f.names) named += n.name.empty() ? 0 : 1;
+    CHECK(named >= 2);
+  }
 }

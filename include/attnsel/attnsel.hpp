@@ -9,7 +9,9 @@
 #include <attnsel/checks.hpp>           // IWYU pragma: export
 #include <attnsel/config.hpp>           // IWYU pragma: export
 #include <attnsel/descriptor.hpp>       // IWYU pragma: export
+#include <attnsel/devices.hpp>          // IWYU pragma: export
 #include <attnsel/diff.hpp>             // IWYU pragma: export
+#include <attnsel/engine_names.hpp>     // IWYU pragma: export
 #include <attnsel/enums.hpp>            // IWYU pragma: export
 #include <attnsel/field_list.hpp>       // IWYU pragma: export
 #include <attnsel/format.hpp>           // IWYU pragma: export

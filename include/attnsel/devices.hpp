@@ -72,7 +72,7 @@ inline constexpr known_device known_devices[] = {
 
 /// CUDA compute capabilities that exist (NVIDIA's CUDA GPU list; 10.1 was renamed 11.0 in CUDA 13).
 inline constexpr std::string_view known_cuda_capabilities[] = {
-    "3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1",  "6.2",  "7.0",  "7.2",  "7.5", "8.0",
+    "3.5", "3.7", "5.0", "5.2", "5.3", "6.0",  "6.1",  "6.2",  "7.0",  "7.2",  "7.5", "8.0",
     "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.1", "10.3", "11.0", "12.0", "12.1"};
 
 /// gfx targets ROCm ships kernels for (AMD's LLVM target list, GCN 5 onwards).
@@ -136,8 +136,8 @@ inline bool starts_with_folded(std::string_view text, std::string_view prefix) n
 /// is `10.0`, `121` is `12.1`; a device name gives its arch. Empty when there is no good guess.
 [[nodiscard]] inline std::string arch_suggestion(std::string_view text) {
   if (const auto* d = find_device(text)) return std::string(d->arch);
-  const bool digits = !text.empty() && text.size() <= 3 &&
-                      text.find_first_not_of("0123456789") == std::string_view::npos;
+  const bool digits =
+      !text.empty() && text.size() <= 3 && text.find_first_not_of("0123456789") == std::string_view::npos;
   if (!digits) return {};
   std::string guess;
   if (text.size() == 1)

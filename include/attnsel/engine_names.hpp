@@ -18,13 +18,14 @@ struct engine_name {
 /// Names of one kernel family across the built-in catalogs. Used for hints only ("`FLASH_ATTENTION` is
 /// torch_sdpa's name; this catalog's equivalent is FLASH_ATTN"); never to select.
 struct kernel_family {
-  std::string_view family;       ///< what the kernels are: `FlashAttention`, `FlashInfer`
-  engine_name names[4];          ///< up to four spellings; unused slots have an empty name
+  std::string_view family;  ///< what the kernels are: `FlashAttention`, `FlashInfer`
+  engine_name names[4];     ///< up to four spellings; unused slots have an empty name
 };
 
 /// The families whose kernels two or more catalogs name (docs/overrides.md "Names across engines").
 inline constexpr kernel_family kernel_families[] = {
-    {"FlashAttention", {{"vllm", "FLASH_ATTN"}, {"sglang", "FA3"}, {"sglang", "FA4"}, {"torch_sdpa", "FLASH_ATTENTION"}}},
+    {"FlashAttention",
+     {{"vllm", "FLASH_ATTN"}, {"sglang", "FA3"}, {"sglang", "FA4"}, {"torch_sdpa", "FLASH_ATTENTION"}}},
     {"FlashInfer", {{"vllm", "FLASHINFER"}, {"sglang", "FLASHINFER"}, {"sglang", "TRTLLM_MHA"}, {}}},
     {"Triton attention", {{"vllm", "TRITON_ATTN"}, {"sglang", "TRITON"}, {}, {}}},
     {"PyTorch SDPA", {{"vllm", "TORCH_SDPA"}, {"sglang", "TORCH_NATIVE"}, {"sglang", "SDPA"}, {}}},

@@ -60,12 +60,18 @@ struct flag_alias {
   const char* meant;
 };
 constexpr flag_alias flag_aliases[] = {
-    {"--head-dim", "--head-size"},          {"--num-attention-heads", "--num-heads"},
-    {"--num-key-value-heads", "--num-kv-heads"}, {"--kv-heads", "--num-kv-heads"},
-    {"--torch-dtype", "--dtype"},           {"--gpu", "--arch"},
-    {"--device", "--arch"},                 {"--compute-capability", "--arch"},
-    {"--model", "--model-config"},          {"--config", "--model-config"},
-    {"--tensor-parallel-size", "--tp"},     {"--vendor", "--platform"},
+    {"--head-dim", "--head-size"},
+    {"--num-attention-heads", "--num-heads"},
+    {"--num-key-value-heads", "--num-kv-heads"},
+    {"--kv-heads", "--num-kv-heads"},
+    {"--torch-dtype", "--dtype"},
+    {"--gpu", "--arch"},
+    {"--device", "--arch"},
+    {"--compute-capability", "--arch"},
+    {"--model", "--model-config"},
+    {"--config", "--model-config"},
+    {"--tensor-parallel-size", "--tp"},
+    {"--vendor", "--platform"},
     {"--mm-attention-backend", "--backend (with --domain encoder)"},
 };
 

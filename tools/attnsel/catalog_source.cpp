@@ -44,8 +44,11 @@ void check_file_or_name(const std::string& value) {
   std::error_code ec;
   if (value.find('/') != std::string::npos || std::filesystem::exists(value, ec)) return;
   if (value.size() >= 5 && value.compare(value.size() - 5, 5, ".json") == 0) return;
-  throw catalog_failure("unknown catalog name " + quoted_value(value) + "; built-in catalogs: " + builtin_list() +
-                        "; or give the path of a catalog file");
+  std::vector<std::string> names(attnsel::builtin_catalog_names.begin(), attnsel::builtin_catalog_names.end());
+  const auto hint = attnsel::closest_name(value, names);
+  throw catalog_failure("unknown catalog name " + quoted_value(value) +
+                        (hint.empty() ? std::string() : "; did you mean '" + hint + "'?") +
+                        " Built-in catalogs: " + builtin_list() + "; or give the path of a catalog file");
 }
 
 [[noreturn]] void rethrow_as_failure(const std::exception& e) { throw catalog_failure(catalog_message(e)); }

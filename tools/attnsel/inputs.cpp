@@ -89,7 +89,8 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
                                     " without --arch: every backend gated on the " +
                                     (vendor == attnsel::device_vendor::cuda ? "compute capability" : "gfx target") +
                                     " is rejected; give --arch (e.g. " +
-                                    (vendor == attnsel::device_vendor::cuda ? "9.0 or h100" : "gfx942 or mi300x") + ")");
+                                    (vendor == attnsel::device_vendor::cuda ? "9.0 or h100" : "gfx942 or mi300x") +
+                                    ")");
   }
   add_components(p, flags.components);
   if (flags.device_name) p.set_device_name(*flags.device_name);

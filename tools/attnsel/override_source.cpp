@@ -34,7 +34,8 @@ chosen_override choose_override(bool flag_given, const std::string& flag, attnse
     if (!out.note.empty()) out.note += "; ";
     out.note += std::string("VLLM_ATTENTION_BACKEND='") + attnsel::printable(removed) +
                 "' is ignored: vLLM removed the variable (vllm#50292; it takes --attention-backend), and attnsel "
-                "reads --backend or " + variable;
+                "reads --backend or " +
+                variable;
   }
   return out;
 }

@@ -79,8 +79,14 @@ template <class E>
         return error;
       },
       "");
-  return reworded(strict,
-                  [accepted](const std::string& input) { return quoted_value(input) + " is not one of " + accepted; });
+  std::vector<std::string> spelled;
+  for (const E value : attnsel::enum_values<E>())
+    if (std::find(left_out.begin(), left_out.end(), value) == left_out.end())
+      spelled.emplace_back(attnsel::to_string(value));
+  return reworded(strict, [accepted, spelled](const std::string& input) {
+    const auto hint = attnsel::closest_name(input, spelled);
+    return quoted_value(input) + " is not one of " + accepted + (hint.empty() ? "" : "; did you mean " + hint + "?");
+  });
 }
 
 /// Adds option `name` to `app`, writing an `E` into `target` (an `E` or a `std::optional<E>`) through

@@ -78,6 +78,7 @@ struct bound_state {
   bool prefill_apart = false;
   bool decode_apart = false;
   shape_thresholds thresholds;                  // the registry's shape classes (catalog format 2)
+  feature_vocabulary features;                  // the registry's feature names: the cache keys features by value
   bool key_by_class = true;                     // false when a custom check may read any length: the key holds values
   mutable std::optional<decision_cache> cache;  // filled by const select()
 };
@@ -197,6 +198,33 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
   return answer;
 }
 
+// Every feature name a gate or a rule of `reg` reads: variants' and backends' features, call rules'
+// conditions, policy rules' and entries' feature conditions. Two queries whose feature lists agree on
+// these names get the same answer from every gate and rule.
+inline std::vector<std::string> feature_names_of(const registry& reg) {
+  std::vector<std::string> out;
+  const auto add = [&out](const feature_set& f) { out.insert(out.end(), f.begin(), f.end()); };
+  const auto add_caps = [&](const capabilities& c) {
+    add(c.features);
+    for (const auto& r : c.call_rules) {
+      add(r.when.features);
+      add(r.when.without_features);
+      add(r.require.features);
+      add(r.require.without_features);
+    }
+  };
+  for (const auto& b : reg.backends()) {
+    add_caps(b.caps);
+    for (const auto& v : b.variants) add_caps(v);
+  }
+  for (const auto& r : reg.policy().rules) {
+    add(r.features);
+    add(r.without_features);
+    for (const auto& e : r.order) add(e.unless_features);
+  }
+  return out;
+}
+
 // True when the query's lengths and batch are within their limits: the part of is_valid that two
 // queries of one key may not share (the key holds them by class, and every other field by value).
 inline bool lengths_in_limits(const query& q) noexcept {
@@ -210,7 +238,10 @@ inline std::uint64_t answer_of(const bound_state& s, const bound_domain& d, cons
   // Only valid queries are stored and the key is one-to-one on what the gates read (the lengths by
   // class, after their own limits are checked), so a hit needs no further validation.
   if (!lengths_in_limits(q)) return 0;
-  const auto key = key_of(q, s.key_by_class ? &s.thresholds : nullptr);
+  std::uint64_t features = 0;
+  // A feature no gate or rule names: no backend declares it, so no key is kept for it; the walk answers.
+  if (!s.features.word_of(q.required, features)) return d.plan_ok && is_valid(q) ? walk_bound(s, d, q) : 0;
+  const auto key = key_of(q, features, s.key_by_class ? &s.thresholds : nullptr);
   std::uint64_t packed = 0;
   if (s.cache->find(key, packed)) return packed;
   if (!d.plan_ok || !is_valid(q)) return 0;
@@ -257,6 +288,7 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
   if (s.prefill_apart) detail::bind_domain(reg, s.plat, attention_domain::decoder, *overrides.prefill, s.domains[2]);
   if (s.decode_apart) detail::bind_domain(reg, s.plat, attention_domain::decoder, *overrides.decode, s.domains[3]);
   s.thresholds = detail::thresholds_of(reg);
+  s.features = detail::feature_vocabulary(detail::feature_names_of(reg));
   s.key_by_class = std::none_of(reg.backends().begin(), reg.backends().end(),
                                 [](const backend_descriptor& b) { return static_cast<bool>(b.extra_check); });
   if (options.cache && options.cache_slots > 0) s.cache.emplace(options.cache_slots);

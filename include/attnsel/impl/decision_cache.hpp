@@ -8,11 +8,14 @@
 #include <attnsel/impl/shape_classes.hpp>
 #include <attnsel/query.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -35,10 +38,13 @@ struct cache_counts {
 //   word 0: head_size, value head size        word 3: seq_len_kv, batch_size
 //   word 1: block_size, num_heads             word 4: domain, dtype, kv_cache_dtype, attn_type, mode,
 //   word 2: num_kv_heads, seq_len_q                   phase, equal lengths (a byte each)
-//                                             word 5: the feature list's identity
-// A new query field is a place in one word here. The feature list is keyed by identity: the address
-// of its stored names, which a query's copies share (a slot keeps that list alive, so an equal
-// address means the same immutable list). A query rebuilt with equal names is another key.
+//                                             word 5: the features, by value
+// A new query field is a place in one word here. The features are keyed by value: one bit for each
+// feature name the registry names anywhere (feature_vocabulary: at most 64), so a query rebuilt with
+// equal names is the same key. A query requiring a name the registry never names is not cached (no
+// backend declares it; the walk answers). A registry naming more than 64 features keys the list by
+// identity instead: the address of its stored names, which a query's copies share (a slot keeps that
+// list alive, so an equal address means the same immutable list).
 // The call's lengths and batch (catalog format 2) are keyed by class: the interval between the
 // registry's own thresholds that holds the value (shape_thresholds), so calls of ever-new lengths
 // still hit. num_kv_heads, a layer's constant, is keyed by value: with num_heads it fixes the GQA
@@ -60,9 +66,50 @@ constexpr std::uint64_t key_byte(E e, unsigned byte) noexcept {
   return std::uint64_t{static_cast<std::uint8_t>(e)} << (8 * byte);
 }
 
-// The one function that builds a key from a query. With `classes`, the lengths and batch are keyed by
-// class; without, by value (a registry with custom checks, which may read any length).
-ATTNSEL_INTERNAL_ALWAYS_INLINE query_key key_of(const query& q, const shape_thresholds* classes = nullptr) noexcept {
+// The feature names a registry's gates and rules can read, sorted: the vocabulary of the feature bits.
+class feature_vocabulary {
+ public:
+  static constexpr std::size_t max_names = 64;
+  feature_vocabulary() = default;
+  // Sorts and de-duplicates `names`; more than max_names turns the vocabulary off (identity keys).
+  explicit feature_vocabulary(std::vector<std::string> names) {
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    by_value_ = names.size() <= max_names;
+    if (by_value_) names_ = std::move(names);
+  }
+  [[nodiscard]] bool by_value() const noexcept { return by_value_; }
+  // The key word of `f`: a bit per name when every name is in the vocabulary (true), else false.
+  // Without a vocabulary (too many names), the list's identity, and true.
+  ATTNSEL_INTERNAL_ALWAYS_INLINE bool word_of(const feature_set& f, std::uint64_t& word) const noexcept {
+    if (f.empty()) {
+      word = 0;
+      return true;
+    }
+    if (!by_value_) {
+      word = feature_list_identity(f);
+      return true;
+    }
+    std::uint64_t bits = 0;
+    for (const auto& name : f) {
+      const auto it = std::lower_bound(names_.begin(), names_.end(), name);
+      if (it == names_.end() || *it != name) return false;
+      bits |= std::uint64_t{1} << static_cast<unsigned>(it - names_.begin());
+    }
+    word = bits;
+    return true;
+  }
+
+ private:
+  std::vector<std::string> names_;
+  bool by_value_ = false;
+};
+
+// The one function that builds a key from a query; `features` is its feature word (feature_vocabulary).
+// With `classes`, the lengths and batch are keyed by class; without, by value (a registry with custom
+// checks, which may read any length).
+ATTNSEL_INTERNAL_ALWAYS_INLINE query_key key_of(const query& q, std::uint64_t features,
+                                                const shape_thresholds* classes = nullptr) noexcept {
   std::uint32_t seq_len_q = q.seq_len_q;
   std::uint32_t seq_len_kv = q.seq_len_kv;
   std::uint32_t batch_size = q.batch_size;
@@ -79,7 +126,7 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE query_key key_of(const query& q, const shape_thre
   k.words[3] = key_pair(seq_len_kv, batch_size);
   k.words[4] = key_byte(q.domain, 0) | key_byte(q.dtype, 1) | key_byte(q.kv_cache_dtype, 2) | key_byte(q.attn_type, 3) |
                key_byte(q.mode, 4) | key_byte(q.phase, 5) | (std::uint64_t{equal_lengths} << 48);
-  k.words[5] = feature_list_identity(q.required);
+  k.words[5] = features;
   return k;
 }
 

@@ -221,7 +221,7 @@ ATTNSEL_INLINE query model_config::to_query(query base, std::uint32_t tensor_par
 }
 
 ATTNSEL_INLINE data_type auto_dtype(const platform& p, std::optional<data_type> config_dtype,
-                                   std::string_view model_type) {
+                                    std::string_view model_type) {
   bool bf16 = true;
   bool f16 = true;
   if (p.vendor() == device_vendor::cuda && p.capability()) {
