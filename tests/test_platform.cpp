@@ -8,6 +8,8 @@
 #include "catch.hpp"
 
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 using namespace attnsel;
 
@@ -187,7 +189,7 @@ TEST_CASE("known archs, and what a near miss meant", "[platform][devices]") {
 }
 
 TEST_CASE("another engine's backend name finds this catalog's name for the same kernels", "[platform][names]") {
-  const auto in = [](std::initializer_list<std::string_view> names) {
+  const auto in = [](std::vector<std::string_view> names) {
     return [names](std::string_view n) {
       for (const auto m : names)
         if (m == n) return true;

@@ -102,6 +102,17 @@ def test_cache_counts_hits_and_misses_and_clears():
     assert off.stats == {"hits": 0, "misses": 0}
 
 
+def test_fresh_equal_queries_hit_whoever_built_them():
+    """A new Query per call (equal values, new feature lists) is one cache entry: the key holds the
+    features by value."""
+    reg = attnsel.reference_registry()
+    s = attnsel.Selector(reg, attnsel.Platform.rocm("gfx942"))
+    answers = {s.select(attnsel.Query(head_size=64, features={"sinks"})).backend for _ in range(2000)}
+    assert answers == {attnsel.select(reg, attnsel.Query(head_size=64, features={"sinks"}),
+                                      attnsel.Platform.rocm("gfx942")).backend}
+    assert s.stats == {"hits": 1999, "misses": 1}
+
+
 def test_a_merge_after_binding_leaves_the_selector_on_its_snapshot():
     reg = attnsel.parse_catalog(json.dumps({
         "format": "attnsel-catalog", "version": 1, "name": "one",

@@ -106,9 +106,9 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
   // `auto` (vLLM's default) is the engine's rule for the model's dtype: float32 checkpoints run in half
   // precision. A transform runs before the enum check; the dtype itself is set by build_query.
   auto* dtype = app.get_option("--dtype");
-  dtype->description("Compute dtype: auto (the model's dtype as vLLM's --dtype auto runs it), " +
-                     enum_choices<attnsel::data_type>() + " (default: " + std::string(attnsel::to_string(q.dtype)) +
-                     "; with --model-config: auto)");
+  dtype->description("Compute dtype: " + enum_choices<attnsel::data_type>() +
+                     ", or auto (the model's dtype as vLLM's --dtype auto runs it) (default: " +
+                     std::string(attnsel::to_string(q.dtype)) + "; with --model-config: auto)");
   dtype->transform(CLI::Validator(
       [&flags](std::string& input) {
         flags.dtype_auto = input.size() == 4 && (input[0] | 0x20) == 'a' && (input[1] | 0x20) == 'u' &&
