@@ -3,6 +3,7 @@
 #include "catch.hpp"
 #include "cli_run.hpp"
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <attnsel/reference.hpp>
@@ -214,4 +215,28 @@ TEST_CASE("doctor --library-dir with a FIFO named like cuDNN refuses it instead 
     refused = refused || (f["fact"] == "cudnn.version" &&
                           contains(f["source"].get<std::string>(), "libcudnn.so.9 is a FIFO, not a regular file"));
   CHECK(refused);
+}
+
+TEST_CASE("doctor's cuDNN fact is what this machine's loader finds, stated either way", "[cli][doctor]") {
+  // A machine may carry a real cuDNN (the CUDA toolkit's, on the loader's path) or none: the test asks
+  // the loader itself first and states the answer it expects for that case, so neither kind of
+  // machine changes what is checked.
+  void* handle = ::dlopen("libcudnn.so.9", RTLD_LAZY | RTLD_LOCAL);
+  const bool loadable = handle != nullptr && ::dlsym(handle, "cudnnGetVersion") != nullptr;
+  if (handle != nullptr) ::dlclose(handle);
+  const auto j = nlohmann::json::parse(run({"doctor", "--json"}).out);
+  const auto* cudnn = fact(j["facts"], "cudnn.version");
+  REQUIRE(cudnn != nullptr);
+  INFO((*cudnn).dump());
+  CHECK((*cudnn)["found"].get<bool>() == loadable);
+  bool component = false;
+  for (const auto& c : j["platform"]["components"]) component = component || c["name"] == "cudnn";
+  CHECK(component == loadable);
+  if (loadable) {
+    CHECK(contains((*cudnn)["source"].get<std::string>(), "cudnnGetVersion via libcudnn.so.9"));
+  } else {
+    CHECK(contains((*cudnn)["source"].get<std::string>(), "not found"));
+  }
+  // A cuDNN on a CPU platform runs nothing: the CPU answer is the same with or without it.
+  CHECK(run({"select", "--no-detect"}).out == run({"select"}).out);
 }

@@ -172,3 +172,23 @@ def test_detection_on_this_machine_never_raises():
     d = attnsel.detect_platform()
     assert d.platform.vendor in attnsel.VENDORS
     assert d.find("cpu.arch") is not None
+
+
+def test_the_cudnn_fact_is_what_the_loader_finds_stated_either_way():
+    """A machine may carry a real cuDNN on the loader's path (the CUDA toolkit's) or none: ask the loader
+    first, then expect that answer, so neither kind of machine changes what is checked."""
+    import ctypes
+
+    try:
+        loadable = hasattr(ctypes.CDLL("libcudnn.so.9"), "cudnnGetVersion")
+    except OSError:
+        loadable = False
+    d = attnsel.detect_platform(packages={})
+    fact = d.find("cudnn.version")
+    assert fact is not None and fact.found == loadable, fact
+    assert ("cudnn" in d.platform.components) == loadable
+    # Told not to search the loader's path, it finds none, whatever the machine has.
+    hermetic = attnsel.detect_platform(cudnn_loader_search=False, packages={})
+    off = hermetic.find("cudnn.version")
+    assert off is None or not off.found
+    assert "cudnn" not in hermetic.platform.components
