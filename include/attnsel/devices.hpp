@@ -6,7 +6,9 @@
 #include <attnsel/enums.hpp>
 #include <attnsel/platform.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -121,15 +123,13 @@ inline bool starts_with_folded(std::string_view text, std::string_view prefix) n
 
 /// True when the capability is one NVIDIA has shipped (known_cuda_capabilities).
 [[nodiscard]] inline bool is_known_arch(cuda_capability cc) {
-  for (const auto text : known_cuda_capabilities)
-    if (parse_cuda_capability(text) == cc) return true;
-  return false;
+  return std::any_of(std::begin(known_cuda_capabilities), std::end(known_cuda_capabilities),
+                     [cc](std::string_view text) { return parse_cuda_capability(text) == cc; });
 }
 /// True when the gfx target is one ROCm ships kernels for (known_gfx_targets).
 [[nodiscard]] inline bool is_known_arch(gfx_arch gfx) {
-  for (const auto text : known_gfx_targets)
-    if (parse_gfx_arch(text) == gfx) return true;
-  return false;
+  return std::any_of(std::begin(known_gfx_targets), std::end(known_gfx_targets),
+                     [gfx](std::string_view text) { return parse_gfx_arch(text) == gfx; });
 }
 
 /// What a person probably meant by an `--arch` text that does not parse: `90` and `9` are `9.0`, `100`
