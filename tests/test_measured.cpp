@@ -278,6 +278,11 @@ TEST_CASE("diff of two measured overlays shows the classes whose backend changed
   const auto at = text.find(before);
   REQUIRE(at != std::string::npos);
   text.replace(at, before.size(), R"("order": ["A", "B"],)");
+  // ... because A measured faster there (an order its own times contradict is refused).
+  const std::string slow_b = R"({"backend": "B", "median_us": 10.5)";
+  const auto b_at = text.find(slow_b);
+  REQUIRE(b_at != std::string::npos);
+  text.replace(b_at, slow_b.size(), R"({"backend": "B", "median_us": 42.0)");
   const auto a = parse_catalog_text(measured_catalog, "old");
   const auto b = parse_catalog_text(text, "new");
   diff_options options;
