@@ -863,3 +863,39 @@ TEST_CASE("--model-config reads a Hugging Face config.json into the query", "[cl
   CHECK(missing.status == 1);
   CHECK(missing.err.find("README.md: /: malformed JSON") != std::string::npos);
 }
+
+TEST_CASE("--model-config: an empty path, --num-kv-heads, an unknown dtype and JSON errors", "[cli][model_config]") {
+  const std::string dir = std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/model_configs/";
+  const std::vector<std::string> cpu = {"--catalog", "sglang", "--platform", "cpu"};
+  const auto with = [&cpu](std::vector<std::string> args) {
+    args.insert(args.end(), cpu.begin(), cpu.end());
+    return args;
+  };
+  // `--model-config "$CONFIG"` with CONFIG unset: a usage error, never the default query.
+  const auto empty = run(with({"select", "--model-config", ""}));
+  CHECK(empty.status == 2);
+  CHECK(empty.err.find("--model-config: the path is empty") != std::string::npos);
+  CHECK(run(with({"plan", "--model-config="})).status == 2);
+  // --num-kv-heads over a config: applied when it divides the heads per rank, else refused.
+  const auto kv = run(with({"explain", "--model-config", dir + "llama-3-8b.json", "--num-kv-heads", "4", "--json"}));
+  REQUIRE(kv.status == 0);
+  CHECK(nlohmann::json::parse(kv.out).at("query").at("num_kv_heads") == 4);
+  const auto bad_kv = run(with({"select", "--model-config", dir + "llama-3-8b.json", "--num-kv-heads", "5"}));
+  CHECK(bad_kv.status == 2);
+  CHECK(bad_kv.err.find("--num-kv-heads: 5 does not divide the 32 query heads per rank") != std::string::npos);
+  CHECK(run(with({"select", "--model-config", dir + "deepseek-v3.json", "--num-kv-heads", "1"})).status == 2);
+  // A dtype attnsel does not know is refused, unless --dtype states the one the engine runs in.
+  const temp_file config(R"({"head_dim": 128, "num_attention_heads": 32, "torch_dtype": "float8_e4m3fn", "eps": NaN})");
+  const std::string& fp8 = config.path;
+  CHECK(run(with({"select", "--model-config", fp8})).status == 1);
+  CHECK(run(with({"select", "--model-config", fp8, "--dtype", "bf16"})).status == 0);
+  // --json prints one JSON object for a config that does not read, and plan --json for a bad catalog.
+  const auto json_err = run(with({"select", "--model-config", fp8, "--json"}));
+  CHECK(json_err.status == 1);
+  const auto report = nlohmann::json::parse(json_err.out);
+  CHECK(report.at("error").at("code") == "model_config");
+  CHECK(report.at("error").at("message").get<std::string>().find("/torch_dtype") != std::string::npos);
+  const auto plan_err = run({"plan", "--catalog", "/nonexistent/catalog.json", "--platform", "cpu", "--json"});
+  CHECK(plan_err.status == 1);
+  CHECK(nlohmann::json::parse(plan_err.out).at("error").at("code") == "catalog");
+}

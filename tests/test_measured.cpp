@@ -179,6 +179,26 @@ TEST_CASE("a measured block is read strictly", "[measured]") {
              ATTNSEL_CONTAINS("times"));
 }
 
+TEST_CASE("a measured rule whose order its own times contradict is refused at the entry", "[measured]") {
+  // B measured 10.5 us, A 21.0 us: an order listing A first claims the slower backend is faster.
+  const auto why = refusal(R"("order": ["B", "A"],)", R"("order": ["A", "B"],)");
+  CHECK_THAT(why, ATTNSEL_CONTAINS("/policies/0/order/1"));
+  CHECK_THAT(why, ATTNSEL_CONTAINS("B (10.5 us) is ranked after A (21.0 us)"));
+  // The times listed in another order are fine: the order is what must follow them.
+  CHECK(refusal(R"("times": [{"backend": "B", "median_us": 10.5, "spread_pct": 1.5},
+                            {"backend": "A", "median_us": 21.0, "spread_pct": 2.0}])",
+                R"("times": [{"backend": "A", "median_us": 21.0, "spread_pct": 2.0},
+                            {"backend": "B", "median_us": 10.5, "spread_pct": 1.5}])")
+            .empty());
+  // Equal times may stand in either order.
+  CHECK(refusal(R"("median_us": 21.0)", R"("median_us": 10.5)").empty());
+}
+
+TEST_CASE("a measured rule names a device or none: an empty name would hold on every device", "[measured]") {
+  CHECK_THAT(refusal(R"("device": "NVIDIA H200")", R"("device": "")"), ATTNSEL_CONTAINS("/policies/0/measured/device"));
+  CHECK_THAT(refusal(R"("device": "NVIDIA H200")", R"("device": "")"), ATTNSEL_CONTAINS("a device name"));
+}
+
 TEST_CASE("a platform's device name is a fact of its own", "[measured]") {
   platform a = h200();
   platform b = h200();
@@ -258,6 +278,11 @@ TEST_CASE("diff of two measured overlays shows the classes whose backend changed
   const auto at = text.find(before);
   REQUIRE(at != std::string::npos);
   text.replace(at, before.size(), R"("order": ["A", "B"],)");
+  // ... because A measured faster there (an order its own times contradict is refused).
+  const std::string slow_b = R"({"backend": "B", "median_us": 10.5)";
+  const auto b_at = text.find(slow_b);
+  REQUIRE(b_at != std::string::npos);
+  text.replace(b_at, slow_b.size(), R"({"backend": "B", "median_us": 42.0)");
   const auto a = parse_catalog_text(measured_catalog, "old");
   const auto b = parse_catalog_text(text, "new");
   diff_options options;

@@ -354,7 +354,7 @@ TEST_CASE("overrides: a phase override applies to that phase only and inherits t
   CHECK(plan.decode->block_size_for(plan.block_size) == plan.block_size);
 }
 
-TEST_CASE("plan: two backends without a common block size are a clear error") {
+TEST_CASE("plan: two backends share the least common multiple of their block sizes, else a clear error") {
   registry reg;
   backend_descriptor a;
   a.name = "SIXTEEN";
@@ -373,23 +373,31 @@ TEST_CASE("plan: two backends without a common block size are a clear error") {
   auto plan = plan_phases(reg, query{}, p, o);
   CHECK(plan.block_size == 64);  // decode's 16 is not a multiple of 64; prefill's 64 is one of 16
   CHECK(plan.ok());
-  reg.add_or_replace_all({[&] {
+  const auto with_base = [&](std::uint32_t base) {
     auto c = a;
-    c.caps.block_size_multiples = {48};
-    c.caps.preferred_block_size = 48;
-    return c;
-  }()});
+    c.caps.block_size_multiples = {base};
+    c.caps.preferred_block_size = base;
+    reg.add_or_replace_all({c});
+  };
+  // 64 and 48: neither accepts the other's, both accept 192 (this was reported as a conflict).
+  with_base(48);
   plan = plan_phases(reg, query{}, p, o);
-  CHECK_FALSE(plan.ok());
-  CHECK(plan.block_size == 0);
-  CHECK(plan.conflict ==
-        "prefill backend SIXTY_FOUR wants KV-cache block size 64 and decode backend SIXTEEN wants 48; neither "
-        "accepts the other's");
+  CHECK(plan.ok());
+  CHECK(plan.block_size == 192);
+  CHECK(plan.conflict.empty());
   query pinned;
   pinned.block_size = 192;
   plan = plan_phases(reg, pinned, p, o);
   CHECK(plan.ok());
   CHECK(plan.block_size == 192);
+  // No common multiple within limits::block_size: a conflict that names both wishes and the bound.
+  with_base(limits::block_size - 1);
+  plan = plan_phases(reg, query{}, p, o);
+  CHECK_FALSE(plan.ok());
+  CHECK(plan.block_size == 0);
+  CHECK(plan.conflict == "prefill backend SIXTY_FOUR wants KV-cache block size 64 and decode backend SIXTEEN wants " +
+                             std::to_string(limits::block_size - 1) + "; no block size up to " +
+                             std::to_string(limits::block_size) + " suits both");
 }
 
 TEST_CASE("plan: each phase may have its own query (MLA prefills with per-head sizes, decodes latent)") {

@@ -88,17 +88,25 @@ struct model_config {
 /// read the checkpoint's). A CUDA platform without a capability is treated as 8.0 and above.
 [[nodiscard]] data_type auto_dtype(const platform& p, std::optional<data_type> config_dtype,
                                    std::string_view model_type = {});
+/// Whether the reader reads the config's dtype (`dtype`, `torch_dtype`): `ignore` when the caller
+/// states the dtype itself (`--dtype`), so a dtype attnsel does not know ("float8_e4m3fn") is no error.
+enum class model_dtype_keys : std::uint8_t { read, ignore };
 
 /// Reads the attention facts of `part` from the text of a Hugging Face config.json. Strict: a present key
 /// of the wrong type or range, a head count that does not divide the hidden size, or a missing
 /// `vision_config` for the vision part is a model_config_error naming the key. `origin` names the
-/// document in messages. Unknown keys are ignored (config.json holds many unrelated ones).
+/// document in messages. Unknown keys are ignored (config.json holds many unrelated ones), and may hold
+/// NaN, Infinity or -Infinity (Python's json writes them); a key attnsel reads holding one is refused.
+/// A head size the query could not carry (an MLA `kv_lora_rank + qk_rope_head_dim` over
+/// limits::head_size) is refused at the key that makes it.
 [[nodiscard]] model_config parse_model_config(std::string_view json_text, model_part part = model_part::text,
-                                              std::string_view origin = "<string>");
+                                              std::string_view origin = "<string>",
+                                              model_dtype_keys dtype_keys = model_dtype_keys::read);
 
 /// parse_model_config on a file (at most limits::catalog_bytes); a missing or unreadable file is a
 /// model_config_error with an empty pointer.
-[[nodiscard]] model_config read_model_config_file(const std::string& path, model_part part = model_part::text);
+[[nodiscard]] model_config read_model_config_file(const std::string& path, model_part part = model_part::text,
+                                                  model_dtype_keys dtype_keys = model_dtype_keys::read);
 
 ATTNSEL_END_NAMESPACE
 

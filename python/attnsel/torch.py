@@ -224,12 +224,14 @@ def select_sdpa(
         mq = None
     call = None
     if mq is not None and not (mq[0] or mk[0] or mv[0]):
-        # A nested tensor's ragged sizes are no key: those calls are answered afresh. Registry and
-        # platform by identity: the entry holds a reference to both, so neither id is reused while it
-        # lives.
+        # A nested tensor's ragged sizes are no key: those calls are answered afresh. The registry by
+        # its generation, which Registry.merge changes and no other registry of the process ever has
+        # (its id() stays the same across a merge, and a collected one's id is reused); the platform,
+        # immutable, by identity: the entry holds a reference to it, so its id is not reused while the
+        # entry lives.
         mask = None if attn_mask is None else (attn_mask.dim(), attn_mask.requires_grad, attn_mask.dtype)
         given = (None if registry is None and platform is None and override is None and not prefer
-                 else (id(registry), id(platform), override, prefer))
+                 else (None if registry is None else registry.generation, id(platform), override, prefer))
         deterministic = _deterministic() and not _deterministic_warn_only()  # as query_from_sdpa reads it
         call = (mq, mk, mv, _is_grad_enabled(), mask, deterministic, dropout_p > 0.0, is_causal, enable_gqa,
                 query.device, given)
@@ -243,7 +245,7 @@ def select_sdpa(
     if call is not None:
         if len(_answers) >= _ANSWERS_LIMIT:
             _answers.clear()  # bounded: a workload of ever-new shapes starts over rather than grow
-        _answers[call] = (answer, registry, platform)
+        _answers[call] = (answer, platform)
     return answer
 
 

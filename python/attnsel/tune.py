@@ -23,8 +23,11 @@ import dataclasses
 import datetime
 import json
 import math
+import os
+import shlex
 import statistics
 import sys
+import tempfile
 import time
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -87,9 +90,13 @@ class ClassResult:
 
     shape: ShapeClass
     torch_default: str  # torch._fused_sdp_choice's backend for the call
-    timings: List[Timing]  # passing backends, fastest first
+    timings: List[Timing]  # passing backends, fastest first (sorted here, whatever order they came in)
     excluded: Dict[str, str]  # backend -> why (wrong output, failed to run)
     unsupported: Dict[str, str]  # backend -> the catalog's reason
+
+    def __post_init__(self) -> None:
+        # The ranking is the order of the times: a caller (from_json, a test) may list them in any order.
+        self.timings = sorted(self.timings, key=lambda t: t.median_us)
 
     @property
     def fastest(self) -> Optional[Timing]:
@@ -128,28 +135,157 @@ def to_json(results: Sequence[TuneResult]) -> dict:
     }
 
 
-def _shape(d: dict) -> ShapeClass:
-    tup = lambda v: tuple(v) if v is not None else None  # noqa: E731 - JSON lists back to tuples
-    return ShapeClass(d["name"], d["kind"], d["batch"], d["seq_q"], d["seq_kv"], d["causal"], tup(d["seq_q_range"]),
-                      tup(d.get("seq_kv_range")), tup(d.get("batch_range")))
+class MeasurementError(ValueError):
+    """A measurements document (or a measured result) that no overlay may be written from; the message
+    starts with the JSON pointer of the field at fault."""
+
+
+_LIMITS = {"batch": BATCH_LIMIT, "seq_q": SEQ_LIMIT, "seq_kv": SEQ_LIMIT}
+_RANGE_LIMITS = {"seq_q_range": SEQ_LIMIT, "seq_kv_range": SEQ_LIMIT, "batch_range": BATCH_LIMIT}
+
+
+class _Reader:
+    """Reads one document field by field; every refusal names the field's JSON pointer."""
+
+    @staticmethod
+    def fail(ptr: str, problem: str) -> "None":
+        raise MeasurementError(f"{ptr or '/'}: {problem}")
+
+    def obj(self, v: object, ptr: str, required: Sequence[str]) -> dict:
+        if not isinstance(v, dict):
+            self.fail(ptr, f"expected an object, got {v!r:.60}")
+        for k in required:
+            if k not in v:
+                self.fail(f"{ptr}/{k}", "missing")
+        return v
+
+    def lst(self, v: object, ptr: str) -> list:
+        if not isinstance(v, list):
+            self.fail(ptr, f"expected an array, got {v!r:.60}")
+        return v
+
+    def text(self, v: object, ptr: str) -> str:
+        if not isinstance(v, str) or not v:
+            self.fail(ptr, f"expected a non-empty string, got {v!r:.60}")
+        return v
+
+    def integer(self, v: object, ptr: str, lo: int, hi: int) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            self.fail(ptr, f"expected an integer in [{lo}, {hi}], got {v!r:.60}")
+        return v
+
+    def number(self, v: object, ptr: str, positive: bool) -> float:
+        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and (
+            v > 0 if positive else v >= 0)
+        if not ok:
+            self.fail(ptr, f"expected a finite number {'> 0' if positive else '>= 0'}, got {v!r:.60}")
+        return float(v)
+
+    def span(self, v: object, ptr: str, limit: int, optional: bool) -> Optional[Tuple[int, int]]:
+        if v is None and optional:
+            return None
+        pair = self.lst(v, ptr)
+        if len(pair) != 2:
+            self.fail(ptr, f"expected [min, max], got {v!r:.60}")
+        lo = self.integer(pair[0], f"{ptr}/0", 1, limit)
+        hi = self.integer(pair[1], f"{ptr}/1", 1, limit)
+        if hi < lo:
+            self.fail(ptr, f"the range [{lo}, {hi}] is empty (max < min)")
+        return lo, hi
+
+    def shape(self, d: object, ptr: str) -> ShapeClass:
+        d = self.obj(d, ptr, ("name", "kind", "batch", "seq_q", "seq_kv", "causal", "seq_q_range"))
+        if d["kind"] not in ("prefill", "decode", "encoder"):
+            self.fail(f"{ptr}/kind", f"expected prefill, decode or encoder, got {d['kind']!r:.60}")
+        if not isinstance(d["causal"], bool):
+            self.fail(f"{ptr}/causal", f"expected true or false, got {d['causal']!r:.60}")
+        sizes = {k: self.integer(d[k], f"{ptr}/{k}", 1, lim) for k, lim in _LIMITS.items()}
+        spans = {k: self.span(d.get(k), f"{ptr}/{k}", lim, k != "seq_q_range") for k, lim in _RANGE_LIMITS.items()}
+        return ShapeClass(self.text(d["name"], f"{ptr}/name"), d["kind"], sizes["batch"], sizes["seq_q"],
+                          sizes["seq_kv"], d["causal"], spans["seq_q_range"], spans["seq_kv_range"],
+                          spans["batch_range"])
+
+    def reasons(self, v: object, ptr: str) -> Dict[str, str]:
+        d = self.obj(v, ptr, ())
+        for k, why in d.items():
+            self.text(why, f"{ptr}/{k}")
+        return dict(d)
+
+    def timings(self, v: object, ptr: str, backends: Sequence[str]) -> List[Timing]:
+        out: List[Timing] = []
+        for i, t in enumerate(self.lst(v, ptr)):
+            p = f"{ptr}/{i}"
+            t = self.obj(t, p, ("backend", "median_us", "spread_pct", "reps"))
+            name = self.text(t["backend"], f"{p}/backend")
+            if name not in backends:
+                self.fail(f"{p}/backend", f"{name!r:.60} is not a backend of torch_sdpa ({', '.join(backends)})")
+            if any(seen.backend == name for seen in out):
+                self.fail(f"{p}/backend", f"{name} is timed twice in one class")
+            out.append(Timing(name, self.number(t["median_us"], f"{p}/median_us", True),
+                              self.number(t["spread_pct"], f"{p}/spread_pct", False),
+                              self.integer(t["reps"], f"{p}/reps", 1, 1 << 30)))
+        return out
+
+    def document(self, doc: object) -> List[TuneResult]:
+        if not isinstance(doc, dict) or doc.get("format") != MEASUREMENTS_FORMAT or doc.get("version") != 1:
+            raise MeasurementError(f"not an {MEASUREMENTS_FORMAT} document (version 1)")
+        self.obj(doc, "", ("platform", "workloads", "date"))
+        try:
+            platform = attnsel.Platform.from_json(json.dumps(doc["platform"], allow_nan=False))
+        except ValueError as e:
+            self.fail("/platform", str(e))
+        date = self.text(doc["date"], "/date")
+        machine = self.reasons(doc.get("machine", {}), "/machine")
+        backends = attnsel.torch_sdpa_registry().backends
+        out = []
+        for n, w in enumerate(self.lst(doc["workloads"], "/workloads")):
+            wp = f"/workloads/{n}"
+            w = self.obj(w, wp, ("name", "num_heads", "num_kv_heads", "head_size", "head_size_v", "dtype", "classes",
+                                 "results", "skipped"))
+            heads = self.integer(w["num_heads"], f"{wp}/num_heads", 1, 1 << 20)
+            kv = self.integer(w["num_kv_heads"], f"{wp}/num_kv_heads", 1, heads)
+            if heads % kv:
+                self.fail(f"{wp}/num_kv_heads", f"{kv} does not divide num_heads {heads}")
+            if w["dtype"] not in TOLERANCE:
+                self.fail(f"{wp}/dtype", f"expected one of {', '.join(TOLERANCE)}, got {w['dtype']!r:.60}")
+            classes = tuple(self.shape(c, f"{wp}/classes/{i}") for i, c in enumerate(self.lst(w["classes"],
+                                                                                                   f"{wp}/classes")))
+            workload = Workload(self.text(w["name"], f"{wp}/name"), heads, kv,
+                                self.integer(w["head_size"], f"{wp}/head_size", 1, 1 << 16),
+                                self.integer(w["head_size_v"], f"{wp}/head_size_v", 1, 1 << 16), w["dtype"], classes)
+            results = []
+            for i, r in enumerate(self.lst(w["results"], f"{wp}/results")):
+                rp = f"{wp}/results/{i}"
+                r = self.obj(r, rp, ("shape", "torch_default", "timings", "excluded", "unsupported"))
+                results.append(ClassResult(self.shape(r["shape"], f"{rp}/shape"),
+                                           self.text(r["torch_default"], f"{rp}/torch_default"),
+                                           self.timings(r["timings"], f"{rp}/timings", backends),
+                                           self.reasons(r["excluded"], f"{rp}/excluded"),
+                                           self.reasons(r["unsupported"], f"{rp}/unsupported")))
+            skipped = []
+            for i, sk in enumerate(self.lst(w["skipped"], f"{wp}/skipped")):
+                pair = self.lst(sk, f"{wp}/skipped/{i}")
+                if len(pair) != 2:
+                    self.fail(f"{wp}/skipped/{i}", "expected [class name, why]")
+                skipped.append((self.text(pair[0], f"{wp}/skipped/{i}/0"), self.text(pair[1], f"{wp}/skipped/{i}/1")))
+            seconds = w.get("seconds")
+            if seconds is not None:
+                seconds = self.number(seconds, f"{wp}/seconds", False)
+            out.append(TuneResult(workload, platform, results, skipped, seconds, date, machine))
+        return out
 
 
 def from_json(doc: dict) -> List[TuneResult]:
-    """The TuneResults to_json wrote. ValueError for another document."""
-    if not isinstance(doc, dict) or doc.get("format") != MEASUREMENTS_FORMAT or doc.get("version") != 1:
-        raise ValueError(f"not an {MEASUREMENTS_FORMAT} document (version 1)")
-    platform = attnsel.Platform.from_json(json.dumps(doc["platform"]))
-    out = []
-    for w in doc["workloads"]:
-        classes = tuple(_shape(c) for c in w["classes"])
-        workload = Workload(w["name"], w["num_heads"], w["num_kv_heads"], w["head_size"], w["head_size_v"], w["dtype"],
-                            classes)
-        results = [ClassResult(_shape(r["shape"]), r["torch_default"],
-                               [Timing(**t) for t in r["timings"]], dict(r["excluded"]), dict(r["unsupported"]))
-                   for r in w["results"]]
-        out.append(TuneResult(workload, platform, results, [tuple(s) for s in w["skipped"]], w.get("seconds"),
-                              doc["date"], dict(doc.get("machine", {}))))
-    return out
+    """The TuneResults to_json wrote, every field checked (MeasurementError, a ValueError, names the
+    field's JSON pointer): times finite and > 0, each backend a torch_sdpa backend timed once per class,
+    ranges non-empty. The timings of each class are ranked by time, whatever their order in the file."""
+    return _Reader().document(doc)
+
+
+def check_results(results: Sequence[TuneResult]) -> None:
+    """MeasurementError unless `results` would replay through from_json (what tune measured is checked
+    as a recorded document is, before anything is written)."""
+    from_json(json.loads(json.dumps(to_json(results))))
 
 
 def split_ranges(points: Sequence[int], low: int, high: int) -> List[Tuple[int, int]]:
@@ -589,8 +725,14 @@ def _progress(done: int, total: int, label: str) -> None:  # pragma: no cover - 
 def workloads_from_args(a: argparse.Namespace) -> List[Workload]:
     if a.preset:
         return preset(a.preset)
-    if a.model_config:
-        q = attnsel.Query.from_model_config(a.model_config)
+    if a.model_config is not None:
+        if not a.model_config:
+            raise ValueError("--model-config: the path is empty (an unset variable?)")
+        q = attnsel.Query.from_model_config(a.model_config, **({"dtype": a.dtype} if a.dtype else {}))
+        if q.mode != "standard":
+            raise ValueError(f"--model-config: {a.model_config} is an MLA model (mode {q.mode}): its layers attend "
+                             f"over the compressed latent KV (head size {q.head_size}), which no plain SDPA call "
+                             "describes; tune does not time MLA kernels")
         heads, kv_heads, d, dv = q.num_heads, q.num_kv_heads or q.num_heads, q.head_size, q.head_size_v or q.head_size
         dtype = a.dtype or q.dtype
     else:
@@ -633,15 +775,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--report", help="a Markdown report to write (default: standard output)")
     ap.add_argument("--json", help="every measurement as JSON")
     a = ap.parse_args(argv)
-    command = "python -m attnsel.tune " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = shlex.join(["python", "-m", "attnsel.tune", *(sys.argv[1:] if argv is None else argv)])
+
+    def data_error(message: str) -> None:  # bad measurements or an unwritable file: exit 1, no traceback
+        ap.exit(1, f"{ap.prog}: error: {message}\n")
+
     if a.from_json:
         try:
             with open(a.from_json) as f:
                 results = from_json(json.load(f))
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            ap.error(f"--from-json: {a.from_json}: {e}")
+        except (OSError, ValueError) as e:
+            data_error(f"--from-json: {a.from_json}: {e}")
         if not results:
-            ap.error(f"--from-json: {a.from_json}: no workloads were measured")
+            data_error(f"--from-json: {a.from_json}: no workloads were measured")
         platform = results[0].platform
     else:
         try:
@@ -664,24 +810,76 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for t in results:
             t.machine = {"attnsel": attnsel.__version__, "torch": torch_version,
                          **({"driver": driver} if driver else {})}
-    doc = overlay(results, command=command)
-    with open(a.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+        try:
+            check_results(results)
+        except ValueError as e:
+            data_error(f"the measurements cannot be kept: {e}")
+    # Everything is built and checked before the first file is replaced: the overlay must load on
+    # torch_sdpa (merged from its temporary file), so a refused run leaves --out as it was.
     merged = attnsel.torch_sdpa_registry()
-    merged.merge(a.out)
-    rows = regret_rows(results, tuned_choice(merged, platform))
-    text = report(results, rows, command)
-    if a.report:
-        with open(a.report, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({**to_json(results), "rows": rows}, f, indent=1)
-            f.write("\n")
+    try:
+        doc = overlay(results, command=command)
+        text = _json_text(doc)
+        rows = []
+        with _staged(a.out, text) as staged:
+            merged.merge(staged)
+            rows = regret_rows(results, tuned_choice(merged, platform))
+            rep = report(results, rows, command)
+            extra = _json_text({**to_json(results), "rows": rows}) if a.json else None
+            others = [(a.report, rep)] if a.report else []
+            if extra is not None:
+                others.append((a.json, extra))
+            for path, body in others:
+                write_atomic(path, body)
+    except (OSError, ValueError, attnsel.CatalogError) as e:
+        data_error(str(e))
+    if not a.report:
+        sys.stdout.write(rep)
     return 0
+
+
+def _json_text(doc: object) -> str:
+    """JSON text as the loader reads it: NaN and Infinity are refused (ValueError), never written."""
+    return json.dumps(doc, indent=1, allow_nan=False) + "\n"
+
+
+def _temp_beside(path: str, text: str) -> str:
+    """`text` in a new temporary file in `path`'s directory, flushed to disk; its name."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Replaces `path` with `text` at once: a reader sees the old file or the new one, never a part, and
+    two writers each replace the whole file (the last one wins), never interleave."""
+    os.replace(_temp_beside(path, text), path)
+
+
+class _staged:
+    """`with _staged(path, text) as tmp:` writes `text` beside `path`; the body may check the file at
+    `tmp`; on a clean exit it replaces `path`, on an exception it is removed and `path` is untouched."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text, self.tmp = path, text, ""
+
+    def __enter__(self) -> str:
+        self.tmp = _temp_beside(self.path, self.text)
+        return self.tmp
+
+    def __exit__(self, kind, value, tb) -> None:
+        if kind is None:
+            os.replace(self.tmp, self.path)
+        else:
+            os.unlink(self.tmp)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -99,6 +99,15 @@ struct py_candidate : attnsel::candidate_report, bound_value {
 struct registry_handle : bound_value {
   std::shared_ptr<const attnsel::registry> reg;
   attnsel::catalog_info info;
+  /// Names the registry `reg` points to, for caches keyed on a Registry (attnsel.torch.select_sdpa):
+  /// a new value for every registry built or merged in this process, never reused, shared by copies.
+  std::uint64_t generation = next_registry_generation();
+
+  /// Under the GIL, as every handle is built and merged.
+  static std::uint64_t next_registry_generation() {
+    static std::uint64_t last = 0;
+    return ++last;
+  }
 };
 
 /// A successful selection plus the registry its pointers refer into.

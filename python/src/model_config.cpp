@@ -30,19 +30,20 @@ struct py_model_config : model_config, bound_value {
 
 // A str or os.PathLike is a file; a dict (or any Mapping) is the parsed document, dumped back to JSON
 // text so the C++ reader, with its limits and key pointers, reads it the same way.
-py_model_config read_any(const py::object& source, const std::string& part) {
+py_model_config read_any(const py::object& source, const std::string& part,
+                         attnsel::model_dtype_keys dtype_keys = attnsel::model_dtype_keys::read) {
   const auto p = part_of(part);
   const auto os = py::module_::import("os");
   if (py::isinstance<py::str>(source) || py::isinstance(source, os.attr("PathLike"))) {
     const auto path = os.attr("fspath")(source).cast<std::string>();
-    return attnsel::read_model_config_file(path, p);
+    return attnsel::read_model_config_file(path, p, dtype_keys);
   }
   const auto mapping = py::module_::import("collections.abc").attr("Mapping");
   if (!py::isinstance(source, mapping))
     throw py::type_error("config: expected a path (str or os.PathLike) or a dict, got " +
                          py::str(py::type::of(source).attr("__name__")).cast<std::string>());
   const auto text = py::module_::import("json").attr("dumps")(py::dict(source)).cast<std::string>();
-  return attnsel::parse_model_config(text, p, "<dict>");
+  return attnsel::parse_model_config(text, p, "<dict>", dtype_keys);
 }
 
 // `base`: None or an attnsel.Query; `tp`: a positive int (checked as every count argument is).
@@ -100,14 +101,20 @@ void bind_model_config(py::module_& m) {
                     std::string(attnsel::to_string(c.mode)) + "')";
            }));
 
-  m.def("read_model_config", &read_any, py::arg("config"), py::kw_only(), py::arg("part") = "text",
-        "Reads a Hugging Face config.json (a path, or the parsed dict) into a ModelConfig. part: 'text' "
-        "(text_config when present, else the top level) or 'vision' (vision_config). ValueError names the key.");
+  m.def(
+      "read_model_config", [](const py::object& config, const std::string& part) { return read_any(config, part); },
+      py::arg("config"), py::kw_only(), py::arg("part") = "text",
+      "Reads a Hugging Face config.json (a path, or the parsed dict) into a ModelConfig. part: 'text' "
+      "(text_config when present, else the top level) or 'vision' (vision_config). ValueError names the key.");
 
   py::object query_type = m.attr("Query");
   query_type.attr("from_model_config") = py::staticmethod(py::cpp_function(
       [](const py::object& config, const std::string& part, const py::object& tp, const py::kwargs& fields) {
-        const auto c = read_any(config, part);
+        // A dtype given here is the one the engine runs in: the config's is then not read at all, so a
+        // dtype attnsel does not know there ("float8_e4m3fn") is no error.
+        const auto c =
+            read_any(config, part,
+                     fields.contains("dtype") ? attnsel::model_dtype_keys::ignore : attnsel::model_dtype_keys::read);
         py::object q = py::cast(to_query(c, py::none(), tp));
         // Fields given here win over the config's (a dtype the engine runs in, a kv-cache dtype).
         if (!fields.empty()) q = q.attr("replace")(**fields);

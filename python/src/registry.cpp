@@ -64,6 +64,7 @@ void merge(registry_handle& self, const py::handle& other) {
   else
     attnsel::merge_catalog_file(*merged, fspath("other", other));
   self.reg = std::move(merged);
+  self.generation = registry_handle::next_registry_generation();  // what a cache keyed on it held is stale
 }
 
 std::string catalog_text(const registry_handle& r) {
@@ -85,6 +86,9 @@ void bind_registry(py::module_& m) {
       .def_property_readonly("name", guard([](const registry_handle& r) { return r.info.name; }), "The catalog's name.")
       .def_property_readonly("description", guard([](const registry_handle& r) { return r.info.description; }))
       .def_property_readonly("source", guard([](const registry_handle& r) { return r.info.source; }))
+      .def_property_readonly("generation", guard([](const registry_handle& r) { return r.generation; }),
+                             "Changes whenever this Registry's contents do (merge); never the same for two "
+                             "different registries of one process. A cache key for answers made with it.")
       .def_property_readonly("backends", guard(&backend_names), "Canonical backend names in registration order.")
       .def_property_readonly("names",
                              guard([](const registry_handle& r) { return py::list(py::cast(r.reg->all_names())); }),

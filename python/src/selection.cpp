@@ -282,6 +282,10 @@ selection_handle selection_from_state(const py::handle& state) {
   const long long variant = int_arg("variant", t[1]);
   if (variant < -1 || variant >= static_cast<long long>(backend.variants.size()))
     throw py::value_error("variant: " + std::to_string(variant) + " is not a variant of " + backend.name);
+  // select checks a backend with variants through one of them (resolve_variant), never its own caps.
+  if (variant == -1 && !backend.variants.empty())
+    throw py::value_error("variant: -1 (the backend's own capabilities) names no variant, and " + backend.name +
+                          " has " + std::to_string(backend.variants.size()) + "; select always picks one of them");
   attnsel::selection s;
   s.backend = &backend;
   s.variant = variant < 0 ? &backend.caps : &backend.variants[static_cast<std::size_t>(variant)];
@@ -293,6 +297,16 @@ selection_handle selection_from_state(const py::handle& state) {
   s.fell_back = t[5].ptr() == Py_True;
   if (!py::isinstance<py::list>(t[6])) throw py::type_error("fallback: expected a list of attnsel.Candidate");
   for (const auto& c : t[6]) s.fallback.push_back(value_arg<py_candidate>("fallback", c));
+  // Only states select returns: a forced backend was forced by someone; prefer mode falls back only
+  // from an override, to an automatic choice, and always records why each forced backend failed.
+  if (s.overridden && s.source == attnsel::override_source::none)
+    throw py::value_error("Selection.__setstate__: overridden, but the override's source is none");
+  if (s.fell_back && (s.overridden || s.source == attnsel::override_source::none || s.fallback.empty()))
+    throw py::value_error(
+        "Selection.__setstate__: fell_back needs an automatic choice (not overridden), an "
+        "override source other than none, and the rejected forced backends in fallback");
+  if (!s.fell_back && !s.fallback.empty())
+    throw py::value_error("Selection.__setstate__: fallback candidates without fell_back");
   return {{}, std::move(s), std::move(reg)};
 }
 

@@ -155,7 +155,8 @@ def test_vllm_flags_both_ways():
     sel = attnsel.select(attnsel.reference_registry(), attnsel.Query(), attnsel.Platform.cuda(9, 0))
     assert vllm.flags(sel, block_size=16) == ["--attention-backend", sel.backend, "--block-size", "16"]
     assert vllm.flags(encoder="TORCH_SDPA") == ["--mm-encoder-attn-backend", "TORCH_SDPA"]
-    o = vllm.parse_flags("VLLM_ATTENTION_BACKEND=flashinfer vllm serve m --mm-encoder-attn-backend TORCH_SDPA")
+    with pytest.warns(FutureWarning, match="VLLM_ATTENTION_BACKEND was removed"):
+        o = vllm.parse_flags("VLLM_ATTENTION_BACKEND=flashinfer vllm serve m --mm-encoder-attn-backend TORCH_SDPA")
     assert o == vllm.VllmOverrides(decoder="FLASHINFER", encoder="TORCH_SDPA")
     assert isinstance(o, EngineOverrides)
     assert vllm.parse_flags(["--attention-backend=FLASH_ATTN"]).override_set() == attnsel.OverrideSet(

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # attnsel.torch: SDPA queries, the torch platform, SDPBackend mapping; agreement checks run where CUDA is.
+import json
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -55,6 +57,18 @@ def test_select_sdpa_remembers_answers_per_call_description():
         trained = at.select_sdpa(*tensors(grad=True), registry=reg, platform=platform)
     assert trained is not a
     assert len(at._answers) <= at._ANSWERS_LIMIT
+
+
+def test_select_sdpa_answers_afresh_after_the_registry_is_merged(tmp_path):
+    # The cache was keyed on id(registry), which a merge keeps: every shape seen before kept its old answer.
+    reg, platform = attnsel.torch_sdpa_registry(), attnsel.Platform.cpu()
+    assert at.select_sdpa(*tensors(), registry=reg, platform=platform).backend == "FLASH_ATTENTION"
+    overlay = tmp_path / "math.json"
+    rules = [{"domain": d, "vendor": "cpu", "order": ["MATH"]} for d in ("decoder", "encoder")]
+    overlay.write_text(json.dumps({"format": "attnsel-catalog", "version": 1, "name": "math", "backends": [],
+                                   "policies": rules}))
+    reg.merge(str(overlay))
+    assert at.select_sdpa(*tensors(), registry=reg, platform=platform).backend == "MATH"
 
 
 def test_select_sdpa_cached_answers_follow_every_input_query_from_sdpa_reads():

@@ -164,9 +164,8 @@ attnsel::catalog load_overlay(const std::string& base, const std::string& overla
   return c;
 }
 
-void print_catalog_error_json(const std::string& message, bool with_backend) {
-  nlohmann::json report = {
-      {"error", {{"code", "catalog"}, {"message", message}, {"suggestions", nlohmann::json::array()}}}};
+void print_catalog_error_json(const std::string& message, bool with_backend, const char* code) {
+  nlohmann::json report = {{"error", {{"code", code}, {"message", message}, {"suggestions", nlohmann::json::array()}}}};
   if (with_backend) report["backend"] = nullptr;
   std::printf("%s\n", attnsel::json_text(report).c_str());
   std::fflush(stdout);

@@ -38,6 +38,6 @@ namespace attnsel_cli {
 /// The one JSON object a `--json` command prints on stdout when its catalog does not load:
 /// `{"error": {"code": "catalog", "message": ..., "suggestions": []}}` (and `"backend": null` for
 /// select/explain, whose success reports have that key).
-void print_catalog_error_json(const std::string& message, bool with_backend);
+void print_catalog_error_json(const std::string& message, bool with_backend, const char* code = "catalog");
 
 }  // namespace attnsel_cli

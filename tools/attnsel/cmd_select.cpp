@@ -98,6 +98,22 @@ void print_error(const attnsel::selection_error& e, const chosen_override* ovr =
   print_diagnostic("error", message);
 }
 
+// The query (from flags or --model-config) and the catalog. With --json, which promises exactly one JSON
+// object on stdout, failures included, a config or catalog that cannot be read is printed as one
+// (error.code "model_config" or "catalog") before the error goes on to set the exit status.
+std::pair<attnsel::query, attnsel::catalog> load_inputs(const select_flags& flags, const attnsel::platform& p,
+                                                        bool with_backend, attnsel::model_config* model = nullptr) {
+  try {
+    auto q = build_query(flags.query, p, model);
+    return {std::move(q), load_catalog(flags.catalog)};
+  } catch (const catalog_failure& e) {
+    if (flags.json)
+      print_catalog_error_json(e.what(), with_backend,
+                               dynamic_cast<const config_failure*>(&e) != nullptr ? "model_config" : "catalog");
+    throw;
+  }
+}
+
 }  // namespace
 
 command setup_select(CLI::App& app) {
@@ -117,15 +133,7 @@ command setup_explain(CLI::App& app) {
 int run_select(const select_flags& flags, bool explain_mode) {
   attnsel::detection_report detected;
   const auto p = build_platform(flags.platform, &detected);
-  auto q = build_query(flags.query, p);
-  attnsel::catalog c;
-  try {
-    c = load_catalog(flags.catalog);
-  } catch (const catalog_failure& e) {
-    // --json promises exactly one JSON object on stdout, failures included.
-    if (flags.json) print_catalog_error_json(e.what(), true);
-    throw;
-  }
+  auto [q, c] = load_inputs(flags, p, true);
   add_features(q, flags.query, c.registry);
 
   auto ovr = choose_override(flags.backend_given, flags.backend, q.domain);
@@ -175,11 +183,10 @@ namespace {
 int run_plan(const select_flags& flags) {
   const auto p = build_platform(flags.platform, nullptr);
   attnsel::model_config model;
-  auto q = build_query(flags.query, p, &model);
+  auto [q, c] = load_inputs(flags, p, false, &model);
   if (q.domain != attnsel::attention_domain::decoder)
     throw usage_error("plan: the prefill/decode split is for the decoder domain (got --domain " +
                       std::string(attnsel::to_string(q.domain)) + ")");
-  const auto c = load_catalog(flags.catalog);
   add_features(q, flags.query, c.registry);
   const auto base = choose_override(flags.backend_given, flags.backend, q.domain);
   if (!base.note.empty()) print_diagnostic("note", base.note);

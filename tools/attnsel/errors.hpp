@@ -29,4 +29,10 @@ class catalog_failure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A `--model-config` file that could not be read (exit 1, as a catalog); `what()` names the key.
+class config_failure : public catalog_failure {
+ public:
+  using catalog_failure::catalog_failure;
+};
+
 }  // namespace attnsel_cli

@@ -103,30 +103,50 @@ void add_components(attnsel::platform& p, const std::vector<std::string>& specs)
       throw usage_error("--component: " + quoted_value(spec) + " " + problem);
 }
 
+namespace {
+bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
+}  // namespace
+
 attnsel::query build_query(const query_flags& flags, const attnsel::platform& p, attnsel::model_config* model) {
   attnsel::query q = flags.query;
-  const bool dtype_given = flags.dtype_option != nullptr && flags.dtype_option->count() > 0 && !flags.dtype_auto;
-  if (!flags.model_config.empty()) {
+  // `--dtype auto` is the engine's rule, not a dtype given.
+  const bool dtype_given = given(flags.dtype_option) && !flags.dtype_auto;
+  if (given(flags.model_config_option) || !flags.model_config.empty()) {
+    // `--model-config "$CONFIG"` with CONFIG unset must not quietly select for the default query.
+    if (flags.model_config.empty()) throw usage_error("--model-config: the path is empty (an unset variable?)");
     const auto part = attnsel::parse_model_part(flags.model_part);
     if (!part) throw usage_error("--model-part: " + quoted_value(flags.model_part) + " is not one of text, vision");
+    // An explicit --dtype is the dtype the engine runs in: the config's is then not read, so one that
+    // attnsel does not know is no error.
+    attnsel::model_config cfg;
     try {
-      const auto cfg = attnsel::read_model_config_file(flags.model_config, *part);
-      const auto dtype = q.dtype;
-      q = cfg.to_query(q, flags.tensor_parallel);
-      if (dtype_given) {
-        q.dtype = dtype;
-      } else {
-        q.dtype = attnsel::auto_dtype(p, cfg.dtype, cfg.model_type);
-        if (cfg.dtype && *cfg.dtype != q.dtype)
-          print_diagnostic("note", "--dtype auto: the " + std::string(attnsel::to_string(*cfg.dtype)) +
-                                       " checkpoint runs in " + std::string(attnsel::to_string(q.dtype)) +
-                                       ", as vLLM's --dtype auto runs it on this platform; give --dtype to ask "
-                                       "for another");
-      }
-      if (model != nullptr) *model = cfg;
+      cfg = attnsel::read_model_config_file(
+          flags.model_config, *part, dtype_given ? attnsel::model_dtype_keys::ignore : attnsel::model_dtype_keys::read);
     } catch (const attnsel::model_config_error& e) {
-      throw catalog_failure(e.what());  // an input file that could not be read: exit 1, like a catalog
+      throw config_failure(e.what());  // an input file that could not be read: exit 1, like a catalog
     }
+    const auto dtype = q.dtype;
+    q = cfg.to_query(q, flags.tensor_parallel);
+    if (dtype_given) {
+      q.dtype = dtype;
+    } else {
+      q.dtype = attnsel::auto_dtype(p, cfg.dtype, cfg.model_type);
+      if (cfg.dtype && *cfg.dtype != q.dtype)
+        print_diagnostic("note", "--dtype auto: the " + std::string(attnsel::to_string(*cfg.dtype)) +
+                                     " checkpoint runs in " + std::string(attnsel::to_string(q.dtype)) +
+                                     ", as vLLM's --dtype auto runs it on this platform; give --dtype to ask "
+                                     "for another");
+    }
+    if (given(flags.num_kv_heads_option)) {
+      // Applied over the config's per-rank count, as --dtype is, when it makes a valid query.
+      if (q.mode != attnsel::attention_mode::standard)
+        throw usage_error("--num-kv-heads: " + flags.model_config + " is an MLA model, which has one latent KV head");
+      if (q.num_heads % flags.query.num_kv_heads != 0)
+        throw usage_error("--num-kv-heads: " + std::to_string(flags.query.num_kv_heads) + " does not divide the " +
+                          std::to_string(q.num_heads) + " query heads per rank of " + flags.model_config);
+      q.num_kv_heads = flags.query.num_kv_heads;
+    }
+    if (model != nullptr) *model = cfg;
     return q;
   }
   if (flags.dtype_auto) q.dtype = attnsel::auto_dtype(p, std::nullopt);

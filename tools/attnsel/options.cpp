@@ -125,6 +125,7 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
   app.add_flag("--sparse", flags.sparse, "Sparse MLA (DeepSeek V3.2); implies --mla");
   count_flag("--num-heads", q.num_heads, "Query heads per rank", attnsel::limits::num_heads, "unknown");
   count_flag("--num-kv-heads", q.num_kv_heads, "Key/value heads per rank", attnsel::limits::num_heads, "unstated");
+  flags.num_kv_heads_option = app.get_option("--num-kv-heads");
   enum_flag("--phase", q.phase, "Phase of the call", "PHASE");
   count_flag("--seq-len-q", q.seq_len_q, "Query tokens per sequence in the call", attnsel::limits::seq_len, "unstated");
   count_flag("--seq-len-kv", q.seq_len_kv, "Key/value tokens per sequence (KV cache included)",
@@ -140,6 +141,7 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
                                "Read head sizes, heads, MLA, dtype, sliding window, softcap and sinks from a "
                                "Hugging Face config.json (an explicit --dtype still wins)")
                     ->type_name("PATH");
+  flags.model_config_option = model;
   // Checked after parsing rather than with CLI11's excludes(), whose help line would run past 100 columns.
   app.parse_complete_callback([&app, model] {
     if (model->count() == 0) return;

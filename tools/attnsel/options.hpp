@@ -42,6 +42,8 @@ struct query_flags {
   std::uint32_t tensor_parallel = 1;          ///< `--tp N`: divides the config's heads into heads per rank
   const CLI::Option* dtype_option = nullptr;  ///< `--dtype`, to tell an explicit dtype from the default
   bool dtype_auto = false;                    ///< `--dtype auto`: the engine's rule (attnsel::auto_dtype)
+  const CLI::Option* num_kv_heads_option = nullptr;  ///< `--num-kv-heads`, applied over `--model-config`'s
+  const CLI::Option* model_config_option = nullptr;  ///< `--model-config`, to tell `""` from not given
 };
 
 /// Everything `select` and `explain` take.

@@ -7,12 +7,10 @@
 #endif
 
 #include <attnsel/impl/catalog_read_inl.hpp>
+#include <attnsel/impl/file_read.hpp>
 #include <attnsel/impl/json_keys.hpp>
 #include <attnsel/impl/json_reader.hpp>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -101,20 +99,9 @@ inline std::string read_file_text(const std::string& path, const catalog_limits&
   // The OS reads a path up to its first NUL: "a.json\0.bak" would silently load a.json.
   if (path.find('\0') != std::string::npos)
     throw catalog_error(printable(path, 1000), "", "the path contains a NUL byte; no file has such a name");
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw catalog_error(path, "", "no such file");
-  if (std::filesystem::is_directory(status)) throw catalog_error(path, "", "is a directory, expected a JSON file");
-  if (!std::filesystem::is_regular_file(status)) throw catalog_error(path, "", "is not a regular file");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > limits.max_bytes)
-    throw catalog_error(path, "",
-                        "file is " + std::to_string(size) + " bytes; the limit is " + std::to_string(limits.max_bytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw catalog_error(path, "", "cannot be opened for reading");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw catalog_error(path, "", "read error");
-  return text;
+  auto got = read_regular_file(path, limits.max_bytes);
+  if (!got.problem.empty()) throw catalog_error(path, "", got.problem);
+  return std::move(got.text);
 }
 
 }  // namespace detail

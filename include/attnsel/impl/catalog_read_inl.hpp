@@ -369,7 +369,11 @@ class catalog_reader : public json_reader {
     needs_version_2(ptr);
     object(j, ptr, {"device", "components", "times"});
     measurement m;
-    if (const json* d = member(j, "device")) m.device = string(*d, child(ptr, "device"));
+    if (const json* d = member(j, "device")) {
+      m.device = string(*d, child(ptr, "device"));
+      // An empty name would hold on every device (holds_on reads "" as "no device named").
+      if (m.device.empty()) expected(child(ptr, "device"), "a device name (leave the key out for any device)", *d);
+    }
     if (const json* c = member(j, "components")) {
       const auto cp = child(ptr, "components");
       list(*c, cp, R"(an array of "name=version" strings)", true);
@@ -447,6 +451,35 @@ class catalog_reader : public json_reader {
     return r;
   }
 
+  // A measured rule's times name known backends, each once (an alias counts as its backend), and its
+  // order lists the timed backends fastest first: an order its own times contradict is refused at the
+  // entry that is out of place. Entries without a time may stand anywhere. Linear (hashing).
+  void check_measured_order(const policy_rule& r, const std::string& p, const registry& reg) const {
+    const auto& times = r.measured->times;
+    const auto tp = child(child(p, "measured"), "times");
+    std::unordered_map<const backend_descriptor*, std::size_t> timed;
+    timed.reserve(times.size());
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      const backend_descriptor* b = reg.find(times[k].backend);
+      if (b == nullptr) fail(child(tp, k), "unknown backend \"" + printable(times[k].backend, 64) + "\"");
+      if (!timed.emplace(b, k).second) fail(child(child(tp, k), "backend"), "backend " + b->name + " is timed twice");
+    }
+    const measured_time* slowest = nullptr;  // the slowest timed backend ranked so far
+    for (std::size_t e = 0; e < r.order.size(); ++e) {
+      const auto it = timed.find(reg.find(r.order[e].backend));
+      if (it == timed.end()) continue;
+      const measured_time& t = times[it->second];
+      if (slowest != nullptr && t.median_us < slowest->median_us)
+        fail(child(child(p, "order"), e),
+             t.backend + " (" + number_text(t.median_us) + " us) is ranked after " + slowest->backend + " (" +
+                 number_text(slowest->median_us) +
+                 " us): a measured order lists its timed backends fastest first, as its times say");
+      if (slowest == nullptr || t.median_us >= slowest->median_us) slowest = &t;
+    }
+  }
+
+  static std::string number_text(double v) { return nlohmann::json(v).dump(); }
+
   // Refuses a backend name used twice, or a name or alias two backends share, within the document
   // (hashing: linear in the names). Clashes with a base catalog's names are the registry's to find.
   void check_own_names(const std::vector<backend_descriptor>& list) const {
@@ -514,11 +547,7 @@ class catalog_reader : public json_reader {
                      (all.empty() ? std::string("none")
                                   : join_limited(all, ", ", [](const backend_descriptor& b) { return b.name; })));
           }
-        if (r.measured)
-          for (std::size_t k = 0; k < r.measured->times.size(); ++k)
-            if (!c.registry.find(r.measured->times[k].backend))
-              fail(child(child(child(p, "measured"), "times"), k),
-                   "unknown backend \"" + printable(r.measured->times[k].backend, 64) + "\"");
+        if (r.measured) check_measured_order(r, p, c.registry);
         rules.push_back(std::move(r));
       }
     }

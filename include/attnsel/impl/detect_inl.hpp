@@ -10,6 +10,7 @@
 #include <attnsel/override.hpp>
 #include <attnsel/query.hpp>
 
+#include <attnsel/impl/file_read.hpp>
 #include <attnsel/impl/json_keys.hpp>
 #include <attnsel/impl/json_reader.hpp>
 #include <attnsel/impl/text.hpp>
@@ -44,20 +45,10 @@ inline void add(detection_report& r, std::string name, std::string value, std::s
   r.facts.push_back(detected_fact{std::move(name), std::move(value), std::move(source), found});
 }
 
-// Why `path` may not be read or loaded: empty when it names a regular file, else "is a FIFO" and the
-// like. Opening with O_NONBLOCK never waits for a FIFO's writer; the check is made on the opened file
-// (fstat), so nothing swapped in between the check and the read is read.
-inline std::string not_regular_reason(const struct ::stat& st) {
-  if (S_ISREG(st.st_mode)) return {};
-  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
-  if (S_ISDIR(st.st_mode)) return "is a directory, not a regular file";
-  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a regular file";
-  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
-  return "is not a regular file";
-}
-
-// At most `limit` bytes of a regular file; nullopt when it cannot be opened. A FIFO, device, socket or
-// directory is never read: `refused` then says why (and nullopt is returned), so no probe can block.
+// Opening with O_NONBLOCK never waits for a FIFO's writer; the check is made on the opened file (fstat,
+// not_regular_reason), so nothing swapped in between the check and the read is read. At most `limit` bytes of a regular
+// file; nullopt when it cannot be opened. A FIFO, device, socket or directory is never read: `refused` then says why
+// (and nullopt is returned), so no probe can block.
 inline std::optional<std::string> read_file(const std::string& path, std::size_t limit,
                                             std::string* refused = nullptr) {
   if (path.find('\0') != std::string::npos) return std::nullopt;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -18,11 +19,58 @@ ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
 
+// Python's json module (and so Hugging Face's save_pretrained) writes NaN, Infinity and -Infinity,
+// which JSON has no spelling for. Outside strings each becomes a one-member object that no key attnsel
+// reads accepts, so a key attnsel never reads may hold one, and one that it reads is refused by name
+// ("expected an integer ..., got NaN"). Linear; strings are copied as they are.
+constexpr std::string_view non_finite_key = std::string_view("\0non_finite", 11);
+
+inline std::string with_non_finite_marked(std::string_view text) {
+  static constexpr std::string_view words[] = {"-Infinity", "Infinity", "NaN"};
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (ch == '\\')
+        escaped = true;
+      else if (ch == '"')
+        in_string = false;
+      out += ch;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    const auto word = std::find_if(std::begin(words), std::end(words),
+                                   [&](std::string_view w) { return text.substr(i, w.size()) == w; });
+    if (!in_string && word != std::end(words)) {
+      out += R"({"\u0000non_finite": ")";
+      out += *word;
+      out += "\"}";
+      i += word->size() - 1;
+      continue;
+    }
+    out += ch;
+  }
+  return out;
+}
+
+// The spelling of a value with_non_finite_marked made, or null for any other value.
+inline const std::string* non_finite_of(const nlohmann::json& v) {
+  if (!v.is_object() || v.size() != 1) return nullptr;
+  const auto it = v.find(std::string(non_finite_key));
+  return it != v.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
+}
+
 // Reads one section of a config.json. HF writes `null` for many unset keys (head_dim, sliding_window),
 // so null reads as absent; a present value of the wrong type is an error naming its key.
 class model_config_reader {
  public:
-  model_config_reader(std::string origin, const nlohmann::json& root) : origin_(std::move(origin)), root_(root) {}
+  model_config_reader(std::string origin, const nlohmann::json& root, model_dtype_keys dtype_keys)
+      : origin_(std::move(origin)), root_(root), dtype_keys_(dtype_keys) {}
 
   model_config read(model_part part) {
     using nlohmann::json;
@@ -72,6 +120,10 @@ class model_config_reader {
       const auto nope = size_at(required("qk_nope_head_dim"), "qk_nope_head_dim");
       c.head_size = nope + c.qk_rope_head_dim;
       c.head_size_v = size_at(required("v_head_dim"), "v_head_dim");
+      // Each part is within bounds; their sums are the head sizes a query carries (Query refuses more).
+      within_head_limit("qk_nope_head_dim", "qk_nope_head_dim + qk_rope_head_dim", c.head_size);
+      within_head_limit("kv_lora_rank", "kv_lora_rank + qk_rope_head_dim, the latent head size,",
+                        std::uint64_t{c.kv_lora_rank} + c.qk_rope_head_dim);
       if (present(*sec, "index_topk") != nullptr) c.mode = attention_mode::sparse_mla;
     } else {
       if (const json* hd = present(*sec, "head_dim")) {
@@ -96,8 +148,10 @@ class model_config_reader {
 
     // dtype: newer transformers write `dtype`, older `torch_dtype`; a text_config or vision_config
     // without one inherits the document's.
-    c.dtype = read_dtype(*sec, prefix_);
-    if (!c.dtype && sec != &root_) c.dtype = read_dtype(root_, "");
+    if (dtype_keys_ == model_dtype_keys::read) {
+      c.dtype = read_dtype(*sec, prefix_);
+      if (!c.dtype && sec != &root_) c.dtype = read_dtype(root_, "");
+    }
 
     if (part == model_part::text) {
       bool window_on = true;
@@ -123,7 +177,13 @@ class model_config_reader {
   [[noreturn]] void fail(const std::string& pointer, const std::string& problem) const {
     throw model_config_error(origin_, pointer, problem);
   }
+  void within_head_limit(const char* key, const char* what, std::uint64_t size) const {
+    if (size > limits::head_size)
+      fail(prefix_ + "/" + key, std::string(what) + " is " + std::to_string(size) + ", above the head-size limit " +
+                                    std::to_string(limits::head_size));
+  }
   static std::string kind(const nlohmann::json& v) {
+    if (const auto* special = non_finite_of(v)) return *special;
     std::string text = v.dump();
     if (text.size() > 40) text = text.substr(0, 37) + "...";
     return text;
@@ -164,6 +224,7 @@ class model_config_reader {
 
   std::string origin_;
   const nlohmann::json& root_;
+  model_dtype_keys dtype_keys_;
   const nlohmann::json* section_ = nullptr;
   std::string prefix_;
 };
@@ -237,25 +298,32 @@ ATTNSEL_INLINE data_type auto_dtype(const platform& p, std::optional<data_type> 
   return wanted;
 }
 
-ATTNSEL_INLINE model_config parse_model_config(std::string_view json_text, model_part part, std::string_view origin) {
+ATTNSEL_INLINE model_config parse_model_config(std::string_view json_text, model_part part, std::string_view origin,
+                                               model_dtype_keys dtype_keys) {
   const std::string where(origin);
   nlohmann::json doc;
   try {
-    doc = detail::parse_json_text(json_text, where, catalog_limits{});
+    if (json_text.size() > limits::catalog_bytes)  // the bound is on the text as given, not as marked
+      throw model_config_error(where, "",
+                               "file is " + std::to_string(json_text.size()) + " bytes; the limit is " +
+                                   std::to_string(limits::catalog_bytes));
+    detail::check_json_text(json_text, where);  // a bare NaN is no document, marked or not
+    doc = detail::parse_json_text(detail::with_non_finite_marked(json_text), where, catalog_limits{});
   } catch (const catalog_error& e) {
     throw model_config_error(e.origin(), e.pointer(), e.problem());
   }
-  return detail::model_config_reader(where, doc).read(part);
+  return detail::model_config_reader(where, doc, dtype_keys).read(part);
 }
 
-ATTNSEL_INLINE model_config read_model_config_file(const std::string& path, model_part part) {
+ATTNSEL_INLINE model_config read_model_config_file(const std::string& path, model_part part,
+                                                   model_dtype_keys dtype_keys) {
   std::string text;
   try {
     text = detail::read_file_text(path, catalog_limits{});
   } catch (const catalog_error& e) {
     throw model_config_error(e.origin(), e.pointer(), e.problem());
   }
-  return parse_model_config(text, part, path);
+  return parse_model_config(text, part, path, dtype_keys);
 }
 
 ATTNSEL_END_NAMESPACE

@@ -11,6 +11,7 @@
 #include <attnsel/impl/value_text.hpp>
 
 #include <algorithm>
+#include <numeric>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -453,6 +454,20 @@ namespace detail {
 inline bool accepts_block(const selection& s, std::uint32_t block) noexcept {
   return block != 0 && s.variant != nullptr && s.block_size_for(block) == block;
 }
+
+// The smallest block size within limits::block_size that both selections accept, or 0: each accepts
+// the multiples of any of its bases (vLLM's MultipleOf), so the candidates are the least common
+// multiples of one base of each (48 and 32 share 96).
+inline std::uint32_t common_block(const selection& a, const selection& b) noexcept {
+  std::uint64_t best = 0;
+  for (const std::uint32_t x : a.variant->block_size_multiples)
+    for (const std::uint32_t y : b.variant->block_size_multiples) {
+      if (x == 0 || y == 0) continue;
+      const std::uint64_t l = std::uint64_t{x} / std::gcd(x, y) * y;
+      if (l <= limits::block_size && (best == 0 || l < best)) best = l;
+    }
+  return static_cast<std::uint32_t>(best);
+}
 }  // namespace detail
 
 ATTNSEL_INLINE phase_plan plan_phases(const registry& reg, const query& layer, const platform& p,
@@ -494,10 +509,13 @@ ATTNSEL_INLINE phase_plan plan_phases(const registry& reg, query prefill, query 
     out.block_size = decode_choice != 0 ? decode_choice : prefill_choice;
   } else if (detail::accepts_block(dec, prefill_choice)) {
     out.block_size = prefill_choice;
+  } else if (const std::uint32_t common = detail::common_block(pre, dec); common != 0) {
+    out.block_size = common;  // neither's own choice suits the other, but a common multiple does
   } else {
     out.conflict = "prefill backend " + std::string(pre.name()) + " wants KV-cache block size " +
                    std::to_string(prefill_choice) + " and decode backend " + std::string(dec.name()) + " wants " +
-                   std::to_string(decode_choice) + "; neither accepts the other's";
+                   std::to_string(decode_choice) + "; no block size up to " + std::to_string(limits::block_size) +
+                   " suits both";
   }
   return out;
 }

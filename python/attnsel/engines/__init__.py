@@ -12,6 +12,7 @@ docs/engines/vllm.md and docs/engines/sglang.md show both directions.
 """
 
 import dataclasses
+import json
 import shlex
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
@@ -48,6 +49,59 @@ class EngineOverrides:
             return OverrideSet(decoder=self.for_phase(phase) or "", encoder=self.encoder or "", source=source)
         return OverrideSet(decoder=self.decoder or "", encoder=self.encoder or "", source=source,
                            prefill=self.prefill, decode=self.decode)
+
+
+# attnsel's limits::block_size: the largest KV-cache block (page) size a query or flag may carry.
+MAX_BLOCK_SIZE = 1 << 20
+# Deepest JSON nesting a flag value may hold (a catalog needs about 6; attnsel's catalog_limits bound 32):
+# deeper text is refused before json.loads, whose recursion would raise RecursionError.
+MAX_JSON_DEPTH = 32
+
+
+def _block_size(value: object, where: str) -> int:
+    """A KV-cache block / page size for an engine flag: an integer in [1, MAX_BLOCK_SIZE], or None or 0
+    (Selection.block_size_for's "no preference"), which add no flag (0 returned). ValueError for anything
+    the engine would refuse or misread (a negative size, 0.5, True)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BLOCK_SIZE:
+        raise ValueError(f"{where}: expected an integer in [1, {MAX_BLOCK_SIZE}] (or 0 / None: no flag), "
+                         f"got {value!r:.40}")
+    return value
+
+
+def _json_depth(text: str) -> int:
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}" and depth:
+            depth -= 1
+    return deepest
+
+
+def _json_object(text: str, where: str) -> dict:
+    """A flag's JSON object value; ValueError (never RecursionError) for text that is not one."""
+    if _json_depth(text) > MAX_JSON_DEPTH:
+        raise ValueError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{where}: not JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {text!r:.80}")
+    return doc
 
 
 def _split(args: Union[str, Sequence[str]]) -> List[str]:

@@ -11,12 +11,14 @@ are FA3_MLA, FLASHINFER_MLA, TRITON_MLA and AITER_MLA (an attnsel backend has on
     parse_flags("--decode-attention-backend cutedsl_mla", mode="mla").prefill                         # 'TRTLLM_MLA'
 """
 
-from typing import List, Optional, Sequence, Union
+import functools
+from typing import FrozenSet, List, Optional, Sequence, Union
 
-from . import EngineOverrides, _scan
+from .._attnsel import builtin_catalog
+from . import EngineOverrides, _block_size, _scan
 
-__all__ = ["ATTENTION_BACKEND_FLAG", "DECODE_FLAG", "ENCODER_FLAG", "KV_CACHE_DTYPE_FLAG", "PREFILL_FLAG", "flags",
-           "parse_flags", "to_attnsel", "to_sglang"]
+__all__ = ["ATTENTION_BACKEND_FLAG", "DECODE_FLAG", "ENCODER_FLAG", "KV_CACHE_DTYPE_FLAG", "PREFILL_FLAG",
+           "decoder_names", "encoder_names", "flags", "parse_flags", "to_attnsel", "to_sglang"]
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
 PREFILL_FLAG = "--prefill-attention-backend"
@@ -28,6 +30,33 @@ KV_CACHE_DTYPE_FLAG = "--kv-cache-dtype"
 _MLA_FLAVOURED = ("fa3", "flashinfer", "triton", "aiter")
 # Encoder-only names (VisionAttention's backends); fa3 / fa4 serve both domains.
 _ENCODER_ONLY = ("triton_attn", "sdpa", "aiter_attn", "amx_attn")
+_BOTH_DOMAINS = ("fa3", "fa4")
+
+
+@functools.lru_cache(maxsize=None)
+def decoder_names() -> FrozenSet[str]:
+    """SGLang's spellings for --attention-backend and the per-phase flags, of the sglang catalog's
+    backends (SGLang's argparse choices are case-sensitive: 'fa3', never 'FA3')."""
+    return frozenset(to_sglang(b) for b in builtin_catalog("sglang").backends) - frozenset(_ENCODER_ONLY)
+
+
+def encoder_names() -> FrozenSet[str]:
+    """SGLang's spellings for --mm-attention-backend, of the sglang catalog's backends."""
+    return frozenset(_ENCODER_ONLY + _BOTH_DOMAINS)
+
+
+def _checked(name: str, where: str, accepted: FrozenSet[str]) -> str:
+    if name not in accepted:
+        grammar = ""
+        if "," in name or name.strip().startswith("-"):
+            grammar = " SGLang takes exactly one name, not attnsel's override list (A,B / -A,auto);"
+        elif name in encoder_names() or name in decoder_names():
+            grammar = (" a multimodal-encoder backend (--mm-attention-backend);" if name in encoder_names()
+                       else " a decoder backend, not one for the multimodal encoder;")
+        shown = repr(name) if len(name) <= 80 else repr(name[:77] + "...")
+        raise ValueError(f"{where}: {shown} is not an SGLang backend of the sglang catalog, so SGLang refuses it "
+                         f"or attnsel cannot ask about it;{grammar} accepted: {', '.join(sorted(accepted))}")
+    return name
 
 Backend = Union[str, object]  # a backend name, or an attnsel.Selection (its .backend)
 
@@ -80,18 +109,17 @@ def flags(
     `page_size` (e.g. ``sel.block_size_for(0)``) adds --page-size.
     """
     out: List[str] = []
-    if backend is not None:
-        name = to_sglang(backend)
-        if name in _ENCODER_ONLY:
-            raise ValueError(f"{_name(backend)} is a multimodal-encoder backend: pass it as encoder=")
-        out += [ATTENTION_BACKEND_FLAG, name]
-    for flag, value in ((PREFILL_FLAG, prefill), (DECODE_FLAG, decode)):
+    for flag, value in ((ATTENTION_BACKEND_FLAG, backend), (PREFILL_FLAG, prefill), (DECODE_FLAG, decode)):
         if value is not None:
-            out += [flag, to_sglang(value)]
+            name = to_sglang(value)
+            if name in _ENCODER_ONLY:
+                raise ValueError(f"{flag}: {_name(value)} is a multimodal-encoder backend: pass it as encoder=")
+            out += [flag, _checked(name, flag, decoder_names())]
     if encoder is not None:
-        out += [ENCODER_FLAG, to_sglang(encoder)]
-    if page_size:
-        out += ["--page-size", str(int(page_size))]
+        out += [ENCODER_FLAG, _checked(to_sglang(encoder), ENCODER_FLAG, encoder_names())]
+    size = _block_size(page_size, "page_size")
+    if size:
+        out += ["--page-size", str(size)]
     return out
 
 
@@ -112,8 +140,12 @@ def parse_flags(args: Union[str, Sequence[str]], *, mode: str = "standard") -> E
     found = _scan(args, (ATTENTION_BACKEND_FLAG, PREFILL_FLAG, DECODE_FLAG, ENCODER_FLAG, KV_CACHE_DTYPE_FLAG))
 
     def get(flag: str, domain: str = "decoder") -> Optional[str]:
+        # Each value as SGLang's argparse reads it: exactly one of its choices.
         value = found.get(flag)
-        return None if value is None else to_attnsel(value, mode=mode, domain=domain)
+        if value is None:
+            return None
+        _checked(value, flag, encoder_names() if domain == "encoder" else decoder_names())
+        return to_attnsel(value, mode=mode, domain=domain)
 
     decoder, prefill, decode = get(ATTENTION_BACKEND_FLAG), get(PREFILL_FLAG), get(DECODE_FLAG)
     if prefill is not None and prefill == decode:

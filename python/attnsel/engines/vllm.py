@@ -14,11 +14,13 @@ TRTLLM_RAGGED, TOKENSPEED_MLA) and attnsel as MLA_PREFILL_FLASH_ATTN, ... (see :
 """
 
 import dataclasses
+import functools
 import json
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+import warnings
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .._attnsel import OverrideSet
-from . import EngineOverrides, _split
+from .._attnsel import OverrideSet, builtin_catalog
+from . import EngineOverrides, _block_size, _json_object, _split
 
 __all__ = [
     "ATTENTION_BACKEND_FLAG",
@@ -27,8 +29,10 @@ __all__ = [
     "ENCODER_FLAG",
     "KV_CACHE_KINDS",
     "VllmOverrides",
+    "backend_names",
     "flags",
     "kv_cache_kind",
+    "mla_prefill_names",
     "mla_prefill_query",
     "parse_flags",
     "to_mla_prefill",
@@ -42,7 +46,8 @@ PREFILL_ALIAS_FLAG = "--attention-prefill-backend"
 ENCODER_FLAG = "--mm-encoder-attn-backend"
 ATTENTION_CONFIG_FLAG = "--attention-config"
 _ATTENTION_CONFIG_SHORT = "-ac"
-# Older vLLM releases read the decoder backend from this environment variable instead.
+# Older vLLM releases read the decoder backend from this environment variable instead; vLLM PR #50292
+# removed it (read with a warning that says so).
 ENV_VAR = "VLLM_ATTENTION_BACKEND"
 
 # KVCacheSpecKind values (vllm/v1/kv_cache_interface.py): the keys of attention_config.backend_per_kind.
@@ -70,6 +75,39 @@ def _name(backend: Backend) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"expected a backend name or an attnsel.Selection, got {backend!r}")
     return name.upper()
+
+
+@functools.lru_cache(maxsize=None)
+def backend_names() -> FrozenSet[str]:
+    """The AttentionBackendEnum names vLLM's backend flags accept: the vllm catalog's backends but the
+    MLA prefill ones (a separate enum, :func:`mla_prefill_names`)."""
+    return frozenset(b for b in builtin_catalog("vllm").backends if not b.startswith(_MLA_PREFILL_PREFIX))
+
+
+@functools.lru_cache(maxsize=None)
+def mla_prefill_names() -> FrozenSet[str]:
+    """The MLAPrefillBackendEnum names attention_config.mla_prefill_backend accepts (vLLM's spelling)."""
+    return frozenset(to_vllm_mla_prefill(b) for b in builtin_catalog("vllm").backends
+                     if b.startswith(_MLA_PREFILL_PREFIX))
+
+
+def _refuse(where: str, value: object, accepted: FrozenSet[str], what: str) -> ValueError:
+    shown = repr(value) if not isinstance(value, str) or len(value) <= 80 else repr(value[:77] + "...")
+    grammar = ""
+    if isinstance(value, str) and ("," in value or value.strip().startswith("-")):
+        grammar = " vLLM takes exactly one name, not attnsel's override list (A,B / -A,auto);"
+    return ValueError(f"{where}: {shown} is not {what}, so vLLM refuses it;{grammar} accepted: "
+                      f"{', '.join(sorted(accepted))}")
+
+
+def _vllm_name(backend: Backend, where: str) -> str:
+    """An AttentionBackendEnum name vLLM accepts for `backend`; ValueError for one it refuses (a torch
+    SDPA or SGLang name, an MLA prefill backend, text that is no name)."""
+    name = _name(backend)
+    if name not in backend_names():
+        hint = " (an MLA prefill backend: pass it as mla_prefill=)" if name.startswith(_MLA_PREFILL_PREFIX) else ""
+        raise _refuse(where + hint, name, backend_names(), "a vLLM AttentionBackendEnum name")
+    return name
 
 
 def to_mla_prefill(name: str) -> str:
@@ -202,20 +240,26 @@ def flags(
     """
     out: List[str] = []
     if backend is not None:
-        out += [ATTENTION_BACKEND_FLAG, _name(backend)]
+        out += [ATTENTION_BACKEND_FLAG, _vllm_name(backend, ATTENTION_BACKEND_FLAG)]
     if decode is not None:
-        out += [DECODE_FLAG, _name(decode)]
+        out += [DECODE_FLAG, _vllm_name(decode, DECODE_FLAG)]
     if encoder is not None:
-        out += [ENCODER_FLAG, _name(encoder)]
+        out += [ENCODER_FLAG, _vllm_name(encoder, ENCODER_FLAG)]
     config: Dict[str, object] = {}
     if mla_prefill is not None:
-        config["mla_prefill_backend"] = to_vllm_mla_prefill(mla_prefill)
+        name = _name(mla_prefill)
+        if not name.startswith(_MLA_PREFILL_PREFIX) or to_vllm_mla_prefill(name) not in mla_prefill_names():
+            raise _refuse("mla_prefill", name, frozenset(to_mla_prefill(n) for n in mla_prefill_names()),
+                          "an MLA prefill backend of the vllm catalog")
+        config["mla_prefill_backend"] = to_vllm_mla_prefill(name)
     if backend_per_kind:
-        config["backend_per_kind"] = {_kind(k): _name(v) for k, v in backend_per_kind.items()}
+        config["backend_per_kind"] = {_kind(k): _vllm_name(v, f"backend_per_kind.{k}")
+                                      for k, v in backend_per_kind.items()}
     if config:
         out += [ATTENTION_CONFIG_FLAG, json.dumps(config)]
-    if block_size:
-        out += ["--block-size", str(int(block_size))]
+    size = _block_size(block_size, "block_size")
+    if size:
+        out += ["--block-size", str(size)]
     return out
 
 
@@ -225,11 +269,18 @@ def _kind(kind: str) -> str:
     return kind
 
 
-def _backend_value(value: object, where: str) -> Optional[str]:
+def _backend_value(value: object, where: str, accepted: Optional[FrozenSet[str]] = None) -> Optional[str]:
+    """One backend value as vLLM parses it: 'auto' (any case) is automatic (None), else exactly one
+    name of `accepted` (AttentionBackendEnum by default), upper-cased."""
+    accepted = backend_names() if accepted is None else accepted
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{where}: expected a backend name, got {value!r}")
     name = value.strip().upper()
-    return None if name == "AUTO" else name
+    if name == "AUTO":
+        return None
+    if name not in accepted:
+        raise _refuse(where, value, accepted, "a vLLM backend name")
+    return name
 
 
 class _Parsed:
@@ -247,11 +298,11 @@ class _Parsed:
         elif key == "decode_backend":
             self.decode = _backend_value(value, where)
         elif key == "mla_prefill_backend":
-            name = _backend_value(value, where)
+            name = _backend_value(value, where, mla_prefill_names())
             self.mla_prefill = None if name is None else to_mla_prefill(name)
         elif key == "backend_per_kind":
             if isinstance(value, str):
-                value = _json(value, where)
+                value = _json_object(value, where)
             if not isinstance(value, dict):
                 raise ValueError(f"{where}: expected an object of KV-cache kind -> backend, got {value!r}")
             for kind, name in value.items():
@@ -262,24 +313,29 @@ class _Parsed:
         # Other attention_config keys (flash_attn_version, use_trtllm_attention, ...) choose no backend.
 
 
-def _json(text: str, where: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"{where}: not JSON: {e}") from None
+def _dashed(token: str) -> str:
+    """A `--flag_name...` token as vLLM's FlexibleArgumentParser reads it: underscores become dashes in
+    the flag's name, up to its first '.' or '=' (the keys of a dotted --attention-config keep theirs)."""
+    if not token.startswith("--"):
+        return token
+    end = min((i for i in (token.find("."), token.find("=")) if i >= 0), default=len(token))
+    return token[:end].replace("_", "-") + token[end:]
 
 
 def parse_flags(args: Union[str, Sequence[str]]) -> VllmOverrides:
     """The attention flags of a vLLM command line (a string or an argv list) in attnsel's names.
 
     Reads --attention-backend (and its PR #48162 alias --attention-prefill-backend),
-    --attention-decode-backend, --mm-encoder-attn-backend, a leading VLLM_ATTENTION_BACKEND=NAME, and the
-    attention config: ``--attention-config JSON`` / ``-ac JSON`` and the dotted forms
-    ``--attention-config.KEY VALUE`` / ``-ac.KEY=VALUE`` for the keys backend, prefill_backend,
-    decode_backend, mla_prefill_backend and backend_per_kind (``-ac.backend_per_kind.KIND NAME`` too).
-    Later flags win, key by key. 'auto' (any case) is automatic selection. Other flags are ignored.
+    --attention-decode-backend, --mm-encoder-attn-backend, a leading VLLM_ATTENTION_BACKEND=NAME (removed
+    by vLLM PR #50292: read, with a warning), and the attention config: ``--attention-config JSON`` /
+    ``-ac JSON`` and the dotted forms ``--attention-config.KEY VALUE`` / ``-ac.KEY=VALUE`` for the keys
+    backend, prefill_backend, decode_backend, mla_prefill_backend and backend_per_kind
+    (``-ac.backend_per_kind.KIND NAME`` too). As vLLM's parser, a flag may spell its dashes as
+    underscores (``--attention_backend``). Later flags win, key by key. 'auto' (any case) is automatic
+    selection. Each value is parsed as vLLM parses it: one enum name, or ValueError where vLLM would
+    refuse it (a list, an exclusion, a name it does not have). Other flags are ignored.
     """
-    tokens = _split(args)
+    tokens = [_dashed(t) for t in _split(args)]
     p = _Parsed()
     plain = {ATTENTION_BACKEND_FLAG: "backend", PREFILL_ALIAS_FLAG: "backend", DECODE_FLAG: "decode_backend"}
     i = 0
@@ -289,6 +345,9 @@ def parse_flags(args: Union[str, Sequence[str]]) -> VllmOverrides:
         config_prefix = next((f for f in (ATTENTION_CONFIG_FLAG, _ATTENTION_CONFIG_SHORT)
                               if name == f or name.startswith(f + ".")), None)
         if name == ENV_VAR and eq:
+            warnings.warn(f"{ENV_VAR} was removed from vLLM (PR #50292): newer vLLM ignores it; read as "
+                          f"{ATTENTION_BACKEND_FLAG} for the releases that still read it", FutureWarning,
+                          stacklevel=2)
             p.decoder = _backend_value(value, ENV_VAR)
             i += 1
             continue
@@ -303,9 +362,7 @@ def parse_flags(args: Union[str, Sequence[str]]) -> VllmOverrides:
             elif name in plain:
                 p.config_key(plain[name], value, name)
             elif name == config_prefix:
-                doc = _json(value, name)
-                if not isinstance(doc, dict):
-                    raise ValueError(f"{name}: expected a JSON object, got {value!r}")
+                doc = _json_object(value, name)
                 for key, v in doc.items():
                     p.config_key(key, v, f"{name}.{key}")
             else:

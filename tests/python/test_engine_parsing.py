@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: Apache-2.0
+# The engine adapters parse and write flags as the engine does: one enum name per flag (never attnsel's
+# override-list grammar), names the engine has, block sizes it takes, underscores in vLLM flag names,
+# the removed VLLM_ATTENTION_BACKEND with a warning, and JSON nesting bounded.
+import warnings
+
+import pytest
+
+import attnsel
+from attnsel.engines import sglang, vllm
+
+HOPPER = attnsel.Platform.cuda(9, 0)
+
+
+@pytest.mark.parametrize("line", [
+    "--attention-backend=-FLASH_ATTN,auto",
+    "--attention-backend FLASH_ATTN,FLASHINFER",
+    "--attention-backend NOT_A_BACKEND",
+    "--attention-decode-backend=-TRITON_ATTN",
+    "--mm-encoder-attn-backend TORCH_SDPA,auto",
+    "--attention-backend MLA_PREFILL_FLASH_ATTN",  # vLLM's MLA prefill enum is a separate one
+    "-ac.backend=FLASH_ATTN,auto",
+    "-ac '{\"backend\": \"-FLASH_ATTN,auto\"}'",
+    "-ac '{\"backend_per_kind\": {\"sliding_window\": \"TRITON_ATTN,auto\"}}'",
+    "-ac.mla_prefill_backend=FLASH_ATTN,auto",
+    "-ac.mla_prefill_backend=FLASHMLA",  # a decode enum name, not an MLAPrefillBackendEnum one
+    "VLLM_ATTENTION_BACKEND=-FLASH_ATTN,auto vllm serve m",
+])
+def test_vllm_refuses_what_vllm_refuses(line):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(ValueError, match="vLLM refuses it"):
+            vllm.parse_flags(line)
+
+
+def test_vllm_list_grammar_is_named_in_the_refusal():
+    with pytest.raises(ValueError, match="exactly one name, not attnsel's override list"):
+        vllm.parse_flags("--attention-backend=-FLASH_ATTN,auto")
+
+
+def test_vllm_reads_underscored_flag_names_as_its_parser_does():
+    assert vllm.parse_flags("--attention_backend FLASHINFER").decoder == "FLASHINFER"
+    assert vllm.parse_flags("--attention_decode_backend=TRITON_ATTN").decode == "TRITON_ATTN"
+    dotted = vllm.parse_flags("--attention_config.backend_per_kind.sliding_window TRITON_ATTN")
+    assert dotted.backend_per_kind == (("sliding_window", "TRITON_ATTN"),)  # keys keep their underscores
+
+
+def test_vllm_attention_backend_env_var_is_read_with_a_removal_warning():
+    with pytest.warns(FutureWarning, match=r"VLLM_ATTENTION_BACKEND was removed from vLLM \(PR #50292\)"):
+        o = vllm.parse_flags("VLLM_ATTENTION_BACKEND=FLASHINFER vllm serve m")
+    assert o.decoder == "FLASHINFER"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vllm.parse_flags("--attention-backend FLASHINFER")  # no warning without the variable
+
+
+def test_a_deeply_nested_attention_config_is_a_value_error_not_recursion():
+    deep = "{\"a\": " * 100_000 + "1" + "}" * 100_000
+    with pytest.raises(ValueError, match="nested deeper than 32 levels"):
+        vllm.parse_flags(["--attention-config", deep])
+    with pytest.raises(ValueError, match="nested deeper"):
+        vllm.parse_flags(["-ac.backend_per_kind", "[" * 50_000 + "]" * 50_000])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: vllm.flags("MLA_PREFILL_FLASH_ATTN"), "pass it as mla_prefill="),
+    (lambda: vllm.flags("FLASH_ATTENTION"), "not a vLLM AttentionBackendEnum name"),  # torch SDPA's name
+    (lambda: vllm.flags("FLASH_ATTN; rm -rf /"), "not a vLLM AttentionBackendEnum name"),
+    (lambda: vllm.flags(decode="FA3"), "not a vLLM AttentionBackendEnum name"),  # SGLang's
+    (lambda: vllm.flags(encoder="SDPA"), "not a vLLM AttentionBackendEnum name"),
+    (lambda: vllm.flags(backend_per_kind={"sliding_window": "-TRITON_ATTN,auto"}), "exactly one name"),
+    (lambda: vllm.flags(mla_prefill="FLASHMLA"), "not an MLA prefill backend"),
+    (lambda: vllm.flags("FLASH_ATTN", block_size=-16), "block_size: expected an integer"),
+    (lambda: vllm.flags("FLASH_ATTN", block_size=0.5), "block_size: expected an integer"),
+    (lambda: vllm.flags("FLASH_ATTN", block_size=True), "block_size: expected an integer"),
+    (lambda: vllm.flags("FLASH_ATTN", block_size=1 << 21), "block_size: expected an integer"),
+])
+def test_vllm_flags_refuse_what_vllm_refuses(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_vllm_flags_refuse_a_selection_from_another_catalog():
+    torch_sel = attnsel.select(attnsel.torch_sdpa_registry(), attnsel.Query(), HOPPER)
+    with pytest.raises(ValueError, match="FLASH_ATTENTION"):
+        vllm.flags(torch_sel)
+    sg_sel = attnsel.select(attnsel.builtin_catalog("sglang"), attnsel.Query(), HOPPER)
+    with pytest.raises(ValueError, match="not a vLLM AttentionBackendEnum name"):
+        vllm.flags(sg_sel)
+    own = attnsel.select(attnsel.reference_registry(), attnsel.Query(), HOPPER)
+    assert vllm.flags(own, block_size=0) == ["--attention-backend", own.backend]  # 0: no preference, no flag
+    assert vllm.parse_flags(vllm.flags(own)).decoder == own.backend
+
+
+@pytest.mark.parametrize("line", [
+    "--attention-backend fa3,auto",
+    "--attention-backend -fa3,auto",
+    "--attention-backend FA3",  # SGLang's choices are lower-case
+    "--attention-backend sdpa",  # an encoder-only name
+    "--decode-attention-backend flash_attn",
+    "--mm-attention-backend trtllm_mha",  # a decoder-only name
+])
+def test_sglang_refuses_what_sglang_refuses(line):
+    with pytest.raises(ValueError, match="SGLang refuses it"):
+        sglang.parse_flags(line)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: sglang.flags(prefill="SDPA"), "multimodal-encoder backend"),
+    (lambda: sglang.flags(decode="TRITON_ATTN"), "multimodal-encoder backend"),
+    (lambda: sglang.flags("FLASH_ATTN"), "not an SGLang backend"),  # vLLM's name
+    (lambda: sglang.flags("fa3 --x"), "not an SGLang backend"),
+    (lambda: sglang.flags(encoder="TRTLLM_MHA"), "a decoder backend, not one for the multimodal encoder"),
+    (lambda: sglang.flags("FA3", page_size=-64), "page_size: expected an integer"),
+    (lambda: sglang.flags("FA3", page_size=0.5), "page_size: expected an integer"),
+])
+def test_sglang_flags_refuse_what_sglang_refuses(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_sglang_flags_round_trip_through_parse_flags():
+    args = sglang.flags("FA3_MLA", decode="TRTLLM_MLA", encoder="SDPA", page_size=64)
+    assert args == ["--attention-backend", "fa3", "--decode-attention-backend", "trtllm_mla",
+                    "--mm-attention-backend", "sdpa", "--page-size", "64"]
+    back = sglang.parse_flags(args, mode="mla")
+    assert (back.decoder, back.decode, back.encoder) == ("FA3_MLA", "TRTLLM_MLA", "SDPA")
+    assert sglang.encoder_names() == {"aiter_attn", "amx_attn", "fa3", "fa4", "sdpa", "triton_attn"}
