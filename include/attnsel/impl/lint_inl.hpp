@@ -122,11 +122,14 @@ inline std::string dead_call_rule(const capabilities& c, const call_rule& r) {
 }
 
 // The earlier rules a rule is compared with for shadowed_rule, indexed so that a comparison is made
-// only with rules that could cover it (issue 22: comparing every pair was quadratic in rules). A rule
-// covers another only with the same domain and vendor, only when its required and excluded features
-// are among the other's, and only with a head-count range when the other has one. Rules that are
-// themselves shadowed are left out: whatever they cover, the rule covering them covers, and earlier.
-// An identical filter is found by hashing.
+// only with rules that could cover it (issue 22, issue 23: comparing every pair was quadratic in
+// rules). A rule covers another only with the same domain and vendor, and each constraint it states
+// the other must state too, narrower. So each earlier rule is filed under its first required feature
+// (else its first excluded one, else neither; looked up by each of the later rule's), and there under
+// the first of: its head sizes (under each; looked up by the later rule's smallest), its head-count
+// range, its first shape range (a range index, looked up by the later rule's lower bound), else plain.
+// Rules that are themselves shadowed are left out: whatever they cover, the rule covering them covers,
+// and earlier. An identical filter is found by hashing.
 class rule_cover_index {
  public:
   [[nodiscard]] std::optional<std::size_t> first_cover(const std::vector<policy_rule>& rules, std::size_t j) const {
@@ -135,19 +138,16 @@ class rule_cover_index {
     if (g == groups_.end()) return std::nullopt;
     const auto& grp = g->second;
     std::optional<std::size_t> best;
-    const auto consider = [&](std::size_t i) {
-      if ((!best || i < *best) && rule_covers(rules[i], r)) best = i;
+    const auto consider_all = [&](const std::vector<std::size_t>& list) {
+      for (auto i : list)
+        if ((!best || i < *best) && rule_covers(rules[i], r)) best = i;
     };
     if (const auto e = grp.exact.find(filter_key(r)); e != grp.exact.end()) best = e->second;
-    for (auto i : grp.plain) consider(i);
-    if (r.min_num_heads || r.max_num_heads)
-      for (auto i : grp.with_heads) consider(i);
+    grp.rest.visit(r, consider_all);
     for (const auto& f : r.features)
-      if (const auto it = grp.by_feature.find(f); it != grp.by_feature.end())
-        for (auto i : it->second) consider(i);
+      if (const auto it = grp.by_feature.find(f); it != grp.by_feature.end()) it->second.visit(r, consider_all);
     for (const auto& f : r.without_features)
-      if (const auto it = grp.by_without.find(f); it != grp.by_without.end())
-        for (auto i : it->second) consider(i);
+      if (const auto it = grp.by_without.find(f); it != grp.by_without.end()) it->second.visit(r, consider_all);
     return best;
   }
 
@@ -156,23 +156,94 @@ class rule_cover_index {
     auto& grp = groups_[group_key(r)];
     grp.exact.emplace(filter_key(r), i);
     if (!r.features.empty())
-      grp.by_feature[*r.features.begin()].push_back(i);
+      grp.by_feature[*r.features.begin()].add(r, i);
     else if (!r.without_features.empty())
-      grp.by_without[*r.without_features.begin()].push_back(i);
-    else if (r.min_num_heads || r.max_num_heads)
-      grp.with_heads.push_back(i);
+      grp.by_without[*r.without_features.begin()].add(r, i);
     else
-      grp.plain.push_back(i);
+      grp.rest.add(r, i);
   }
 
  private:
+  // Ranges filed so that those containing a point are found in a fixed number of look-ups: a range is
+  // filed at the level of the smallest power of two at least its length, under the (at most two)
+  // blocks of that size it overlaps; a point visits its block at each of the 33 levels.
+  class range_index {
+   public:
+    void add(unsigned field, count_range range, std::size_t rule) {
+      const std::uint64_t length = std::uint64_t{range.max} - range.min + 1;
+      unsigned level = 0;
+      while ((std::uint64_t{1} << level) < length) ++level;
+      const std::uint64_t first = std::uint64_t{range.min} >> level;
+      const std::uint64_t last = std::uint64_t{range.max} >> level;
+      for (std::uint64_t b = first; b <= last; ++b) lists_[key(field, level, b)].push_back(rule);
+    }
+    template <class Visit>
+    void stabbing(unsigned field, std::uint32_t point, Visit&& visit) const {
+      if (lists_.empty()) return;
+      for (unsigned level = 0; level <= 32; ++level)
+        if (const auto it = lists_.find(key(field, level, std::uint64_t{point} >> level)); it != lists_.end())
+          visit(it->second);
+    }
+
+   private:
+    static std::uint64_t key(unsigned field, unsigned level, std::uint64_t block) {
+      return (std::uint64_t{field} << 60) | (std::uint64_t{level} << 53) | block;
+    }
+    std::unordered_map<std::uint64_t, std::vector<std::size_t>> lists_;
+  };
+
+  // Rules filed by the first of their head sizes, head-count range and shape ranges they state.
+  class sub_index {
+   public:
+    void add(const policy_rule& r, std::size_t i) {
+      if (!r.head_sizes.empty()) {
+        for (auto h : r.head_sizes) by_head_size_[h].push_back(i);
+        return;
+      }
+      if (r.min_num_heads || r.max_num_heads) {
+        ranges_.add(heads_field, heads_range(r), i);
+        return;
+      }
+      for (shape_field f : shape_fields)
+        if (const auto& own = r.shape[f]) {
+          ranges_.add(field_number(f), *own, i);
+          return;
+        }
+      plain_.push_back(i);
+    }
+    // Visits every list that may hold a rule covering `r`.
+    template <class Visit>
+    void visit(const policy_rule& r, Visit&& visit_list) const {
+      visit_list(plain_);
+      if (!r.head_sizes.empty())
+        if (const auto it = by_head_size_.find(r.head_sizes.front()); it != by_head_size_.end()) visit_list(it->second);
+      if (r.min_num_heads || r.max_num_heads) ranges_.stabbing(heads_field, heads_range(r).min, visit_list);
+      for (shape_field f : shape_fields)
+        if (const auto& own = r.shape[f]) ranges_.stabbing(field_number(f), own->min, visit_list);
+    }
+
+   private:
+    std::unordered_map<std::uint32_t, std::vector<std::size_t>> by_head_size_;  // under each head size
+    range_index ranges_;
+    std::vector<std::size_t> plain_;
+  };
+
   struct group {
     std::unordered_map<std::string, std::size_t> exact;
-    std::unordered_map<std::string, std::vector<std::size_t>> by_feature;  // by the first required feature
-    std::unordered_map<std::string, std::vector<std::size_t>> by_without;  // by the first excluded one
-    std::vector<std::size_t> with_heads;
-    std::vector<std::size_t> plain;
+    std::unordered_map<std::string, sub_index> by_feature;  // by the first required feature
+    std::unordered_map<std::string, sub_index> by_without;  // by the first excluded one
+    sub_index rest;                                         // neither
   };
+
+  static constexpr unsigned heads_field = 15;
+  static unsigned field_number(shape_field f) { return static_cast<unsigned>(f); }
+  // The head counts a rule's min/max admit (rule_covers reads a min of 0 as 1 and a max of 0 as none).
+  static count_range heads_range(const policy_rule& r) {
+    count_range out;
+    out.min = std::max<std::uint32_t>(r.min_num_heads, 1);
+    if (r.max_num_heads) out.max = r.max_num_heads;
+    return out;
+  }
 
   static unsigned group_key(const policy_rule& r) {
     return static_cast<unsigned>(r.domain) * 256u + static_cast<unsigned>(r.vendor);
