@@ -8,8 +8,8 @@
 #include "validators.hpp"
 
 #include <attnsel/devices.hpp>
-
 #include <attnsel/enums.hpp>
+#include <attnsel/impl/text.hpp>
 #include <attnsel/model_config.hpp>
 #include <attnsel/override.hpp>
 
