@@ -34,6 +34,18 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+/// `text` with every run of blanks and line breaks made one space: diagnostics are wrapped to 100
+/// columns, so tests compare their words, not their line breaks.
+inline std::string squash(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool blank = c == ' ' || c == '\n';
+    if (blank && (out.empty() || out.back() == ' ')) continue;
+    out += blank ? ' ' : c;
+  }
+  return out;
+}
+
 /// Runs ATTNSEL_CLI with `args` under `env_command` (an `env ...` prefix that sets or unsets variables).
 inline result run_in(const std::string& env_command, const std::vector<std::string>& args) {
   char err_path[] = "/tmp/attnsel_cli_err_XXXXXX";
@@ -62,6 +74,14 @@ inline result run_in(const std::string& env_command, const std::vector<std::stri
 /// Runs ATTNSEL_CLI with `args` and the override variables unset.
 inline result run(const std::vector<std::string>& args) {
   return run_in("env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND NO_COLOR=1", args);
+}
+
+/// Runs the tool with `args`, the override variables (ours and vLLM's removed one) and NO_COLOR unset,
+/// then the `env` entries ("VAR=value") set: what a test asserts does not depend on the caller's shell.
+inline result run_clean(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  std::string command = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u VLLM_ATTENTION_BACKEND -u NO_COLOR";
+  for (const auto& e : env) command += " " + shell_quote(e);
+  return run_in(command, args);
 }
 
 }  // namespace cli_run

@@ -32,23 +32,12 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-/// Runs the tool with `args`, the override variables unset except those in `env` ("VAR=value").
+/// Runs the tool with `args` (cli_run::run_clean: the override variables unset, then `env` set).
 run_result run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  std::string command = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u NO_COLOR";
-  for (const auto& e : env) command += " " + shell_quote(e);
-  return cli_run::run_in(command, args);
+  return cli_run::run_clean(args, env);
 }
 
-// Diagnostics are wrapped to 100 columns: compare text with every run of blanks made one space.
-std::string squash(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    const bool blank = c == ' ' || c == '\n';
-    if (blank && (out.empty() || out.back() == ' ')) continue;
-    out += blank ? ' ' : c;
-  }
-  return out;
-}
+using cli_run::squash;
 
 // Whitespace-separated fields of a table row.
 std::vector<std::string> fields_of(const std::string& line) {

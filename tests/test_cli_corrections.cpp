@@ -10,24 +10,11 @@
 
 namespace {
 
-using cli_run::shell_quote;
-
 cli_run::result run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  std::string command = "env -u ATTNSEL_BACKEND -u ATTNSEL_ENCODER_BACKEND -u VLLM_ATTENTION_BACKEND -u NO_COLOR";
-  for (const auto& e : env) command += " " + shell_quote(e);
-  return cli_run::run_in(command, args);
+  return cli_run::run_clean(args, env);
 }
 
-// Diagnostics are wrapped to 100 columns: compare with every run of blanks made one space.
-std::string squash(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    const bool blank = c == ' ' || c == '\n';
-    if (blank && (out.empty() || out.back() == ' ')) continue;
-    out += blank ? ' ' : c;
-  }
-  return out;
-}
+using cli_run::squash;
 
 struct mistake {
   std::vector<std::string> args;
@@ -35,6 +22,19 @@ struct mistake {
   std::string out;        ///< expected stdout ("" for none)
   std::string err_names;  ///< stderr must contain this (after squashing blanks)
 };
+
+// Runs each mistake and checks its status, stdout and the words stderr must hold.
+void check_all(const std::vector<mistake>& cases) {
+  for (const auto& c : cases) {
+    std::string line;
+    for (const auto& a : c.args) line += a + " ";
+    INFO(line);
+    const auto r = run(c.args);
+    CHECK(r.status == c.status);
+    CHECK(r.out == c.out);
+    CHECK(squash(r.err).find(c.err_names) != std::string::npos);
+  }
+}
 
 }  // namespace
 
@@ -53,13 +53,7 @@ TEST_CASE("device names and near-miss archs name the arch meant", "[cli][correct
       {{"select", "--arch", "1.0"}, 2, "", "known: 3.5, 3.7, 5.0"},
       {{"select", "--arch", "gfx999"}, 2, "", "'gfx999' is no gfx target a device has; known: gfx900"},
   };
-  for (const auto& c : cases) {
-    INFO(c.args.back());
-    const auto r = run(c.args);
-    CHECK(r.status == c.status);
-    CHECK(r.out == c.out);
-    CHECK(squash(r.err).find(c.err_names) != std::string::npos);
-  }
+  check_all(cases);
 }
 
 TEST_CASE("every device of the table selects as its arch does", "[cli][corrections]") {
@@ -123,13 +117,7 @@ TEST_CASE("unknown flags and features name the one meant", "[cli][corrections]")
       {{"select", "--arch", "9.0", "--attention_backend", "TRITON_ATTN"}, 0, "TRITON_ATTN\n", ""},
       {{"select", "--arch", "9.0", "--head_size", "64"}, 0, "FLASH_ATTN\n", ""},
   };
-  for (const auto& c : cases) {
-    INFO(c.args[3]);
-    const auto r = run(c.args);
-    CHECK(r.status == c.status);
-    CHECK(r.out == c.out);
-    CHECK(squash(r.err).find(c.err_names) != std::string::npos);
-  }
+  check_all(cases);
 }
 
 TEST_CASE("another engine's backend name points to this catalog's", "[cli][corrections]") {
@@ -149,13 +137,7 @@ TEST_CASE("another engine's backend name points to this catalog's", "[cli][corre
        "Did you mean TORCH_NATIVE? ('TORCH_SDPA' is the vllm catalog's name for PyTorch SDPA"},
       {{"select", "--catalog", "sglang", "--arch", "9.0", "--backend", "FLASH_ATTN"}, 1, "", "Did you mean FA3?"},
   };
-  for (const auto& c : cases) {
-    INFO(c.args.back());
-    const auto r = run(c.args);
-    CHECK(r.status == c.status);
-    CHECK(r.out == c.out);
-    CHECK(squash(r.err).find(c.err_names) != std::string::npos);
-  }
+  check_all(cases);
 }
 
 TEST_CASE("the environment is named when it is the source", "[cli][corrections][override]") {
