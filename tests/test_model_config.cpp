@@ -181,37 +181,39 @@ TEST_CASE("auto_dtype runs a checkpoint as vLLM's --dtype auto does", "[model_co
   // The Gemma 2 fixture (float32) on Hopper: bfloat16, as the CLI's --model-config gives it.
   const auto gemma = fixture("gemma-2-9b.json");
   CHECK(auto_dtype(hopper, gemma.dtype, gemma.model_type) == data_type::bfloat16);
-  TEST_CASE("An MLA config whose latent head the query could not carry is refused at its key", "[model_config]") {
-    // Each key is within bounds; the sum a query's head size would carry (65600) is not (Query refuses it).
-    const std::string mla = R"({"num_attention_heads": 16, "kv_lora_rank": 65536, "qk_rope_head_dim": 64,
+}
+
+TEST_CASE("An MLA config whose latent head the query could not carry is refused at its key", "[model_config]") {
+  // Each key is within bounds; the sum a query's head size would carry (65600) is not (Query refuses it).
+  const std::string mla = R"({"num_attention_heads": 16, "kv_lora_rank": 65536, "qk_rope_head_dim": 64,
     "qk_nope_head_dim": 128, "v_head_dim": 128})";
-    CHECK(error_of(mla) ==
-          "config.json: /kv_lora_rank: kv_lora_rank + qk_rope_head_dim, the latent head size, is "
-          "65600, above the head-size limit 65536");
-    CHECK(error_of(R"({"num_attention_heads": 16, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+  CHECK(error_of(mla) ==
+        "config.json: /kv_lora_rank: kv_lora_rank + qk_rope_head_dim, the latent head size, is "
+        "65600, above the head-size limit 65536");
+  CHECK(error_of(R"({"num_attention_heads": 16, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
     "qk_nope_head_dim": 65536, "v_head_dim": 128})") ==
-          "config.json: /qk_nope_head_dim: qk_nope_head_dim + qk_rope_head_dim is 65600, above the head-size limit "
-          "65536");
-  }
+        "config.json: /qk_nope_head_dim: qk_nope_head_dim + qk_rope_head_dim is 65600, above the head-size limit "
+        "65536");
+}
 
-  TEST_CASE("NaN and Infinity in keys attnsel never reads are accepted; in a key it reads, refused", "[model_config]") {
-    // transformers' save_pretrained writes Python's json, which spells NaN and Infinity.
-    const auto c = parse_model_config(R"({"head_dim": 128, "num_attention_heads": 32, "rope_scaling": {"factor": NaN},
+TEST_CASE("NaN and Infinity in keys attnsel never reads are accepted; in a key it reads, refused", "[model_config]") {
+  // transformers' save_pretrained writes Python's json, which spells NaN and Infinity.
+  const auto c = parse_model_config(R"({"head_dim": 128, "num_attention_heads": 32, "rope_scaling": {"factor": NaN},
     "layer_norm_eps": -Infinity, "initializer_range": Infinity, "note": "NaN stays text", "list": [NaN, 1]})");
-    CHECK(c.head_size == 128);
-    CHECK(error_of(R"({"head_dim": NaN, "num_attention_heads": 32})") ==
-          "config.json: /head_dim: expected an integer in [1, 65536], got NaN");
-    CHECK(error_of(R"({"head_dim": 128, "num_attention_heads": 32, "attn_logit_softcapping": Infinity})") ==
-          "config.json: /attn_logit_softcapping: expected a number >= 0 or null, got Infinity");
-    CHECK(error_of(R"({"head_dim": 128, "num_attention_heads": 32, "model_type": NaN})") ==
-          "config.json: /model_type: expected a string, got NaN");
-    CHECK(error_of("NaN").find("not JSON text") != std::string::npos);  // a document, not a value in it
-  }
+  CHECK(c.head_size == 128);
+  CHECK(error_of(R"({"head_dim": NaN, "num_attention_heads": 32})") ==
+        "config.json: /head_dim: expected an integer in [1, 65536], got NaN");
+  CHECK(error_of(R"({"head_dim": 128, "num_attention_heads": 32, "attn_logit_softcapping": Infinity})") ==
+        "config.json: /attn_logit_softcapping: expected a number >= 0 or null, got Infinity");
+  CHECK(error_of(R"({"head_dim": 128, "num_attention_heads": 32, "model_type": NaN})") ==
+        "config.json: /model_type: expected a string, got NaN");
+  CHECK(error_of("NaN").find("not JSON text") != std::string::npos);  // a document, not a value in it
+}
 
-  TEST_CASE("A dtype the caller states makes the config's dtype keys unread", "[model_config]") {
-    const std::string text = R"({"head_dim": 128, "num_attention_heads": 32, "torch_dtype": "float8_e4m3fn"})";
-    CHECK(error_of(text).find("/torch_dtype") != std::string::npos);
-    const auto c = parse_model_config(text, model_part::text, "config.json", model_dtype_keys::ignore);
-    CHECK_FALSE(c.dtype.has_value());
-    CHECK(c.head_size == 128);
-  }
+TEST_CASE("A dtype the caller states makes the config's dtype keys unread", "[model_config]") {
+  const std::string text = R"({"head_dim": 128, "num_attention_heads": 32, "torch_dtype": "float8_e4m3fn"})";
+  CHECK(error_of(text).find("/torch_dtype") != std::string::npos);
+  const auto c = parse_model_config(text, model_part::text, "config.json", model_dtype_keys::ignore);
+  CHECK_FALSE(c.dtype.has_value());
+  CHECK(c.head_size == 128);
+}
