@@ -1,0 +1,321 @@
+# SPDX-License-Identifier: Apache-2.0
+"""vLLM side of the differential oracle (docs/oracle.md).
+
+Run by the oracle venv's python. The parent process reads the grid (tests/data/oracle/vllm_grid.json),
+expands it into cases grouped by *world* (platform + installed components + environment), and runs one
+fresh worker process per world: vLLM resolves its platform, the ROCm gfx target, the AITER switches
+and the presence of FlashInfer once per process, so a world cannot change inside one.
+
+Each worker makes vLLM's own platform detection answer the mocked platform before any vLLM module
+binds `current_platform`, then asks vLLM's real selection entry points for every case:
+  decoder, mla:  vllm.v1.attention.selector.get_attn_backend (-> <Platform>.get_attn_backend_cls)
+  encoder (ViT): vllm.model_executor.models.vision._get_vit_attn_backend (-> get_vit_attn_backend)
+  mla_prefill:   vllm.v1.attention.backends.mla.prefill.selector.get_mla_prefill_backend
+"""
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Dict, List
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (OracleError, describe_exception, hide_modules, install_stand_ins, load_json,  # noqa: E402
+                    need, product, sample)
+
+PINNED = "0.33.0"
+
+
+# ----------------------------------------------------------------------------------------- grid
+def worlds_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
+    w = need(grid, "worlds", dict, "grid")
+    out = []
+    for combo in product(w.get("cuda", {"arch": ["9.0"], "flashinfer": [True]}), "grid/worlds/cuda") if "cuda" in w else []:
+        comps = ["flashinfer"] if combo["flashinfer"] else []
+        out.append({"vendor": "cuda", "arch": str(combo["arch"]), "components": comps, "env": {},
+                    "name": f"cuda-{combo['arch']}" + ("+flashinfer" if combo["flashinfer"] else "")})
+    if "rocm" in w:
+        for combo in product(w["rocm"], "grid/worlds/rocm"):
+            mode = combo["aiter"]
+            env = {"VLLM_ROCM_USE_AITER": "0"}
+            installed = mode != "absent"
+            if mode == "on":
+                env = {"VLLM_ROCM_USE_AITER": "1"}
+            elif mode == "on_no_mha":
+                env = {"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MHA": "0"}
+            elif mode == "on_no_mla":
+                env = {"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MLA": "0"}
+            elif mode not in ("absent", "installed_off"):
+                raise OracleError(f"grid/worlds/rocm/aiter: unknown value '{mode}' "
+                                  "(absent, installed_off, on, on_no_mha, on_no_mla)")
+            out.append({"vendor": "rocm", "arch": combo["arch"], "components": ["aiter"] if installed else [],
+                        "env": env, "aiter": mode, "name": f"rocm-{combo['arch']}-aiter_{mode}"})
+    if "xpu" in w:
+        out.append({"vendor": "xpu", "arch": None, "components": [], "env": {}, "name": "xpu"})
+    if "cpu" in w:
+        for combo in product(w["cpu"], "grid/worlds/cpu"):
+            out.append({"vendor": "cpu", "arch": None, "components": ["cpu_amx"] if combo["amx"] else [],
+                        "env": {}, "amx": bool(combo["amx"]), "name": "cpu" + ("+amx" if combo["amx"] else "")})
+    return out
+
+
+DOMAIN_OF = {"decoder": "decoder", "decoder_attn_type": "decoder", "decoder_override": "decoder",
+             "mla": "decoder", "mla_override": "decoder", "encoder": "encoder", "mla_prefill": "mla_prefill"}
+
+
+def cases_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
+    if grid.get("engine") != "vllm":
+        raise OracleError("grid: 'engine' must be \"vllm\"")
+    domains = need(grid, "domains", dict, "grid")
+    cases = []
+    for world in worlds_of(grid):
+        for group, axes in domains.items():
+            if group not in DOMAIN_OF:
+                raise OracleError(f"grid/domains: unknown group '{group}' ({', '.join(DOMAIN_OF)})")
+            for q in product(axes, f"grid/domains/{group}"):
+                cases.append({"id": f"vllm/{world['name']}/{group}/{len(cases)}", "engine": "vllm",
+                              "world": world, "group": group, "domain": DOMAIN_OF[group], "query": q})
+    return cases
+
+
+# --------------------------------------------------------------------------------------- worker
+def _setup_world(world: Dict[str, Any]):
+    """Makes this process look like `world` to vLLM; returns the vLLM modules the asks need."""
+    for k, v in world["env"].items():
+        os.environ[k] = v
+    vendor = world["vendor"]
+    comps = set(world["components"])
+    if "flashinfer" not in comps:
+        hide_modules(["flashinfer"])
+    if vendor == "rocm" and "aiter" in comps:
+        install_stand_ins(["aiter"])
+    if vendor == "xpu":
+        install_stand_ins(["vllm_xpu_kernels"])
+    hide_modules(["amdsmi", "pynvml"])
+
+    import torch
+    from triton.backends import backends as triton_backends
+
+    # vllm.triton_utils disables Triton unless exactly one GPU driver is active (HAS_TRITON); on the
+    # engines' GPU machines the vendor's driver is.
+    want = {"cuda": "nvidia", "rocm": "amd", "xpu": "intel"}.get(vendor)
+    for name, b in triton_backends.items():
+        if b.driver is not None:
+            b.driver.is_active = staticmethod((lambda active: (lambda: active))(name == want))
+
+    import vllm.platforms as P
+    from vllm.platforms.interface import DeviceCapability
+
+    if vendor == "cuda":
+        major, minor = (int(x) for x in world["arch"].split("."))
+        cap = DeviceCapability(major=major, minor=minor)
+        torch.cuda.get_device_capability = lambda device=None: (major, minor)
+        torch.cuda.is_available = lambda: True
+        torch.cuda.device_count = lambda: 1
+        from vllm.platforms import cuda as cuda_mod
+
+        plat_cls = cuda_mod.CudaPlatform
+        plat_cls.get_device_capability = classmethod(lambda cls, device_id=0: cap)
+        plat_cls.get_device_name = classmethod(lambda cls, device_id=0: f"oracle sm_{major}{minor}")
+    elif vendor == "rocm":
+        import types as _t
+
+        arch = world["arch"]
+        props = _t.SimpleNamespace(gcnArchName=arch, name=f"oracle {arch}", major=0, minor=0,
+                                   total_memory=64 << 30, multi_processor_count=304)
+        torch.cuda.get_device_properties = lambda device=None: props
+        torch.cuda.is_available = lambda: True
+        torch.cuda.device_count = lambda: 1
+        torch.version.hip = "7.0.0"
+        from vllm.platforms import rocm as rocm_mod
+
+        plat_cls = rocm_mod.RocmPlatform
+        plat_cls.get_device_name = classmethod(lambda cls, device_id=0: f"oracle {arch}")
+    elif vendor == "xpu":
+        torch.xpu.is_available = lambda: True
+        torch.xpu.get_device_name = lambda device=None: "oracle Intel GPU"
+        from vllm.platforms import xpu as xpu_mod
+
+        plat_cls = xpu_mod.XPUPlatform
+    elif vendor == "cpu":
+        amx = world.get("amx", False)
+        torch.cpu._is_amx_tile_supported = lambda: amx
+        from vllm.platforms import cpu as cpu_mod
+
+        plat_cls = cpu_mod.CpuPlatform
+    else:
+        raise OracleError(f"unknown vendor {vendor}")
+    # The platform vLLM's own detection would have resolved (vllm/platforms/__init__.py keeps it
+    # in _current_platform); set before any module runs `from vllm.platforms import current_platform`.
+    P._current_platform = plat_cls()
+    return torch
+
+
+DTYPES = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32"}
+
+
+def _answer_from(fn) -> Dict[str, Any]:
+    try:
+        return {"backend": fn()}
+    except (ImportError, OSError) as e:
+        return {**describe_exception(e), "import_error": True}
+    except Exception as e:  # the engine's own refusal: ValueError, AssertionError, NotImplementedError...
+        return describe_exception(e)
+
+
+def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    t0 = time.time()
+    try:
+        torch = _setup_world(world)
+        import vllm
+        from vllm.config import AttentionConfig, CacheConfig, VllmConfig, set_current_vllm_config
+        from vllm.v1.attention.selector import _cached_get_attn_backend, get_attn_backend
+        from vllm.model_executor.models.vision import _get_vit_attn_backend
+        from vllm.v1.attention.backends.registry import AttentionBackendEnum
+        from vllm.v1.attention.backends.mla.prefill import selector as mla_prefill_selector
+        from vllm.v1.attention.backends.mla.prefill.registry import MLAPrefillBackendEnum  # noqa: F401
+    except Exception as e:  # the world cannot be set up: every case is not asked, with the reason
+        reason = f"world setup failed: {type(e).__name__}: {str(e)[:300]}"
+        return [{**c, "answer": {"not_asked": reason}} for c in cases]
+    if vllm.__version__ != PINNED:
+        raise OracleError(f"vllm {vllm.__version__} is installed, the oracle pins {PINNED}")
+    setup_s = time.time() - t0
+    import types as _t
+
+    configs: Dict[Any, Any] = {}
+
+    def vllm_config(override, block_size, kv_cache_dtype, mla_prefill=None):
+        key = (override, block_size, kv_cache_dtype, mla_prefill)
+        if key not in configs:
+            att = AttentionConfig(backend=override) if mla_prefill is None else \
+                AttentionConfig(mla_prefill_backend=override)
+            cache = CacheConfig(block_size=block_size) if block_size else CacheConfig()
+            if kv_cache_dtype:
+                cache.cache_dtype = kv_cache_dtype
+            configs[key] = VllmConfig(attention_config=att, cache_config=cache)
+        return configs[key]
+
+    out = []
+    for c in cases:
+        q = c["query"]
+        group = c["group"]
+        override = q.get("override")
+        dtype = getattr(torch, DTYPES[q["dtype"]])
+        if group in ("decoder", "decoder_attn_type", "decoder_override", "mla", "mla_override"):
+            is_mla = group.startswith("mla")
+            feats = set(q.get("features", []))
+
+            def ask():
+                cfg = vllm_config(override, q.get("block_size"), q["kv_cache_dtype"])
+                with set_current_vllm_config(cfg):
+                    _cached_get_attn_backend.cache_clear()
+                    b = get_attn_backend(
+                        q["head_size"], dtype, q["kv_cache_dtype"], use_mla=is_mla,
+                        has_sink="sinks" in feats, use_sparse=bool(q.get("sparse", False)),
+                        use_mm_prefix="mm_prefix" in feats, attn_type=q.get("attn_type", "decoder"),
+                        num_heads=q.get("num_heads"), has_sliding_window="sliding_window" in feats)
+                    return b.get_name()
+        elif group == "encoder":
+            def ask():
+                be = AttentionBackendEnum[override] if override else None
+                return _get_vit_attn_backend(q["head_size"], dtype, attn_backend_override=be).name
+        elif group == "mla_prefill":
+            nope, rope, v = q["dims"]
+
+            def ask():
+                att = AttentionConfig(mla_prefill_backend=override)
+                cfg = _t.SimpleNamespace(
+                    model_config=_t.SimpleNamespace(dtype=dtype, hf_text_config=_t.SimpleNamespace(
+                        qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=v)),
+                    attention_config=att)
+                mla_prefill_selector._auto_select_mla_prefill_backend.cache_clear()
+                return mla_prefill_selector.get_mla_prefill_backend(cfg).get_name()
+        else:
+            raise OracleError(f"unknown group {group}")
+        ans = _answer_from(ask)
+        out.append({**c, "answer": ans})
+    sys.stderr.write(f"[vllm] world {world['name']}: {len(cases)} cases, setup {setup_s:.1f}s, "
+                     f"total {time.time() - t0:.1f}s\n")
+    return out
+
+
+# --------------------------------------------------------------------------------------- parent
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--grid", required=False)
+    ap.add_argument("--out")
+    ap.add_argument("--sample", type=int)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    try:
+        if args.worker:  # cases on stdin, answers on stdout
+            payload = json.load(sys.stdin)
+            # vLLM logs to stdout: keep the real stdout for the answers, send the rest to stderr
+            real_out = os.fdopen(os.dup(1), "w")
+            os.dup2(2, 1)
+            json.dump(run_worker(payload["world"], payload["cases"]), real_out)
+            real_out.close()
+            return 0
+        if not args.grid or not args.out:
+            raise OracleError("--grid and --out are required")
+        grid = load_json(args.grid, "grid")
+        cases = sample(cases_of(grid), args.sample)
+        by_world: Dict[str, List[Dict[str, Any]]] = {}
+        for c in cases:
+            by_world.setdefault(c["world"]["name"], []).append(c)
+        answers = run_all(by_world, args.jobs)
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump({"engine": "vllm", "version": PINNED, "grid": args.grid, "cases": answers}, f)
+        return 0
+    except OracleError as e:
+        sys.stderr.write(f"engine_vllm: error: {e}\n")
+        return 2
+
+
+def run_all(by_world: Dict[str, List[Dict[str, Any]]], jobs: int) -> List[Dict[str, Any]]:
+    import subprocess
+
+    pending = list(by_world.items())
+    running: List[Any] = []
+    results: Dict[str, List[Dict[str, Any]]] = {}
+    me = os.path.abspath(__file__)
+    while pending or running:
+        while pending and len(running) < max(1, jobs):
+            name, cs = pending.pop(0)
+            env = dict(os.environ, VLLM_LOGGING_LEVEL=os.environ.get("VLLM_LOGGING_LEVEL", "ERROR"))
+            p = subprocess.Popen([sys.executable, me, "--worker", name], env=env, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            import threading
+
+            box: Dict[str, Any] = {}
+
+            def talk(p=p, cs=cs, box=box):
+                box["out"], box["err"] = p.communicate(json.dumps({"world": cs[0]["world"], "cases": cs}))
+
+            t = threading.Thread(target=talk)
+            t.start()
+            running.append((name, cs, p, t, box))
+        time.sleep(0.05)
+        for item in list(running):
+            name, cs, p, t, box = item
+            if t.is_alive():
+                continue
+            running.remove(item)
+            err = box.get("err", "")
+            for line in err.splitlines():
+                if line.startswith("[vllm]") or "error:" in line:
+                    sys.stderr.write(line + "\n")
+            if p.returncode == 2:
+                raise OracleError(err.strip().splitlines()[-1] if err.strip() else "worker failed")
+            if p.returncode != 0:
+                tail = " | ".join(err.strip().splitlines()[-3:])
+                results[name] = [{**c, "answer": {"not_asked": f"worker for {name} exited {p.returncode}: {tail[:400]}"}}
+                                 for c in cs]
+            else:
+                results[name] = json.loads(box["out"])
+    return [c for name in by_world for c in results[name]]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
