@@ -146,6 +146,7 @@ int run_app(int argc, char** argv) {
     std::replace(a.begin() + 2, a.begin() + static_cast<std::ptrdiff_t>(end), '_', '-');
   }
   std::vector<char*> normalised;
+  normalised.reserve(args.size());
   for (auto& a : args) normalised.push_back(a.data());
   argv = normalised.data();
   try {
