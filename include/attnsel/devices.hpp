@@ -95,7 +95,7 @@ inline bool starts_with_folded(std::string_view text, std::string_view prefix) n
   out.reserve(text.size());
   for (const char c : text) {
     if (c == ' ' || c == '-' || c == '_') continue;
-    out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+    out.push_back(detail::ascii_lower(c));
   }
   for (bool dropped = true; dropped;) {
     dropped = false;

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <attnsel/config.hpp>
+#include <attnsel/enums.hpp>
 
-#include <cstddef>
 #include <string_view>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -39,18 +39,6 @@ inline constexpr kernel_family kernel_families[] = {
     {"CPU AMX", {{"vllm", "CPU_ATTN"}, {"sglang", "INTEL_AMX"}, {"sglang", "AMX_ATTN"}, {}}},
 };
 
-namespace detail {
-inline bool same_name(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] >= 'a' && a[i] <= 'z' ? static_cast<char>(a[i] - 'a' + 'A') : a[i];
-    const char y = b[i] >= 'a' && b[i] <= 'z' ? static_cast<char>(b[i] - 'a' + 'A') : b[i];
-    if (x != y) return false;
-  }
-  return true;
-}
-}  // namespace detail
-
 /// For a name some catalog uses (any case), the first spelling of the same family that `has(name)`
 /// accepts (a registry's lookup), with where the typed name comes from. `found` is false when the name
 /// is in no family or the family has no spelling `has` accepts.
@@ -66,10 +54,10 @@ template <class Has>
   for (const auto& f : kernel_families) {
     const engine_name* from = nullptr;
     for (const auto& n : f.names)
-      if (from == nullptr && !n.name.empty() && detail::same_name(n.name, typed)) from = &n;
+      if (from == nullptr && !n.name.empty() && detail::iequals(n.name, typed)) from = &n;
     if (from == nullptr) continue;
     for (const auto& n : f.names)
-      if (!n.name.empty() && !detail::same_name(n.name, typed) && has(n.name))
+      if (!n.name.empty() && !detail::iequals(n.name, typed) && has(n.name))
         return {true, f.family, from->catalog, n.name};
   }
   return {};

@@ -75,28 +75,31 @@ constexpr flag_alias flag_aliases[] = {
     {"--mm-attention-backend", "--backend (with --domain encoder)"},
 };
 
-// The flag a person meant by `typed`, among `cli`'s long option names; empty when nothing is close.
-std::string meant_flag(const CLI::App& cli, const std::string& typed) {
+// `cli`'s long flags, spelled as typed: `--head-size`.
+std::vector<std::string> long_flags(const CLI::App& cli) {
+  std::vector<std::string> out;
+  for (const auto* opt : cli.get_options())
+    for (const auto& n : opt->get_lnames()) out.push_back("--" + n);
+  return out;
+}
+
+// The flag a person meant by `typed`, among `flags`; empty when nothing is close.
+std::string meant_flag(const std::vector<std::string>& flags, const std::string& typed) {
   for (const auto& a : flag_aliases)
     if (typed == a.typed) return a.meant;
-  std::vector<std::string> names;
-  for (const auto* opt : cli.get_options())
-    for (const auto& n : opt->get_lnames()) names.push_back("--" + n);
-  return attnsel::closest_name(typed, names);
+  return attnsel::closest_name(typed, flags);
 }
 
 // "The following arguments were not expected: 64 --head-dim" names the value first and no fix: name the
 // flag that is not one of the command's, and the flag meant.
 std::string unexpected_arguments(const CLI::App& cli, int argc, char** argv) {
-  std::vector<std::string> known;
-  for (const auto* opt : cli.get_options())
-    for (const auto& n : opt->get_lnames()) known.push_back("--" + n);
+  const auto known = long_flags(cli);
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0 || arg.size() == 2) continue;
     arg = arg.substr(0, arg.find('='));
     if (std::find(known.begin(), known.end(), arg) != known.end()) continue;
-    const auto meant = meant_flag(cli, arg);
+    const auto meant = meant_flag(known, arg);
     return quoted_value(arg) + " is not a flag of 'attnsel " + cli.get_name() + "'" +
            (meant.empty() ? std::string() : "; did you mean " + meant + "?");
   }

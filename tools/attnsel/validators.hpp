@@ -61,9 +61,12 @@ template <class E>
 template <class E>
 [[nodiscard]] CLI::Validator enum_choice(std::initializer_list<E> left_out = {}) {
   std::vector<std::pair<std::string, E>> names;
+  std::vector<std::string> spelled;  // the same names, for the did-you-mean
   for (const E value : attnsel::enum_values<E>())
-    if (std::find(left_out.begin(), left_out.end(), value) == left_out.end())
+    if (std::find(left_out.begin(), left_out.end(), value) == left_out.end()) {
       names.emplace_back(attnsel::to_string(value), value);
+      spelled.push_back(names.back().first);
+    }
   const CLI::CheckedTransformer mapped(std::move(names), [](std::string text) {
     const auto value = attnsel::parse_enum<E>(text);
     return value ? std::string(attnsel::to_string(*value)) : text;
@@ -79,10 +82,6 @@ template <class E>
         return error;
       },
       "");
-  std::vector<std::string> spelled;
-  for (const E value : attnsel::enum_values<E>())
-    if (std::find(left_out.begin(), left_out.end(), value) == left_out.end())
-      spelled.emplace_back(attnsel::to_string(value));
   return reworded(strict, [accepted, spelled](const std::string& input) {
     const auto hint = attnsel::closest_name(input, spelled);
     return quoted_value(input) + " is not one of " + accepted + (hint.empty() ? "" : "; did you mean " + hint + "?");

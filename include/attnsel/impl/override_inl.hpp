@@ -96,8 +96,15 @@ ATTNSEL_INLINE std::string override_problem::message(const registry& reg) const 
   return message(reg, type == kind::unknown_name ? suggest_backend(token, reg) : std::string());
 }
 
+namespace detail {
+// `typed` as another built-in catalog's name for a kernel family `reg` has under its own name.
+inline equivalent_name equivalent_in(std::string_view typed, const registry& reg) {
+  return find_equivalent(typed, [&reg](std::string_view n) { return reg.index_of(n).has_value(); });
+}
+}  // namespace detail
+
 ATTNSEL_INLINE std::string suggest_backend(std::string_view typed, const registry& reg) {
-  const auto eq = find_equivalent(typed, [&reg](std::string_view n) { return reg.index_of(n).has_value(); });
+  const auto eq = detail::equivalent_in(typed, reg);
   if (eq.found) return std::string(eq.name);
   return closest_name(typed, reg.all_names());
 }
@@ -125,7 +132,7 @@ ATTNSEL_INLINE std::string override_problem::message(const registry& reg, const 
       const auto names = reg.all_names();
       std::string out = "unknown attention backend " + tok + where + ".";
       if (!hint.empty()) out += " Did you mean " + hint + "?";
-      const auto eq = find_equivalent(token, [&reg](std::string_view n) { return reg.index_of(n).has_value(); });
+      const auto eq = detail::equivalent_in(token, reg);
       if (eq.found)
         out += " (" + tok + " is the " + std::string(eq.from_catalog) + " catalog's name for " +
                std::string(eq.family) + "; this catalog calls it " + std::string(eq.name) + ".)";
