@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds the libFuzzer targets (build-fuzz/) and runs each for N seconds; non-zero on any finding.
+# Builds the libFuzzer targets (build-fuzz/) and runs each, and the atheris (Python) targets, for N seconds;
+# non-zero on any finding.
 #
 # Usage: tools/run_fuzzers.sh [SECONDS_PER_TARGET]   (default 60; works from any directory)
 # Environment:
-#   ATTNSEL_FUZZ_TARGETS    space-separated subset of targets to run (default: all five)
+#   ATTNSEL_FUZZ_TARGETS    space-separated subset of targets to run (default: all eight)
 #   ATTNSEL_FUZZ_BUILD_DIR  build directory (default: <repo>/build-fuzz)
 #   CC, CXX                 compilers for a fresh configure (default: clang, clang++)
+#   ATTNSEL_FUZZ_PYTHONPATH a folder holding a built attnsel package for the py_* targets (default: the
+#                           dev preset's build/dev/python, brought up to date, else the module built here)
+# The py_* targets (fuzz/py_*.py) run under atheris in the venv tools/fuzz_python_env.sh makes once.
 # Each target fuzzes a scratch copy of fuzz/corpus/<target> under <build>/fuzz-work/<target>/, so the
 # repository is never written. Crash, leak, timeout and OOM inputs land in .../artifacts/; the log of
 # each run is .../fuzz.log.
@@ -21,7 +25,8 @@ fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ATTNSEL_FUZZ_BUILD_DIR:-$root/build-fuzz}"
-targets=(${ATTNSEL_FUZZ_TARGETS:-fuzz_catalog fuzz_catalog_structured fuzz_override fuzz_platform fuzz_query})
+targets=(${ATTNSEL_FUZZ_TARGETS:-fuzz_catalog fuzz_catalog_structured fuzz_override fuzz_platform fuzz_query fuzz_model_config
+  py_tune_measurements py_engine_flags})
 
 # Longest input per target: a catalog file may be large, the other inputs are one-line strings or a
 # small JSON document.
@@ -32,6 +37,9 @@ max_len_for() {
     fuzz_override) echo 4096 ;;
     fuzz_platform) echo 1024 ;;
     fuzz_query) echo 65536 ;;
+    fuzz_model_config) echo 65536 ;;
+    py_tune_measurements) echo 65536 ;;
+    py_engine_flags) echo 4096 ;;
     *) echo "run_fuzzers.sh: unknown target '$1'" >&2; return 1 ;;
   esac
 }
@@ -55,11 +63,35 @@ CC="${CC:-clang}" CXX="${CXX:-clang++}" cmake -S "$root" -B "$build" -G Ninja \
   echo "run_fuzzers.sh: configure failed (log: $configure_log)" >&2
   exit 2
 }
-cmake --build "$build" --target "${targets[@]}"
+cxx_targets=()
+py_targets=()
+for target in "${targets[@]}"; do
+  if [[ "$target" == py_* ]]; then py_targets+=("$target"); else cxx_targets+=("$target"); fi
+done
+if [[ ${#cxx_targets[@]} -gt 0 ]]; then
+  cmake --build "$build" --target "${cxx_targets[@]}"
+  echo "== replay the seed corpora and regressions once (ctest)"
+  replay_regex="^($(IFS='|'; echo "${cxx_targets[*]}"))_replay\$"
+  ctest --test-dir "$build" --output-on-failure -R "$replay_regex"
+fi
 
-echo "== replay the seed corpora and regressions once (ctest)"
-replay_regex="^($(IFS='|'; echo "${targets[*]}"))_replay\$"
-ctest --test-dir "$build" --output-on-failure -R "$replay_regex"
+# The Python targets: atheris in its own venv on Debian's python3, importing a built attnsel package.
+if [[ ${#py_targets[@]} -gt 0 ]]; then
+  echo "== Python fuzzers: venv and module"
+  fuzz_python="$("$root/tools/fuzz_python_env.sh")"
+  py_path="${ATTNSEL_FUZZ_PYTHONPATH:-}"
+  if [[ -z "$py_path" && -f "$root/build/dev/build.ninja" ]]; then
+    cmake --build "$root/build/dev" --target attnsel_python  # a no-op when the dev build is current
+    py_path="$root/build/dev/python"
+  elif [[ -z "$py_path" ]]; then
+    cmake --build "$build" --target attnsel_python
+    py_path="$build/python"
+  fi
+  if ! PYTHONPATH="$py_path" "$fuzz_python" -c 'import attnsel.tune, attnsel.engines.vllm' >/dev/null; then
+    echo "run_fuzzers.sh: no importable attnsel package in '$py_path' for $fuzz_python" >&2
+    exit 2
+  fi
+fi
 
 # halt_on_error makes any UBSan report fatal even if a flag is lost; symbolize for readable traces.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:symbolize=1"
@@ -82,7 +114,12 @@ for target in "${targets[@]}"; do
 
   echo "== $target: ${seconds}s, corpus $(ls "$work/corpus" | wc -l) seeds"
   status=0
-  "$build/fuzz/$target" "${args[@]}" "$work/corpus" >"$work/fuzz.log" 2>&1 || status=$?
+  if [[ "$target" == py_* ]]; then
+    PYTHONPATH="$py_path" "$fuzz_python" "$root/fuzz/$target.py" "${args[@]}" "$work/corpus" >"$work/fuzz.log" 2>&1 ||
+      status=$?
+  else
+    "$build/fuzz/$target" "${args[@]}" "$work/corpus" >"$work/fuzz.log" 2>&1 || status=$?
+  fi
 
   # Status lines read "#N <event> cov: C ft: F corp: ..." (the last is DONE on a clean run); the final
   # stats give the number of runs and exec/s.
@@ -95,23 +132,28 @@ for target in "${targets[@]}"; do
 
   problems=""
   [[ $status -ne 0 ]] && problems+=" exit=$status"
-  if grep -qE 'runtime error:|ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|invariant violated|SUMMARY: ' "$work/fuzz.log"; then
+  if grep -qE 'runtime error:|ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|invariant violated|SUMMARY: |Uncaught Python exception' "$work/fuzz.log"; then
     problems+=" sanitizer/invariant report"
   fi
   artifacts="$(find "$work/artifacts" -type f | sort)"
   [[ -n "$artifacts" ]] && problems+=" artifacts"
 
-  line="$(printf '%-14s execs=%-9s exec/s=%-7s cov=%-5s ft=%-6s corpus=%s' "$target" "${execs:-?}" "${rate:-?}" \
+  line="$(printf '%-20s execs=%-9s exec/s=%-7s cov=%-5s ft=%-6s corpus=%s' "$target" "${execs:-?}" "${rate:-?}" \
           "${cov:-?}" "${ft:-?}" "$corpus_size")"
   if [[ -n "$problems" ]]; then
     failed+=("$target")
     summary+=("$line  FAILED:$problems")
     echo "-- $target FAILED:$problems (log: $work/fuzz.log)"
-    grep -E -m 20 -A 25 'runtime error:|ERROR: |invariant violated|terminate called' "$work/fuzz.log" | head -n 60 || true
+    grep -E -m 20 -A 25 'runtime error:|ERROR: |invariant violated|terminate called|Uncaught Python exception' \
+      "$work/fuzz.log" | head -n 60 || true
     while IFS= read -r a; do
       [[ -z "$a" ]] && continue
       echo "   reproducer: $a"
-      echo "   replay:     $build/fuzz/$target '$a'"
+      if [[ "$target" == py_* ]]; then
+        echo "   replay:     PYTHONPATH=$py_path $fuzz_python $root/fuzz/$target.py '$a'"
+      else
+        echo "   replay:     $build/fuzz/$target '$a'"
+      fi
     done <<<"$artifacts"
   else
     summary+=("$line  ok")

@@ -29,9 +29,10 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import attnsel
+from attnsel.engines import MAX_JSON_DEPTH, _json_depth
 
 SEQ_LIMIT = 1 << 30  # attnsel's limit on a sequence length (limits::seq_len)
 BATCH_LIMIT = 1 << 24  # and on a batch (limits::batch_size)
@@ -246,7 +247,7 @@ class _Reader:
             kv = self.integer(w["num_kv_heads"], f"{wp}/num_kv_heads", 1, heads)
             if heads % kv:
                 self.fail(f"{wp}/num_kv_heads", f"{kv} does not divide num_heads {heads}")
-            if w["dtype"] not in TOLERANCE:
+            if not isinstance(w["dtype"], str) or w["dtype"] not in TOLERANCE:  # a list is unhashable
                 self.fail(f"{wp}/dtype", f"expected one of {', '.join(TOLERANCE)}, got {w['dtype']!r:.60}")
             classes = tuple(self.shape(c, f"{wp}/classes/{i}") for i, c in enumerate(self.lst(w["classes"],
                                                                                                    f"{wp}/classes")))
@@ -280,6 +281,21 @@ def from_json(doc: dict) -> List[TuneResult]:
     field's JSON pointer): times finite and > 0, each backend a torch_sdpa backend timed once per class,
     ranges non-empty. The timings of each class are ranked by time, whatever their order in the file."""
     return _Reader().document(doc)
+
+
+def read_measurements(data: Union[bytes, str]) -> List[TuneResult]:
+    """The TuneResults of a measurements file's bytes (or text), as `--from-json` reads them. Raises only
+    ValueError: MeasurementError for a document from_json refuses, for JSON nested deeper than
+    MAX_JSON_DEPTH levels (json's recursion would raise RecursionError) and for text that is not JSON;
+    UnicodeDecodeError for bytes that are not UTF-8."""
+    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    if _json_depth(text) > MAX_JSON_DEPTH:
+        raise MeasurementError(f"/: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise MeasurementError(f"/: not JSON: {e}") from None
+    return from_json(doc)
 
 
 def check_results(results: Sequence[TuneResult]) -> None:
@@ -782,8 +798,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     if a.from_json:
         try:
-            with open(a.from_json) as f:
-                results = from_json(json.load(f))
+            with open(a.from_json, "rb") as f:
+                results = read_measurements(f.read())
         except (OSError, ValueError) as e:
             data_error(f"--from-json: {a.from_json}: {e}")
         if not results:
