@@ -330,3 +330,29 @@ TEST_CASE("attnsel diff --on layers two tuned overlays and shows what changed on
   CHECK(unknown.status == 2);
   CHECK(unknown.err.find("--on") != std::string::npos);
 }
+
+#ifndef ATTNSEL_TEST_UNDER_ASAN
+TEST_CASE("attnsel diff refuses a huge space within 64 MiB, naming the axis sizes (issue 35)", "[cli][diff]") {
+  // 100 rules with their own length, batch and GQA-group ranges: 1.7e9 calls. Before, the calls axis
+  // was built before the size check (a 15 KB catalog: 17 s and 2.6 GB before the refusal).
+  std::string policies;
+  for (int k = 1; k <= 100; ++k) {
+    const auto v = std::to_string(3 * k);
+    const auto range = R"({"min": )" + v + R"(, "max": )" + v + "}";
+    policies += (k > 1 ? "," : "") + std::string(R"({"domain": "decoder", "vendor": "cuda", "seq_len_q": )") + range +
+                R"(, "seq_len_kv": )" + range + R"(, "batch_size": )" + range + R"(, "gqa_group": )" + range +
+                R"(, "order": ["A"]})";
+  }
+  const temp_file wide(R"({"format": "attnsel-catalog", "version": 2, "name": "wide", "backends": [{"name": "A",
+      "domains": ["decoder"]}], "policies": [)" +
+                       policies + "]}");
+  // 64 MiB of address space for the whole tool (the shell execs it, so the limit is the tool's own).
+  const auto r = cli_run::run_in("sh -c 'ulimit -v 65536; exec \"$0\" \"$@\"'", {"diff", wide.path(), wide.path()});
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(has(r.err, "more than 50,000,000 configurations"));
+  CHECK(has(r.err, "x calls "));
+  CHECK(has(r.err, "(phases 1 x seq_len_q 202 x seq_len_kv 202 x batch_size 202 x gqa_group 202"));
+}
+#endif

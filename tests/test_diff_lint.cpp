@@ -301,3 +301,183 @@ TEST_CASE("diff enumerates the calls a format-2 threshold tells apart", "[diff]"
   check_examples(d, a, b);
   CHECK(diff_catalogs(a, a, options).empty());
 }
+
+namespace {
+
+catalog catalog_v2(const std::string& name, const std::string& backends, const std::string& policies) {
+  return parse_catalog(parse_json_document(R"({"format": "attnsel-catalog", "version": 2, "name": ")" + name +
+                                           R"(", "backends": [)" + backends + R"(], "policies": [)" + policies + "]}"),
+                       name);
+}
+
+}  // namespace
+
+TEST_CASE("diff refuses a space of many distinct call thresholds from the axis sizes, before building any (issue 35)",
+          "[diff]") {
+  // 100 rules, each with its own length, batch and GQA-group range: about 15 KB of catalog whose calls
+  // axis alone has 202^4 = 1.7e9 calls (32 GB as call points). Before, the axis was built in full
+  // before the size check (a 15 KB catalog took 17 s and 2.6 GB to be refused; this one cannot be
+  // built at all), so reaching the refusal proves nothing of the product was materialised.
+  std::string policies;
+  for (int k = 1; k <= 100; ++k) {
+    const auto v = std::to_string(3 * k);
+    const auto range = R"({"min": )" + v + R"(, "max": )" + v + "}";
+    policies += (k > 1 ? "," : "") + std::string(R"({"domain": "decoder", "vendor": "cuda", "seq_len_q": )") + range +
+                R"(, "seq_len_kv": )" + range + R"(, "batch_size": )" + range + R"(, "gqa_group": )" + range +
+                R"(, "order": ["A"]})";
+  }
+  const auto c = catalog_v2("wide", R"({"name": "A", "domains": ["decoder"]})", policies);
+  diff_options options;
+  options.encoder = false;
+  try {
+    (void)diff_catalogs(c, c, options);
+    FAIL("the space was not refused");
+  } catch (const std::length_error& e) {
+    const std::string message = e.what();
+    INFO(message);
+    // The message names the scope and every axis size, the calls axis by its factors.
+    CHECK(message.find("more than 50,000,000 configurations") != std::string::npos);
+    CHECK(message.find("cuda decoder standard") != std::string::npos);
+    CHECK(message.find("x component sets ") != std::string::npos);
+    CHECK(message.find("x num_heads ") != std::string::npos);
+    CHECK(message.find("(phases 1 x seq_len_q 202 x seq_len_kv 202 x batch_size 202 x gqa_group 202 + 0 measured "
+                       "corners)") != std::string::npos);
+    CHECK(message.find("narrow it") != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "diff's text states a large calls axis by its first values and a count, and keeps the space bounded "
+    "(issue 35)",
+    "[diff]") {
+  // 20 rules, each with its own key-length and batch threshold: 22 key lengths (the query lengths
+  // take the same values) x 22 batch sizes = 10,648 calls. Before, every one was listed: a 4 KB
+  // catalog of 20 such rules printed a 26 MB `calls:` line.
+  std::string policies;
+  for (int k = 1; k <= 20; ++k)
+    policies += (k > 1 ? "," : "") + std::string(R"({"domain": "decoder", "vendor": "cpu", "seq_len_kv": {"min": )") +
+                std::to_string(4 * k) + R"(}, "batch_size": {"min": )" + std::to_string(4 * k) +
+                R"(}, "order": ["A"]})";
+  const auto c = catalog_v2("lengths", R"({"name": "A", "domains": ["decoder"]})", policies);
+  diff_options options;
+  options.encoder = false;
+  options.skip_identical = false;
+  const auto d = diff_catalogs(c, c, options);
+  CHECK(d.empty());
+  CHECK(d.space.call_count == 22u * 22u * 22u);
+  REQUIRE(d.space.calls.size() == diff_space::listed_calls);
+  CHECK(d.space.calls.front() == "unstated");
+  CHECK(d.space.calls[1] == "unstated batch_size=3");  // ascending: one value per class, the class's last
+  const auto text = diff_text(d);
+  const auto line = text.substr(text.find("  calls:"), text.find('\n', text.find("  calls:")) - text.find("  calls:"));
+  INFO(line);
+  CHECK(line.size() < 1000);
+  CHECK(line.find(", ... (10,624 more)") != std::string::npos);
+  const auto j = to_json(d);
+  CHECK(j.at("space").at("call_count").get<std::size_t>() == d.space.call_count);
+  CHECK(j.at("space").at("calls").size() == diff_space::listed_calls);
+}
+
+TEST_CASE(
+    "diff states each GQA group with a head count that realises it, past the groups' common multiple "
+    "(issue 35)",
+    "[diff]") {
+  // Rules at GQA groups 3, 5, ..., 23 make the groups' least common multiple pass the head-count limit
+  // (2^20); FAST serves groups from 29 in A and from 30 in B. Before, group 29 was left unstated (no
+  // head count divided it) and the two catalogs diffed as identical.
+  const auto doc = [](int min_group) {
+    std::string policies;
+    for (int p : {3, 5, 7, 11, 13, 17, 19, 23})
+      policies += R"({"domain": "decoder", "vendor": "cpu", "gqa_group": {"min": )" + std::to_string(p) +
+                  R"(, "max": )" + std::to_string(p) + R"(}, "order": ["FAST", "SLOW"]},)";
+    policies += R"({"domain": "decoder", "vendor": "cpu", "order": ["FAST", "SLOW"]})";
+    return catalog_v2("g" + std::to_string(min_group),
+                      R"({"name": "FAST", "domains": ["decoder"], "gqa_group": {"min": )" + std::to_string(min_group) +
+                          R"(}}, {"name": "SLOW", "domains": ["decoder"]})",
+                      policies);
+  };
+  const auto a = doc(29);
+  const auto b = doc(30);
+  diff_options options;
+  options.encoder = false;
+  options.overrides = false;
+  const auto d = diff_catalogs(a, b, options);
+  REQUIRE_FALSE(d.empty());
+  for (const auto& g : d.groups)
+    for (const auto& t : g.transitions) {
+      CHECK(t.from == "FAST");
+      CHECK(t.to == "SLOW");
+      for (const auto& e : t.examples) {
+        REQUIRE(e.query.num_kv_heads != 0);
+        CHECK(e.query.num_heads / e.query.num_kv_heads == 29u);
+      }
+    }
+  check_examples(d, a, b);
+  CHECK(d.space.gqa_unrealised == 0);
+  CHECK(diff_catalogs(a, a, options).empty());
+}
+
+TEST_CASE("a group no head count of its class can state is counted and reported, never skipped silently (issue 35)",
+          "[diff]") {
+  // Rules see at most 8 heads: a group of 9 or more fits no head count of that class.
+  const auto c = catalog_v2("small_heads", R"({"name": "A", "domains": ["decoder"], "gqa_group": {"min": 9}})",
+                            R"({"domain": "decoder", "vendor": "cpu", "max_num_heads": 8, "order": ["A"]})");
+  diff_options options;
+  options.encoder = false;
+  const auto d = diff_catalogs(c, c, options);
+  CHECK(d.space.gqa_unrealised > 0);
+  CHECK(diff_text(d).find("configurations state a GQA group that no head count of their num_heads class realises") !=
+        std::string::npos);
+  CHECK(to_json(d).at("space").at("gqa_unrealised").get<std::size_t>() == d.space.gqa_unrealised);
+}
+
+TEST_CASE("diff enumerates every vendor: registration order on a vendor no rule names is compared (issue 35)",
+          "[diff]") {
+  // X and Y run everywhere; the only rule is on CUDA. On every other vendor the registration order
+  // decides. Before, only CUDA was enumerated and the catalogs diffed as identical.
+  const auto doc = [](const std::string& name, const std::string& backends) {
+    return catalog_v2(name, backends, R"({"domain": "decoder", "vendor": "cuda", "order": ["X", "Y"]})");
+  };
+  const auto a = doc("xy", R"({"name": "X", "domains": ["decoder"]}, {"name": "Y", "domains": ["decoder"]})");
+  const auto b = doc("yx", R"({"name": "Y", "domains": ["decoder"]}, {"name": "X", "domains": ["decoder"]})");
+  diff_options options;
+  options.encoder = false;
+  const auto d = diff_catalogs(a, b, options);
+  REQUIRE_FALSE(d.empty());
+  for (const auto& g : d.groups) {
+    CHECK(g.platform.rfind("cuda", 0) != 0);  // the CUDA rule orders both alike
+    CHECK(g.rule_a == "registration order");
+    for (const auto& t : g.transitions) CHECK((t.from == "X" && t.to == "Y"));
+  }
+  for (auto v : {device_vendor::rocm, device_vendor::xpu, device_vendor::cpu, device_vendor::tpu}) {
+    const auto it =
+        std::find_if(d.vendors.begin(), d.vendors.end(), [&](const diff_vendor_count& c) { return c.vendor == v; });
+    INFO(to_string(v));
+    REQUIRE(it != d.vendors.end());
+    CHECK(it->changed > 0);
+  }
+  check_examples(d, a, b);
+}
+
+TEST_CASE("a catalog that names no platform diffs over every vendor with a representative arch (issue 35)", "[diff]") {
+  const auto a =
+      catalog_v2("plain", R"({"name": "X", "domains": ["decoder"]}, {"name": "Y", "domains": ["decoder"]})", "");
+  const auto b =
+      catalog_v2("swapped", R"({"name": "Y", "domains": ["decoder"]}, {"name": "X", "domains": ["decoder"]})", "");
+  const auto same = diff_catalogs(a, a);
+  CHECK(same.empty());
+  CHECK(same.space.configurations > 0);
+  CHECK(same.vendors.size() == enum_values<device_vendor>().size());
+  for (const auto& v : same.vendors) {
+    INFO(to_string(v.vendor));
+    CHECK(v.configurations > 0);
+  }
+  for (const char* p : {"cuda 9.0", "rocm gfx942", "xpu", "cpu", "tpu"}) {
+    INFO(p);
+    CHECK(std::find(same.space.platforms.begin(), same.space.platforms.end(), p) != same.space.platforms.end());
+  }
+  const auto d = diff_catalogs(a, b);
+  REQUIRE_FALSE(d.empty());
+  for (const auto& v : d.vendors) CHECK(v.changed > 0);
+  check_examples(d, a, b);
+}

@@ -68,9 +68,14 @@ struct diff_space {
   std::vector<std::string> modes;
   std::vector<std::string> features;     ///< `none` and each single feature
   std::vector<std::uint32_t> num_heads;  ///< 0 = unknown
-  /// Calls (format 2): `unstated`, or a phase with the lengths on both sides of each threshold the
-  /// catalogs use (`decode seq_len_q=1 seq_len_kv=2`).
+  /// Calls (format 2): `unstated`, or a phase with one length per class of the thresholds the
+  /// catalogs use (`decode seq_len_q=1 seq_len_kv=2`); the first `listed_calls` distinct ones, ascending.
   std::vector<std::string> calls;
+  std::size_t call_count = 0;  ///< distinct calls enumerated (`calls` lists the first)
+  static constexpr std::size_t listed_calls = 64;
+  /// Configurations whose GQA group no head count of their num_heads class can state (a group above
+  /// every head count a rule allows there): compared with the group unstated, and counted here.
+  std::size_t gqa_unrealised = 0;
   std::vector<std::string> overrides;  ///< `auto` and each backend forced somewhere in the space
   std::size_t configurations = 0;      ///< configurations compared (each decided by both catalogs)
   std::size_t evaluated = 0;           ///< of those, the ones selected in both catalogs (see skip_identical)
@@ -96,15 +101,16 @@ struct catalog_diff {
 };
 
 /// Compares the decisions of `a` and `b` over every configuration of the space both catalogs mention:
-/// each vendor; each CUDA capability at which a range in either catalog starts or ends (and one below
-/// the lowest); each gfx arch named, plus one per family named; every set of the components that
-/// backends require or rules condition on for that vendor, domain and mode; head sizes, dtypes, KV
+/// every vendor the library knows (each with at least one arch); each CUDA capability at which a range in either
+/// catalog starts or ends (and one below the lowest); each gfx arch named, plus one per family named; every set of the
+/// components that backends require or rules condition on for that vendor, domain and mode; head sizes, dtypes, KV
 /// dtypes, block sizes, attention types, single features and head counts at the values where some
 /// backend or rule changes its answer (values no check tells apart are merged into one); both domains
 /// and every mode; automatic selection, plus each backend forced when its descriptor differs and it
 /// could serve the vendor, domain and mode in either catalog. The
 /// query's value head size equals its head size; component sets that satisfy the same requirements and
-/// conditions are merged. Throws std::length_error when the space exceeds `options.max_configurations`.
+/// conditions are merged. Throws std::length_error, naming every axis size, when the space exceeds
+/// `options.max_configurations`; the sizes are counted before any product of axes is built.
 [[nodiscard]] catalog_diff diff_catalogs(const catalog& a, const catalog& b, const diff_options& options = {});
 
 /// Text for people: a header stating the space and counts, then one block per group with its

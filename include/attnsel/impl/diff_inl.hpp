@@ -13,6 +13,7 @@
 #include <attnsel/impl/text.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -21,9 +22,13 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <tuple>
 #include <type_traits>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -448,6 +453,17 @@ struct call_point {
   std::uint32_t seq_len_kv = 0;
   std::uint32_t batch_size = 0;
   std::uint32_t gqa_group = 0;  ///< stated through num_kv_heads = num_heads / gqa_group; 0: unstated
+
+  friend bool operator==(const call_point& a, const call_point& b) {
+    return a.phase == b.phase && a.seq_len_q == b.seq_len_q && a.seq_len_kv == b.seq_len_kv &&
+           a.batch_size == b.batch_size && a.gqa_group == b.gqa_group;
+  }
+  friend bool operator<(const call_point& a, const call_point& b) {
+    const auto key = [](const call_point& c) {
+      return std::make_tuple(static_cast<int>(c.phase), c.seq_len_q, c.seq_len_kv, c.batch_size, c.gqa_group);
+    };
+    return key(a) < key(b);
+  }
 };
 
 inline std::string call_text(const call_point& c) {
@@ -459,8 +475,77 @@ inline std::string call_text(const call_point& c) {
   return out;
 }
 
+// a * b, or SIZE_MAX when that overflows: counts are compared with a limit before anything is built.
+inline std::size_t saturating_product(std::initializer_list<std::size_t> factors) {
+  std::size_t out = 1;
+  for (auto f : factors) {
+    if (f == 0) return 0;
+    if (out > SIZE_MAX / f) return SIZE_MAX;
+    out *= f;
+  }
+  return out;
+}
+
+inline std::size_t saturating_sum(std::size_t a, std::size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
+
+inline std::string with_commas(std::size_t n) {
+  auto digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// The calls axis by its factors (issue 35): each phase x each query length x each key length x each
+// batch size x each GQA group, plus the corners of measured rules. Each factor is linear in the
+// catalogs; the product is counted (size()) and walked (for_each()), never stored, so a space too
+// large to compare is refused before any of it is built.
+struct call_axes {
+  std::vector<attention_phase> phases = {attention_phase::unstated};
+  std::vector<std::uint32_t> seq_len_q = {0};  // ascending, 0 (unstated) first
+  std::vector<std::uint32_t> seq_len_kv = {0};
+  std::vector<std::uint32_t> batch_size = {0};
+  std::vector<std::uint32_t> gqa_group = {0};
+  std::vector<call_point> corners;  // measured rules' own corners, in rule order (issue 23)
+
+  [[nodiscard]] std::size_t product_size() const {
+    return saturating_product(
+        {phases.size(), seq_len_q.size(), seq_len_kv.size(), batch_size.size(), gqa_group.size()});
+  }
+  [[nodiscard]] std::size_t size() const { return saturating_sum(product_size(), corners.size()); }
+  template <class F>
+  void for_each(F&& f) const {
+    for (auto ph : phases)
+      for (auto q : seq_len_q)
+        for (auto kv : seq_len_kv)
+          for (auto b : batch_size)
+            for (auto g : gqa_group) f(call_point{ph, q, kv, b, g});
+    for (const auto& c : corners) f(c);
+  }
+  // How many of the calls state the GQA group g.
+  [[nodiscard]] std::size_t with_group(std::uint32_t g) const {
+    std::size_t n = std::binary_search(gqa_group.begin(), gqa_group.end(), g)
+                        ? saturating_product({phases.size(), seq_len_q.size(), seq_len_kv.size(), batch_size.size()})
+                        : 0;
+    for (const auto& c : corners)
+      if (c.gqa_group == g) n = saturating_sum(n, 1);
+    return n;
+  }
+  [[nodiscard]] std::string sizes_text() const {
+    return "phases " + with_commas(phases.size()) + " x seq_len_q " + with_commas(seq_len_q.size()) + " x seq_len_kv " +
+           with_commas(seq_len_kv.size()) + " x batch_size " + with_commas(batch_size.size()) + " x gqa_group " +
+           with_commas(gqa_group.size()) + " + " + with_commas(corners.size()) + " measured corners";
+  }
+  friend bool operator==(const call_axes& a, const call_axes& b) {
+    return a.phases == b.phases && a.seq_len_q == b.seq_len_q && a.seq_len_kv == b.seq_len_kv &&
+           a.batch_size == b.batch_size && a.gqa_group == b.gqa_group && a.corners == b.corners;
+  }
+};
+
 struct diff_axes {
-  std::vector<call_point> calls;  // just the unstated call when the scope reads no phase or shape
+  call_axes calls;  // just the unstated call when the scope reads no phase or shape
   std::vector<std::uint32_t> head_sizes;
   std::vector<data_type> dtypes;
   std::vector<cache_dtype> kv_cache_dtypes;
@@ -468,6 +553,16 @@ struct diff_axes {
   std::vector<attention_type> attn_types;
   std::vector<std::string> features;  // "" = none
   std::vector<std::uint32_t> num_heads;
+  // Head-count classes, for stating a GQA group with a head count of the same class (issue 35): the
+  // positive counts cut into intervals [head_starts[k], head_starts[k + 1]) that no rule tells apart
+  // inside, the class of each interval, and the class of each value of `num_heads` (0: unknown).
+  std::vector<std::uint32_t> head_starts;
+  std::vector<std::uint32_t> interval_class;
+  std::vector<std::uint32_t> head_class;
+  // Filled by realise_groups() once the space is accepted: for num_heads[i] and group groups[j], the
+  // head count that states it (0: none in the class can) at realised[i * groups.size() + j].
+  std::vector<std::uint32_t> groups;
+  std::vector<std::uint32_t> realised;
 };
 
 inline bool block_accepted(const std::vector<std::uint32_t>& multiples, std::uint32_t size) {
@@ -475,15 +570,37 @@ inline bool block_accepted(const std::vector<std::uint32_t>& multiples, std::uin
   return std::any_of(multiples.begin(), multiples.end(), [&](std::uint32_t m) { return size % m == 0; });
 }
 
+// One value per class of a shape field (issue 35; before, both sides of every cut, up to twice as
+// many per field and 16 times as many calls): 0 (unstated), and for cuts c1 < ... < ck (a class is
+// [ci, ci+1 - 1]) each ci - 1 and ck, up to the field's limit. `both_sides` also keeps each ci, so
+// two unequal lengths of one class exist where `equal_seq_lens` compares the query and key lengths.
+inline std::vector<std::uint32_t> field_values(const std::vector<std::uint32_t>& cuts, std::uint32_t limit,
+                                               bool both_sides) {
+  std::vector<std::uint32_t> out = {0};
+  for (auto c : cuts) {
+    if (c > 1) out.push_back(c - 1);
+    if (both_sides) out.push_back(c);
+  }
+  if (!cuts.empty()) out.push_back(*std::max_element(cuts.begin(), cuts.end()));
+  out.erase(std::remove_if(out.begin(), out.end(), [&](std::uint32_t v) { return v > limit; }), out.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 // The calls that tell the scope's format-2 limits and conditions apart: the unstated call, and when
-// something reads them, each phase and the values on both sides of every length and batch threshold
-// (a query length equal to each key length among them, for `equal_seq_lens`).
-inline std::vector<call_point> calls_of(const diff_scope& s) {
+// something reads them, each phase and one value per class of every length, batch and GQA-group
+// threshold (a query length equal to each key length among them, for `equal_seq_lens`).
+inline call_axes calls_of(const diff_scope& s) {
   bool phases = false;
+  bool equal_lens = false;
   shape_thresholds cuts;
   for (const auto* c : s.caps) {
     add_cuts(*c, cuts);
-    for (const auto& r : c->call_rules) phases = phases || !r.when.phases.empty() || !r.require.phases.empty();
+    for (const auto& r : c->call_rules) {
+      phases = phases || !r.when.phases.empty() || !r.require.phases.empty();
+      equal_lens = equal_lens || r.when.equal_seq_lens || r.require.equal_seq_lens;
+    }
   }
   for (const auto* r : s.rules) {
     if (r->measured) continue;  // its own corners below
@@ -494,31 +611,19 @@ inline std::vector<call_point> calls_of(const diff_scope& s) {
       phases = phases || !e.phases.empty();
     }
   }
-  const auto values = [&](shape_field f) {
-    std::vector<std::uint32_t> out = {0};
-    for (auto c : cuts.cuts[static_cast<std::size_t>(f)]) {
-      out.push_back(c);
-      if (c > 1) out.push_back(c - 1);
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+  const auto values = [&](shape_field f, std::uint32_t limit) {
+    return field_values(cuts.cuts[static_cast<std::size_t>(f)], limit, equal_lens);
   };
-  std::vector<attention_phase> phase_values = {attention_phase::unstated};
-  if (phases) phase_values = {attention_phase::unstated, attention_phase::prefill, attention_phase::decode};
-  auto q_values = values(shape_field::seq_len_q);
-  const auto kv_values = values(shape_field::seq_len_kv);
-  const auto batch_values = values(shape_field::batch_size);
-  // GQA groups on both sides of each group threshold (stated through num_kv_heads: queries_of).
-  const auto gqa_values = values(shape_field::gqa_group);
-  for (auto kv : kv_values)
-    if (std::find(q_values.begin(), q_values.end(), kv) == q_values.end()) q_values.push_back(kv);
-  std::vector<call_point> out;
-  for (auto ph : phase_values)
-    for (auto q : q_values)
-      for (auto kv : kv_values)
-        for (auto b : batch_values)
-          for (auto g : gqa_values) out.push_back({ph, q, kv, b, g});
+  call_axes out;
+  if (phases) out.phases = {attention_phase::unstated, attention_phase::prefill, attention_phase::decode};
+  out.seq_len_q = values(shape_field::seq_len_q, limits::seq_len);
+  out.seq_len_kv = values(shape_field::seq_len_kv, limits::seq_len);
+  out.batch_size = values(shape_field::batch_size, limits::batch_size);
+  // GQA groups, one per class (stated through num_kv_heads: for_each_query).
+  out.gqa_group = values(shape_field::gqa_group, limits::num_heads);
+  out.seq_len_q.insert(out.seq_len_q.end(), out.seq_len_kv.begin(), out.seq_len_kv.end());
+  std::sort(out.seq_len_q.begin(), out.seq_len_q.end());
+  out.seq_len_q.erase(std::unique(out.seq_len_q.begin(), out.seq_len_q.end()), out.seq_len_q.end());
   // A measured rule's class: the corners of its own ranges, with its GQA group. Crossed with every
   // other rule's cuts they would multiply as classes are added (an overlay has dozens).
   for (const auto* r : s.rules) {
@@ -539,7 +644,7 @@ inline std::vector<call_point> calls_of(const diff_scope& s) {
     for (auto ph : rule_phases)
       for (auto q : ends(shape_field::seq_len_q))
         for (auto kv : ends(shape_field::seq_len_kv))
-          for (auto b : ends(shape_field::batch_size)) out.push_back({ph, q, kv, b, gqa});
+          for (auto b : ends(shape_field::batch_size)) out.corners.push_back({ph, q, kv, b, gqa});
   }
   return out;
 }
@@ -659,14 +764,19 @@ inline diff_axes axes_of(const diff_scope& s) {
 
   std::vector<std::uint32_t> heads_count = {0};
   // A GQA group is stated through num_kv_heads = num_heads / group: when some call states one, the
-  // first stated head count is one every group divides (their least common multiple, within limits).
+  // first stated head count is one every group divides (their least common multiple, within limits);
+  // a group it misses is stated with a head count of the same class (realise_groups()).
   std::uint32_t divisible = 1;
-  for (const auto& c : ax.calls)
-    if (c.gqa_group != 0) {
-      const auto lcm = std::uint64_t{divisible} / std::gcd(divisible, c.gqa_group) * c.gqa_group;
-      if (lcm <= limits::num_heads) divisible = static_cast<std::uint32_t>(lcm);
-    }
-  if (divisible > 1) heads_count.push_back(divisible);
+  bool any_group = false;
+  const auto note_group = [&](std::uint32_t g) {
+    if (g == 0) return;
+    any_group = true;
+    const auto lcm = std::uint64_t{divisible} / std::gcd(divisible, g) * g;
+    if (lcm <= limits::num_heads) divisible = static_cast<std::uint32_t>(lcm);
+  };
+  for (auto g : ax.calls.gqa_group) note_group(g);
+  for (const auto& c : ax.calls.corners) note_group(c.gqa_group);
+  if (any_group) heads_count.push_back(divisible);
   for (const auto* r : s.rules) {
     if (!r->min_num_heads && !r->max_num_heads) continue;
     heads_count.push_back(std::max<std::uint32_t>(r->min_num_heads, 1));
@@ -684,6 +794,17 @@ inline diff_axes axes_of(const diff_scope& s) {
     std::vector<std::uint32_t> sorted(values);
     std::sort(sorted.begin(), sorted.end());
     std::vector<sig_hash> diff(sorted.size() + 1);
+    // The same flips over the interval starts, for the classes of head counts that are no candidate.
+    std::vector<std::uint32_t> starts = {1};
+    for (const auto* r : s.rules) {
+      if (!r->min_num_heads && !r->max_num_heads) continue;
+      starts.push_back(std::max<std::uint32_t>(r->min_num_heads, 1));
+      if (r->max_num_heads && r->max_num_heads < limits::num_heads) starts.push_back(r->max_num_heads + 1);
+    }
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    starts.erase(std::upper_bound(starts.begin(), starts.end(), limits::num_heads), starts.end());
+    std::vector<sig_hash> start_diff(starts.size() + 1);
     std::size_t predicate = 1;
     for (const auto* r : s.rules) {
       if (!r->min_num_heads && !r->max_num_heads) continue;
@@ -694,6 +815,10 @@ inline diff_axes axes_of(const diff_scope& s) {
         const auto b = static_cast<std::size_t>(std::upper_bound(sorted.begin(), sorted.end(), hi) - sorted.begin());
         diff[a].flip(predicate);
         diff[b].flip(predicate);
+        const auto sa = static_cast<std::size_t>(std::lower_bound(starts.begin(), starts.end(), lo) - starts.begin());
+        const auto sb = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), hi) - starts.begin());
+        start_diff[sa].flip(predicate);
+        start_diff[sb].flip(predicate);
       }
       ++predicate;
     }
@@ -707,37 +832,108 @@ inline diff_axes axes_of(const diff_scope& s) {
     hashes.reserve(values.size());
     for (auto v : values) hashes.push_back(at[v]);
     ax.num_heads = distinct_by_hash(values, hashes);
+    // Classes numbered in order of first interval; each value of the axis takes its interval's class.
+    std::unordered_map<sig_hash, std::uint32_t, sig_hash_hasher> class_of;
+    sig_hash start_running;
+    ax.interval_class.reserve(starts.size());
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      start_running.flip(start_diff[k]);
+      const auto id = static_cast<std::uint32_t>(class_of.size());
+      ax.interval_class.push_back(class_of.emplace(start_running, id).first->second);
+    }
+    ax.head_starts = std::move(starts);
+    for (auto n : ax.num_heads) {
+      std::uint32_t id = UINT32_MAX;  // unknown, or above the limit: no class to realise a group in
+      if (n != 0 && n <= limits::num_heads) {
+        const auto k = static_cast<std::size_t>(std::upper_bound(ax.head_starts.begin(), ax.head_starts.end(), n) -
+                                                ax.head_starts.begin() - 1);
+        id = ax.interval_class[k];
+      }
+      ax.head_class.push_back(id);
+    }
   }
   return ax;
 }
 
-// a * b, or SIZE_MAX when that overflows: counts are compared with a limit before anything is built.
-inline std::size_t saturating_product(std::initializer_list<std::size_t> factors) {
-  std::size_t out = 1;
-  for (auto f : factors) {
-    if (f == 0) return 0;
-    if (out > SIZE_MAX / f) return SIZE_MAX;
-    out *= f;
+// The head count that states group g for the head-count value num_heads[i]: the value itself when g
+// divides it, else the smallest multiple of g in an interval of its class (same answer from every
+// rule), else 0. Run once the space is accepted: the table has num_heads x groups entries.
+inline void realise_groups(diff_axes& ax) {
+  std::set<std::uint32_t> groups;
+  for (auto g : ax.calls.gqa_group)
+    if (g) groups.insert(g);
+  for (const auto& c : ax.calls.corners)
+    if (c.gqa_group) groups.insert(c.gqa_group);
+  ax.groups.assign(groups.begin(), groups.end());
+  if (ax.groups.empty()) return;
+  std::vector<std::vector<std::size_t>> intervals;  // by class, ascending
+  for (std::size_t k = 0; k < ax.interval_class.size(); ++k) {
+    if (ax.interval_class[k] >= intervals.size()) intervals.resize(ax.interval_class[k] + 1);
+    intervals[ax.interval_class[k]].push_back(k);
   }
-  return out;
+  ax.realised.assign(ax.num_heads.size() * ax.groups.size(), 0);
+  for (std::size_t i = 0; i < ax.num_heads.size(); ++i) {
+    const auto n = ax.num_heads[i];
+    if (ax.head_class[i] == UINT32_MAX) continue;
+    for (std::size_t j = 0; j < ax.groups.size(); ++j) {
+      const std::uint64_t g = ax.groups[j];
+      auto& slot = ax.realised[i * ax.groups.size() + j];
+      if (n % g == 0) {
+        slot = n;
+        continue;
+      }
+      for (auto k : intervals[ax.head_class[i]]) {
+        const std::uint64_t lo = ax.head_starts[k];
+        const std::uint64_t hi = k + 1 < ax.head_starts.size() ? ax.head_starts[k + 1] - 1 : limits::num_heads;
+        const auto m = (lo + g - 1) / g * g;
+        if (m <= hi) {
+          slot = static_cast<std::uint32_t>(m);
+          break;
+        }
+      }
+    }
+  }
 }
 
-// How many queries queries_of(ax) builds, computed from the axes alone.
+// Configurations (per component set, override and platform point) whose GQA group no head count of
+// their num_heads class states: they are compared with the group unstated, and the report says how many.
+inline std::size_t unrealised_queries(const diff_axes& ax) {
+  std::size_t calls = 0;
+  for (std::size_t i = 0; i < ax.num_heads.size(); ++i)
+    for (std::size_t j = 0; j < ax.groups.size(); ++j)
+      if (ax.head_class[i] != UINT32_MAX && ax.realised[i * ax.groups.size() + j] == 0)
+        calls = saturating_sum(calls, ax.calls.with_group(ax.groups[j]));
+  return saturating_product({ax.head_sizes.size(), ax.dtypes.size(), ax.kv_cache_dtypes.size(), ax.block_sizes.size(),
+                             ax.attn_types.size(), ax.features.size(), calls});
+}
+
+// How many queries for_each_query(ax) builds, computed from the axes alone.
 inline std::size_t query_count(const diff_axes& ax) {
   return saturating_product({ax.head_sizes.size(), ax.dtypes.size(), ax.kv_cache_dtypes.size(), ax.block_sizes.size(),
                              ax.attn_types.size(), ax.features.size(), ax.num_heads.size(), ax.calls.size()});
 }
 
-inline std::vector<query> queries_of(const diff_axes& ax, attention_domain d, attention_mode m) {
-  std::vector<query> out;
+inline std::string query_sizes_text(const diff_axes& ax) {
+  return "head sizes " + with_commas(ax.head_sizes.size()) + " x dtypes " + with_commas(ax.dtypes.size()) +
+         " x kv cache dtypes " + with_commas(ax.kv_cache_dtypes.size()) + " x block sizes " +
+         with_commas(ax.block_sizes.size()) + " x attention types " + with_commas(ax.attn_types.size()) +
+         " x features " + with_commas(ax.features.size()) + " x num_heads " + with_commas(ax.num_heads.size()) +
+         " x calls " + with_commas(ax.calls.size()) + " (" + ax.calls.sizes_text() + ")";
+}
+
+// Each query of the axes, in enumeration order, built as it is visited: a block's queries are never
+// all held unless the caller keeps them. Needs realise_groups(ax) first.
+template <class F>
+void for_each_query(const diff_axes& ax, attention_domain d, attention_mode m, F&& f) {
   for (auto h : ax.head_sizes)
     for (auto dt : ax.dtypes)
       for (auto kv : ax.kv_cache_dtypes)
         for (auto bs : ax.block_sizes)
           for (auto at : ax.attn_types)
-            for (const auto& f : ax.features)
-              for (auto n : ax.num_heads)
-                for (const auto& c : ax.calls) {
+            for (const auto& feature : ax.features)
+              for (std::size_t i = 0; i < ax.num_heads.size(); ++i) {
+                const auto n = ax.num_heads[i];
+                ax.calls.for_each([&](const call_point& c) {
                   query q;
                   q.domain = d;
                   q.mode = m;
@@ -747,15 +943,22 @@ inline std::vector<query> queries_of(const diff_axes& ax, attention_domain d, at
                   q.block_size = bs;
                   q.attn_type = at;
                   q.num_heads = n;
-                  if (!f.empty()) q.required.insert(f);
+                  if (!feature.empty()) q.required.insert(feature);
                   q.phase = c.phase;
                   q.seq_len_q = c.seq_len_q;
                   q.seq_len_kv = c.seq_len_kv;
                   q.batch_size = c.batch_size;
-                  if (c.gqa_group != 0 && n != 0 && n % c.gqa_group == 0) q.num_kv_heads = n / c.gqa_group;
-                  out.push_back(std::move(q));
-                }
-  return out;
+                  if (c.gqa_group != 0 && n != 0) {
+                    const auto j = static_cast<std::size_t>(
+                        std::lower_bound(ax.groups.begin(), ax.groups.end(), c.gqa_group) - ax.groups.begin());
+                    if (const auto r = ax.realised[i * ax.groups.size() + j]; r != 0) {
+                      q.num_heads = r;
+                      q.num_kv_heads = r / c.gqa_group;
+                    }
+                  }
+                  f(std::move(q));
+                });
+              }
 }
 
 // Backends whose descriptors differ between the catalogs (or exist in one only) and that could serve
@@ -817,6 +1020,69 @@ inline void append_unique_numbers(std::vector<std::uint32_t>& out, std::set<std:
     if (seen.insert(v).second) out.push_back(v);
 }
 
+// The distinct calls of several scopes' call axes, ascending: how many, and the first `keep` as text.
+// Each axes' calls come out in order (the product walked like an odometer, merged with its sorted
+// corners) and the streams are merged, so counting holds no set of calls (issue 35: the union of
+// every block's calls was a set of strings, a 26 MB `calls:` line for a 4 KB catalog).
+inline std::pair<std::size_t, std::vector<std::string>> distinct_calls(const std::vector<const call_axes*>& axes,
+                                                                       std::size_t keep) {
+  struct cursor {
+    const call_axes* ax;
+    std::vector<call_point> corners;  // sorted, unique
+    std::size_t corner = 0;
+    std::array<std::size_t, 5> at{};
+    bool product_done = false;
+
+    [[nodiscard]] std::array<std::size_t, 5> sizes() const {
+      return {ax->phases.size(), ax->seq_len_q.size(), ax->seq_len_kv.size(), ax->batch_size.size(),
+              ax->gqa_group.size()};
+    }
+    [[nodiscard]] std::optional<call_point> product() const {
+      if (product_done) return std::nullopt;
+      return call_point{ax->phases[at[0]], ax->seq_len_q[at[1]], ax->seq_len_kv[at[2]], ax->batch_size[at[3]],
+                        ax->gqa_group[at[4]]};
+    }
+    [[nodiscard]] std::optional<call_point> current() const {
+      auto p = product();
+      if (corner == corners.size()) return p;
+      if (!p || corners[corner] < *p) return corners[corner];
+      return p;
+    }
+    void advance(const call_point& low) {
+      if (const auto p = product(); p && *p == low) {
+        const auto n = sizes();
+        std::size_t k = n.size();
+        while (k > 0) {
+          --k;
+          if (++at[k] < n[k]) break;
+          at[k] = 0;
+          if (k == 0) product_done = true;
+        }
+      }
+      if (corner < corners.size() && corners[corner] == low) ++corner;
+    }
+  };
+  std::vector<cursor> cursors;
+  for (const auto* ax : axes) {
+    cursor c{ax, ax->corners};
+    std::sort(c.corners.begin(), c.corners.end());
+    c.corners.erase(std::unique(c.corners.begin(), c.corners.end()), c.corners.end());
+    cursors.push_back(std::move(c));
+  }
+  std::size_t count = 0;
+  std::vector<std::string> listed;
+  for (;;) {
+    std::optional<call_point> low;
+    for (const auto& c : cursors)
+      if (const auto v = c.current(); v && (!low || *v < *low)) low = v;
+    if (!low) break;
+    ++count;
+    if (listed.size() < keep) listed.push_back(call_text(*low));
+    for (auto& c : cursors) c.advance(*low);
+  }
+  return {count, std::move(listed)};
+}
+
 }  // namespace detail
 
 ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, const diff_options& options) {
@@ -826,35 +1092,33 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   out.b = b.info.name;
   const std::vector<const registry*> regs = {&a.registry, &b.registry};
 
-  // Vendors: every one a platform constraint or rule of either catalog names.
-  enum_set<device_vendor> vendors;
-  for (const auto* reg : regs) {
-    for_each_capabilities(*reg, [&](const backend_descriptor&, const capabilities& c) {
-      for (const auto& pc : c.platforms) vendors.insert(pc.vendor);
-    });
-    for (const auto& r : reg->policy().rules) vendors.insert(r.vendor);
-  }
+  // Vendors: every one the library knows (issue 35). Only those a rule or platform constraint named
+  // used to be enumerated, so a change of registration order on any other vendor, or in a catalog
+  // that names no platform at all, compared nothing and reported "no decision differs".
+  const auto vendors = enum_values<device_vendor>();
   std::vector<attention_domain> domains;
   if (options.decoder) domains.push_back(attention_domain::decoder);
   if (options.encoder) domains.push_back(attention_domain::encoder);
 
-  // One block of work: a platform point, a domain and mode, its component sets, queries and overrides.
+  // One block of work: a platform point, a domain and mode, its component sets, query axes and overrides.
   struct block {
     platform point;
     attention_domain domain;
+    attention_mode mode;
     std::shared_ptr<const component_family> components;  // shared by the block's platform points
-    std::shared_ptr<const std::vector<query>> queries;
+    std::shared_ptr<const diff_axes> axes;               // likewise; queries are built from these
     std::vector<std::string> overrides;
     bool evaluate;  // false: both catalogs provably decide alike here
   };
   std::vector<block> blocks;
+  std::vector<const call_axes*> distinct_call_axes;  // for stating the calls, counted without a set
   struct {
-    std::set<std::string> dtypes, kv_cache_dtypes, attn_types, modes, features, overrides, calls;
+    std::set<std::string> dtypes, kv_cache_dtypes, attn_types, modes, features, overrides;
     std::set<std::uint32_t> head_sizes, block_sizes, num_heads;
   } seen;
   std::size_t total = 0;
   std::map<device_vendor, std::size_t> per_vendor_total;
-  vendors.for_each([&](device_vendor v) {
+  for (auto v : vendors) {
     const auto points = arch_points(regs, v);
     for (const auto& p : points) out.space.platforms.push_back(point_text(p));
     for (auto d : domains) {
@@ -866,63 +1130,83 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
           overrides.insert(overrides.end(), forced.begin(), forced.end());
         }
         const auto s = scope_of(regs, v, d, m);
-        if (s.caps.empty() && s.rules.empty()) continue;
-        const auto ax = axes_of(s);
+        if (s.caps.empty() && s.rules.empty()) continue;  // no backend, no rule: no_backend in both
+        auto ax = std::make_shared<diff_axes>(axes_of(s));
         const auto sets = std::make_shared<const component_family>(component_sets(s));
-        // The whole block's size is checked against the limit before any query is built: a small
-        // catalog can name axes whose product would not fit in memory.
-        const auto planned = saturating_product({sets->size(), query_count(ax), overrides.size(), points.size()});
+        // The block's size is checked against the limit from the sizes of its axes, each linear in
+        // the catalogs, before any product of them (calls, queries) is built (issue 35: the calls
+        // axis was built first, 2.6 GB for a 15 KB catalog).
+        const auto queries = query_count(*ax);
+        const auto planned = saturating_product({points.size(), sets->size(), overrides.size(), queries});
         if (planned > options.max_configurations || total > options.max_configurations - planned)
-          throw std::length_error("diff_catalogs: the configuration space has more than " +
-                                  std::to_string(options.max_configurations) +
-                                  " configurations; narrow it with diff_options (domains, overrides)");
-        const auto qs = std::make_shared<const std::vector<query>>(queries_of(ax, d, m));
-        append_unique(out.space.dtypes, seen.dtypes, ax.dtypes, [](data_type x) { return std::string(to_string(x)); });
-        append_unique_numbers(out.space.head_sizes, seen.head_sizes, ax.head_sizes);
-        append_unique(out.space.kv_cache_dtypes, seen.kv_cache_dtypes, ax.kv_cache_dtypes,
+          throw std::length_error(
+              "diff_catalogs: the configuration space has more than " + with_commas(options.max_configurations) +
+              " configurations: " + (total ? with_commas(total) + " before " : std::string()) +
+              detail::concat({to_string(v), " ", to_string(d), " ", to_string(m)}) + ", which has " +
+              with_commas(planned) + " = platform points " + with_commas(points.size()) + " x component sets " +
+              with_commas(sets->size()) + " x overrides " + with_commas(overrides.size()) + " x queries " +
+              with_commas(queries) + " (" + query_sizes_text(*ax) +
+              "); narrow it with diff_options (domains, overrides) or use fewer thresholds");
+        realise_groups(*ax);
+        out.space.gqa_unrealised +=
+            saturating_product({points.size(), sets->size(), overrides.size(), unrealised_queries(*ax)});
+        append_unique(out.space.dtypes, seen.dtypes, ax->dtypes, [](data_type x) { return std::string(to_string(x)); });
+        append_unique_numbers(out.space.head_sizes, seen.head_sizes, ax->head_sizes);
+        append_unique(out.space.kv_cache_dtypes, seen.kv_cache_dtypes, ax->kv_cache_dtypes,
                       [](cache_dtype x) { return std::string(to_string(x)); });
-        append_unique_numbers(out.space.block_sizes, seen.block_sizes, ax.block_sizes);
-        append_unique(out.space.attn_types, seen.attn_types, ax.attn_types,
+        append_unique_numbers(out.space.block_sizes, seen.block_sizes, ax->block_sizes);
+        append_unique(out.space.attn_types, seen.attn_types, ax->attn_types,
                       [](attention_type x) { return std::string(to_string(x)); });
         append_unique(out.space.modes, seen.modes, std::vector<attention_mode>{m},
                       [](attention_mode x) { return std::string(to_string(x)); });
-        append_unique(out.space.features, seen.features, ax.features,
+        append_unique(out.space.features, seen.features, ax->features,
                       [](const std::string& f) { return f.empty() ? std::string("none") : f; });
-        append_unique_numbers(out.space.num_heads, seen.num_heads, ax.num_heads);
-        append_unique(out.space.calls, seen.calls, ax.calls, call_text);
+        append_unique_numbers(out.space.num_heads, seen.num_heads, ax->num_heads);
         append_unique(out.space.overrides, seen.overrides, overrides,
                       [](const std::string& o) { return o.empty() ? std::string("auto") : o; });
+        if (std::none_of(distinct_call_axes.begin(), distinct_call_axes.end(),
+                         [&](const call_axes* c) { return *c == ax->calls; }))
+          distinct_call_axes.push_back(&ax->calls);
+        const std::shared_ptr<const diff_axes> shared = std::move(ax);
+        const std::size_t size = saturating_product({sets->size(), overrides.size(), queries});
         for (const auto& p : points) {
-          const std::size_t size = sets->size() * qs->size() * overrides.size();
           total += size;
           per_vendor_total[v] += size;
           out.space.component_sets += sets->size();
-          if (total > options.max_configurations)
-            throw std::length_error("diff_catalogs: the configuration space has more than " +
-                                    std::to_string(options.max_configurations) +
-                                    " configurations; narrow it with diff_options (domains, overrides)");
           if (evaluate) out.space.evaluated += size;
-          blocks.push_back({p, d, sets, qs, overrides, evaluate});
+          blocks.push_back({p, d, m, sets, shared, overrides, evaluate});
         }
       }
     }
-  });
+  }
   out.space.configurations = total;
+  std::tie(out.space.call_count, out.space.calls) = distinct_calls(distinct_call_axes, diff_space::listed_calls);
   std::sort(out.space.head_sizes.begin(), out.space.head_sizes.end());
   std::sort(out.space.block_sizes.begin(), out.space.block_sizes.end());
   std::sort(out.space.num_heads.begin(), out.space.num_heads.end());
 
   std::map<device_vendor, std::size_t> per_vendor_changed;
   std::map<std::string, std::size_t> group_index;
+  // A block's queries are kept while it is evaluated (its platform points and component sets reuse
+  // them) when they are few; a larger block builds each as it is visited, so memory stays bounded.
+  constexpr std::size_t kept_queries = std::size_t{1} << 16;
+  const diff_axes* kept_for = nullptr;
+  std::vector<query> kept;
   for (const auto& blk : blocks) {
     if (!blk.evaluate) continue;
+    const bool keep = query_count(*blk.axes) <= kept_queries;
+    if (keep && kept_for != blk.axes.get()) {
+      kept.clear();
+      for_each_query(*blk.axes, blk.domain, blk.mode, [&](query&& q) { kept.push_back(std::move(q)); });
+      kept_for = blk.axes.get();
+    }
     const std::string where = point_text(blk.point);
     for (const auto& choice : blk.components->choices) {
       platform p = blk.point;
       blk.components->each(choice, [&](const component& c) { p.add_component(c.name, c.version); });
       // A measured point's own components keep their measured versions over the enumerated ones.
       for (const auto& c : blk.point.components()) p.add_component(c.name, c.version);
-      for (const auto& q : *blk.queries) {
+      const auto compare = [&](const query& q) {
         for (const auto& spec : blk.overrides) {
           const override_request ovr{spec, override_source::api};
           const auto ra = select(a.registry, q, p, ovr);
@@ -949,39 +1233,42 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
           ++t->count;
           if (t->examples.size() < options.max_examples) t->examples.push_back({p, q, spec});
         }
+      };
+      if (keep) {
+        for (const auto& q : kept) compare(q);
+      } else {
+        for_each_query(*blk.axes, blk.domain, blk.mode, [&](query&& q) { compare(q); });
       }
     }
   }
   for (auto& g : out.groups)
     std::stable_sort(g.transitions.begin(), g.transitions.end(),
                      [](const diff_transition& x, const diff_transition& y) { return x.count > y.count; });
-  vendors.for_each([&](device_vendor v) { out.vendors.push_back({v, per_vendor_total[v], per_vendor_changed[v]}); });
+  for (auto v : vendors) out.vendors.push_back({v, per_vendor_total[v], per_vendor_changed[v]});
   return out;
 }
 
 namespace detail {
 
-inline std::string with_commas(std::size_t n) {
-  auto digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
+// The first `shown_items` of an axis and how many more there are of `total` (issue 35: a whole axis
+// made a 26 MB line).
+constexpr std::size_t shown_items = 24;
 
 template <class T>
-std::string joined(const std::vector<T>& items) {
+std::string joined(const std::vector<T>& items, std::size_t total) {
   std::string out;
+  std::size_t shown = 0;
   for (const auto& i : items) {
+    if (shown == shown_items) break;
     if (!out.empty()) out += ", ";
     if constexpr (std::is_same_v<T, std::string>) {
       out += i;
     } else {
       out += std::to_string(i);
     }
+    ++shown;
   }
+  if (total > shown) out += ", ... (" + with_commas(total - shown) + " more)";
   return out;
 }
 
@@ -1008,7 +1295,7 @@ ATTNSEL_INLINE std::string diff_text(const catalog_diff& d) {
   // Catalog text (names, rules, features) is escaped: a NUL or ESC in it must neither cut the report
   // nor reach a terminal, and a newline must not start a line of its own.
   const auto shown = [](const std::string& text) { return printable(text, 2000); };
-  const auto joined = [&](const auto& items) { return shown(detail::joined(items)); };
+  const auto joined = [&](const auto& items) { return shown(detail::joined(items, items.size())); };
   const auto& s = d.space;
   std::string out = "attnsel diff " + shown(d.a) + " -> " + shown(d.b) + "\n";
   out += "space: " + with_commas(s.configurations) + " configurations per catalog, " + with_commas(s.evaluated) +
@@ -1023,8 +1310,12 @@ ATTNSEL_INLINE std::string diff_text(const catalog_diff& d) {
   out += "  attention types:  " + joined(s.attn_types) + "\n";
   out += "  features:         " + joined(s.features) + "\n";
   out += "  num_heads:        " + joined(s.num_heads) + " (0: unknown)\n";
-  if (s.calls.size() > 1) out += "  calls:            " + joined(s.calls) + "\n";
+  if (s.call_count > 1) out += "  calls:            " + shown(detail::joined(s.calls, s.call_count)) + "\n";
   out += "  overrides:        " + joined(s.overrides) + "\n";
+  if (s.gqa_unrealised)
+    out += "  gqa groups:       " + with_commas(s.gqa_unrealised) +
+           " configurations state a GQA group that no head count of their num_heads class realises: compared "
+           "with the group unstated\n";
   std::string by_vendor;
   for (const auto& v : d.vendors)
     by_vendor += (by_vendor.empty() ? "" : ", ") + std::string(to_string(v.vendor)) + " " + with_commas(v.changed) +
@@ -1064,6 +1355,8 @@ ATTNSEL_INLINE nlohmann::json to_json(const catalog_diff& d) {
                 {"features", s.features},
                 {"num_heads", s.num_heads},
                 {"calls", s.calls},
+                {"call_count", s.call_count},
+                {"gqa_unrealised", s.gqa_unrealised},
                 {"overrides", s.overrides},
                 {"configurations", s.configurations},
                 {"evaluated", s.evaluated}};
