@@ -39,5 +39,21 @@ extern "C" PYBIND11_EXPORT PyObject* PyInit__attnsel() {  // NOLINT(bugprone-res
                     "interpreter");
     return nullptr;
   }
-  return attnsel_pybind11_init();
+  // CPython imports a single-phase module whose definition has m_size -1 (pybind11's) into a later
+  // interpreter by copying the first one's dict, without calling this function: a subinterpreter that
+  // reached the core past the package's own check (a stand-in `attnsel` package, an ExtensionFileLoader)
+  // got a working core and saw CatalogError instead of this ImportError. With m_size 0 CPython calls this
+  // function again in every interpreter: a subinterpreter is refused above, and the main interpreter
+  // (re-importing after `del sys.modules[...]`) gets the module it made, never a second pybind11 init.
+  static PyObject* made = nullptr;
+  if (made != nullptr) {
+    Py_INCREF(made);
+    return made;
+  }
+  PyObject* module = attnsel_pybind11_init();
+  if (module == nullptr) return nullptr;
+  if (PyModuleDef* def = PyModule_GetDef(module)) def->m_size = 0;
+  made = module;
+  Py_INCREF(made);  // kept for the process: the main interpreter's module lives until exit
+  return module;
 }

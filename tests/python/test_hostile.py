@@ -135,6 +135,50 @@ def test_a_subinterpreter_gets_an_import_error_and_never_deadlocks(main_imports_
     assert "refused" in result.stdout
 
 
+@pytest.mark.skipif(SUBINTERPRETERS is None, reason="this Python has no subinterpreter module")
+@pytest.mark.parametrize("route", ["stand-in package", "extension loader"])
+def test_a_subinterpreter_that_bypasses_the_package_still_gets_an_import_error(route):
+    # Before: with the core imported by the main interpreter, CPython gave a subinterpreter a copy of its
+    # dict without running the init function (pybind11's m_size -1), so the core worked there and
+    # parse_catalog raised CatalogError instead of the documented ImportError.
+    core = attnsel._attnsel.__file__
+    load = {
+        "stand-in package": ["import types", "pkg = types.ModuleType('attnsel')",
+                             f"pkg.__path__ = [{os.path.dirname(core)!r}]", "sys.modules['attnsel'] = pkg",
+                             "import attnsel._attnsel as core"],
+        "extension loader": ["import importlib.machinery, importlib.util",
+                             f"loader = importlib.machinery.ExtensionFileLoader('attnsel._attnsel', {core!r})",
+                             "spec = importlib.util.spec_from_loader('attnsel._attnsel', loader)",
+                             "core = importlib.util.module_from_spec(spec)"],
+    }[route]
+    child = "\n".join(["import sys", "try:", *("    " + line for line in load),
+                        "    core.parse_catalog('{')",
+                        "except ImportError as e:",
+                        "    assert 'subinterpreter' in str(e), e",
+                        "    print('refused')",
+                        "except BaseException as e:",
+                        "    print('not refused:', type(e).__name__, e)",
+                        "else:",
+                        "    print('not refused: imported and parsed')"])
+    code = "\n".join([
+        f"import {SUBINTERPRETERS} as interpreters",
+        "import attnsel",
+        "sub = interpreters.create()",
+        f"interpreters.run_string(sub, {child!r})",
+        # The main interpreter's core is untouched, and importing it again there gives the same module.
+        "import importlib, sys",
+        "core = sys.modules.pop('attnsel._attnsel')",
+        "assert importlib.import_module('attnsel._attnsel') is core",
+        "try:",
+        "    attnsel.parse_catalog('{')",
+        "except attnsel.CatalogError:",
+        "    print('main: CatalogError')",
+    ])
+    result = run_python(code, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["refused", "main:", "CatalogError"], result.stdout
+
+
 # ---- equal values hash equally (property tests over every value type) -------------------------------
 
 def random_query_kwargs(rng):
