@@ -449,3 +449,83 @@ TEST_CASE("reading JSON is linear in the length of an array of objects (issue 22
   INFO("25,000 objects: " << small << " " << meter().unit() << "; 100,000 objects: " << large);
   CHECK(large < growth_4x_budget * small);
 }
+
+// Issue 35: every size-dependent command is linear or better in the catalog's rules and backends. The
+// catalog has `n` backends (only the last accepts the query's head size, so the walk tries all of them)
+// and `n` rules whose features the query lacks, followed by the rule that matches: selection scans
+// every rule and tries every backend. 4x the catalog costs < 9x in the same run (instruction counts).
+namespace {
+
+std::string select_walk_catalog(std::size_t n) {
+  std::string backends;
+  std::string policies;
+  std::string order;
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto b = "B" + std::to_string(k);
+    backends += (k ? "," : "") + std::string(R"({"name": ")") + b +
+                R"(", "domains": ["decoder"], "platforms": [{"vendor": "cuda"}], "head_sizes": [)" +
+                (k + 1 == n ? "128" : "64") + "]}";
+    policies += std::string(R"({"domain": "decoder", "vendor": "cuda", "features": ["f)") + std::to_string(k) +
+                R"("], "order": [")" + b + R"("]},)";
+    order += (k ? ",\"" : "\"") + b + "\"";
+  }
+  policies += R"({"domain": "decoder", "vendor": "cuda", "order": [)" + order + "]}";
+  return R"({"format": "attnsel-catalog", "version": 1, "name": "walk", "backends": [)" + backends +
+         R"(], "policies": [)" + policies + "]}";
+}
+
+struct walk_case {
+  catalog c;
+  platform p = platform::cuda(9, 0);  // no components: closed under any implications, nothing copied
+  query q;                            // head size 128: the last backend, in the last rule's order
+  explicit walk_case(std::size_t n) : c(roomy_catalog(select_walk_catalog(n))) {}
+};
+
+// The cost of `reps` calls of `work` on the 1x and the 4x catalog, after a warm-up call on each.
+template <class Work>
+std::pair<double, double> walk_costs(int reps, Work work) {
+  const walk_case small(1000);
+  const walk_case large(4000);
+  work(small, 1000);
+  work(large, 4000);
+  const auto cost = [&](const walk_case& w, std::size_t n) {
+    return meter().measure([&] {
+      for (int i = 0; i < reps; ++i) work(w, n);
+    });
+  };
+  return {cost(small, 1000), cost(large, 4000)};
+}
+
+}  // namespace
+
+TEST_CASE("select is linear in rules and backends: 4x the catalog costs < 9x (issue 35)", "[scale]") {
+  const auto [small, large] = walk_costs(200, [](const walk_case& w, std::size_t n) {
+    const auto r = select(w.c.registry, w.q, w.p);
+    REQUIRE(r);
+    CHECK(r->name() == "B" + std::to_string(n - 1));
+  });
+  INFO("1,000 backends and 1,001 rules: " << small << " " << meter().unit() << "; 4x: " << large);
+  CHECK(large < growth_4x_budget * small);
+}
+
+TEST_CASE("explain is linear in rules and backends: 4x the catalog costs < 9x (issue 35)", "[scale]") {
+  const auto [small, large] = walk_costs(10, [](const walk_case& w, std::size_t n) {
+    const auto ex = explain(w.c.registry, w.q, w.p);
+    REQUIRE(ex.result);
+    CHECK(ex.result->name() == "B" + std::to_string(n - 1));
+    CHECK(ex.candidates.size() == n);
+  });
+  INFO("1,000 backends and 1,001 rules: " << small << " " << meter().unit() << "; 4x: " << large);
+  CHECK(large < growth_4x_budget * small);
+}
+
+TEST_CASE("plan is linear in rules and backends: 4x the catalog costs < 9x (issue 35)", "[scale]") {
+  const auto [small, large] = walk_costs(100, [](const walk_case& w, std::size_t n) {
+    const auto plan = plan_phases(w.c.registry, w.q, w.p);
+    REQUIRE(plan.ok());
+    CHECK(plan.decode->name() == "B" + std::to_string(n - 1));
+    CHECK(plan.prefill->name() == "B" + std::to_string(n - 1));
+  });
+  INFO("1,000 backends and 1,001 rules: " << small << " " << meter().unit() << "; 4x: " << large);
+  CHECK(large < growth_4x_budget * small);
+}
