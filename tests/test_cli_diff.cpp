@@ -353,6 +353,7 @@ TEST_CASE("attnsel diff refuses a huge space within 64 MiB, naming the axis size
   CHECK(r.out.empty());
   CHECK(has(r.err, "more than 50,000,000 configurations"));
   CHECK(has(r.err, "x calls "));
-  CHECK(has(r.err, "(phases 1 x seq_len_q 202 x seq_len_kv 202 x batch_size 202 x gqa_group 202"));
+  // The tool cuts a long message; the calls axis's size and its first factors come before the cut.
+  CHECK(has(r.err, "x calls 1,664,966,416 (phases 1 x seq_len_q 202 x seq_len_kv 202"));
 }
 #endif
