@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: Apache-2.0
+"""How compare.py asks attnsel's sglang catalog a question that engine_sglang.py asked SGLang.
+
+The SGLang command line of a case (--attention-backend, the per-phase flags, --mm-attention-backend,
+--kv-cache-dtype) is read by attnsel's own SGLang adapter, attnsel.engines.sglang.parse_flags (SGLang's
+flag vocabulary and its flag rewrites), and attnsel's answer is written back in SGLang's spelling with
+attnsel.engines.sglang.to_sglang (FA3_MLA -> fa3, TRITON_ATTN -> triton_attn), so the two answers
+compare name for name."""
+import json
+from typing import Any, Dict, List
+
+# Models of the grid (engine_sglang.model_config) -> attention mode, fixed features, MLA head size.
+MLA_MODELS = ("deepseek_v2", "deepseek_v3")
+SPARSE_MODELS = ("deepseek_v32",)
+MLA_HEAD_SIZE = 576  # kv_lora_rank 512 + qk_rope_head_dim 64, as attnsel.Query.from_model_config
+# SGLang --kv-cache-dtype -> attnsel kv_cache_dtype
+KV_DTYPES = {"auto": "auto", "bf16": "bfloat16", "bfloat16": "bfloat16", "fp8_e4m3": "fp8_e4m3",
+             "fp8_e5m2": "fp8_e5m2"}
+
+
+def registry(attnsel):
+    return attnsel.builtin_catalog("sglang")
+
+
+def platform_json(world: Dict[str, Any]) -> Dict[str, Any]:
+    v = world["vendor"]
+    p: Dict[str, Any] = {"vendor": v}
+    comps: List[str] = []
+    if v == "cuda":
+        p["capability"] = world["arch"]
+        comps.append(f"cuda_runtime={world['cuda_runtime']}")
+        if world.get("flashinfer", True):
+            comps.append("flashinfer")
+    elif v == "rocm":
+        p["arch"] = world["arch"]
+        comps.append("aiter")
+        if world.get("sglang_use_aiter"):
+            comps.append("sglang_use_aiter")
+    elif v == "cpu":
+        if world.get("amx"):
+            comps.append("cpu_amx")
+    p["components"] = comps
+    return p
+
+
+def mode_of(q: Dict[str, Any]) -> str:
+    m = q.get("model", "llama")
+    return "sparse_mla" if m in SPARSE_MODELS else "mla" if m in MLA_MODELS else "standard"
+
+
+def query_json(case: Dict[str, Any]) -> Dict[str, Any]:
+    q = case["query"]
+    if case["group"] == "encoder":
+        # a vision tower's attention: non-causal, no KV cache (Query.from_model_config(part="vision"))
+        return {"domain": "encoder", "attn_type": "encoder_only", "head_size": q["head_size"], "dtype": q["dtype"]}
+    mode = mode_of(q)
+    out: Dict[str, Any] = {"dtype": q.get("dtype", "bfloat16"),
+                           "kv_cache_dtype": KV_DTYPES.get(q.get("kv_cache_dtype", "auto"), q.get("kv_cache_dtype")),
+                           "phase": q.get("phase", "decode")}
+    feats = list(q.get("features", []))
+    if mode == "standard":
+        if q.get("model") == "gpt_oss":
+            out["head_size"] = q.get("head_size", 64)
+            feats = ["sinks", "sliding_window"]
+        else:
+            out["head_size"] = q.get("head_size", 128)
+            if q.get("head_size_v"):
+                out["head_size_v"] = q["head_size_v"]
+            if q.get("model") == "mistral_swa" and "sliding_window" not in feats:
+                feats.append("sliding_window")
+    else:
+        out["head_size"] = MLA_HEAD_SIZE
+        out["mode"] = mode
+        out["num_heads"] = q.get("num_heads") or 128
+    if q.get("deterministic"):
+        feats.append("deterministic")
+    if (q.get("spec_topk") or 0) > 1:  # the catalog's spec_tree: EAGLE top-k > 1
+        feats.append("spec_tree")
+    if feats:
+        out["features"] = sorted(set(feats))
+    if q.get("page_size"):
+        out["block_size"] = q["page_size"]
+    return out
+
+
+def flags_of(case: Dict[str, Any]) -> List[str]:
+    """The attention flags of the case's SGLang command line (engine_sglang.argv_of writes the same)."""
+    q = case["query"]
+    if case["group"] == "encoder":
+        return ["--mm-attention-backend", q["override"]] if q.get("override") else []
+    argv: List[str] = []
+    for key, flag in (("override", "--attention-backend"), ("prefill_override", "--prefill-attention-backend"),
+                      ("decode_override", "--decode-attention-backend")):
+        if q.get(key):
+            argv += [flag, q[key]]
+    if q.get("kv_cache_dtype") and q["kv_cache_dtype"] != "auto":
+        argv += ["--kv-cache-dtype", q["kv_cache_dtype"]]
+    return argv
+
+
+def ask(attnsel, reg, case: Dict[str, Any]) -> Dict[str, Any]:
+    from attnsel.engines import sglang as sg
+
+    platform = attnsel.Platform.from_json(json.dumps(platform_json(case["world"])))
+    query = attnsel.Query.from_json(json.dumps(query_json(case)))
+    try:
+        overrides = sg.parse_flags(flags_of(case), mode=mode_of(case["query"]))
+    except ValueError as e:  # a name attnsel's SGLang vocabulary does not hold
+        return {"error": "flag_refused", "message": str(e)[:300]}
+    oset = overrides.override_set()
+    ex = attnsel.explain(reg, query, platform, oset)
+    if not ex.ok:
+        return {"error": ex.result.code, "message": ex.result.message[:300]}
+    if case["group"] != "encoder":
+        # SGLang resolves (and refuses) one server, both phases at once: a phase attnsel cannot
+        # serve fails the command line, as SGLang's refusal does (attnsel plan_phases' reading).
+        asked = query_json(case)["phase"]
+        other = "prefill" if asked == "decode" else "decode"
+        q2 = attnsel.Query.from_json(json.dumps({**query_json(case), "phase": other}))
+        ex2 = attnsel.explain(reg, q2, platform, oset)
+        if not ex2.ok:
+            return {"error": ex2.result.code, "message": f"{other} phase: {ex2.result.message[:280]}"}
+    return {"backend": sg.to_sglang(ex.result.backend)}
