@@ -1,41 +1,73 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Differential oracle (docs/oracle.md): runs vLLM's own backend selection on a grid of mocked
-# platforms and compares it with attnsel. Usage: scripts/oracle.sh [--sample N] [--out DIR]
+# Differential oracle (docs/oracle.md): runs vLLM's and SGLang's own backend selection on a grid of
+# mocked platforms and compares every answer with attnsel's built-in catalogs.
+#
+# Usage: scripts/oracle.sh [--sample N] [--engine vllm|sglang|all] [--out DIR] [--jobs N]
+#   --sample N   a fixed-seed subset of N cases per engine (CI); default: the whole grid
+# Exit: 0 every case agrees or is a known difference (tests/data/oracle/known_differences.json);
+#       1 an unexplained disagreement, a case that could not be asked, or the engines do not install;
+#       2 bad input (an argument, a grid, a pinned version that is not installed, no attnsel module).
+# Environment: ATTNSEL_ORACLE_VENV (the venv, default ~/.cache/attnsel/oracle-venv-<hash of the pins>),
+#              ATTNSEL_PYTHONPATH (where `import attnsel` is found, default build/dev/python).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-sample=""; out="$root/build/oracle"
+sample=""; out="$root/build/oracle"; engines="vllm sglang"; jobs=2
+usage="usage: scripts/oracle.sh [--sample N] [--engine vllm|sglang|all] [--out DIR] [--jobs N]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --sample) sample="${2:?--sample needs a number}"; shift 2;;
     --out) out="${2:?--out needs a folder}"; shift 2;;
-    *) echo "oracle.sh: error: unknown argument '$1' (--sample N, --out DIR)" >&2; exit 2;;
+    --jobs) jobs="${2:?--jobs needs a number}"; shift 2;;
+    --engine)
+      case "${2:-}" in
+        vllm|sglang) engines="$2";; all) engines="vllm sglang";;
+        *) echo "oracle.sh: error: --engine '${2:-}' is not one of vllm, sglang, all" >&2; exit 2;;
+      esac; shift 2;;
+    -h|--help) echo "$usage"; exit 0;;
+    *) echo "oracle.sh: error: unknown argument '$1'; $usage" >&2; exit 2;;
   esac
 done
-case "$sample" in ''|*[!0-9]*) [ -z "$sample" ] || { echo "oracle.sh: error: --sample '$sample' is not a number" >&2; exit 2; };; esac
+for n in "$sample" "$jobs"; do
+  case "$n" in ''|*[!0-9]*) [ -z "$n" ] || { echo "oracle.sh: error: '$n' is not a number; $usage" >&2; exit 2; };; esac
+done
 req="$root/tools/oracle/requirements.txt"
 hash=$(sha256sum "$req" "$root/tools/oracle/cuda_stub.c" | sha256sum | cut -c1-12)
 venv="${ATTNSEL_ORACLE_VENV:-$HOME/.cache/attnsel/oracle-venv-$hash}"
 stamp="$venv/.attnsel-oracle-stamp"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$hash" ]; then
   t0=$(date +%s)
+  echo "oracle.sh: installing the pinned engines (tools/oracle/requirements.txt) into $venv"
+  rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --no-deps -r "$req" || { echo "oracle.sh: error: installing $req into $venv failed" >&2; exit 1; }
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$req" || {
+    echo "oracle.sh: error: the engines could not be installed from $req into $venv (pip failed above);" \
+         "the oracle cannot run without them" >&2
+    exit 1
+  }
   mkdir -p "$venv/oracle-stub"
   cc -shared -fPIC -O1 -Wl,-soname,libcuda.so.1 -o "$venv/oracle-stub/libcuda.so.1" "$root/tools/oracle/cuda_stub.c"
   echo "$hash" > "$stamp"
-  echo "oracle.sh: venv $venv installed in $(( $(date +%s) - t0 )) s ($(du -sh "$venv" | cut -f1))"
+  echo "oracle.sh: venv installed in $(( $(date +%s) - t0 )) s ($(du -sh "$venv" | cut -f1))"
 fi
 for pin in vllm==0.33.0 sglang==0.5.23 torch==2.14.0; do
   name=${pin%%==*}; want=${pin##*==}
   have=$("$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$name'))" 2>/dev/null || echo none)
   [ "${have%%+*}" = "$want" ] || { echo "oracle.sh: error: $name $have is installed in $venv, the oracle pins $want" >&2; exit 2; }
 done
-py_attnsel="$root/build/dev/python"
+py_attnsel="${ATTNSEL_PYTHONPATH:-$root/build/dev/python}"
 [ -d "$py_attnsel/attnsel" ] || { echo "oracle.sh: error: no attnsel module in $py_attnsel: cmake --preset dev && cmake --build build/dev --target attnsel_python -j2" >&2; exit 2; }
 mkdir -p "$out"
-t0=$(date +%s)
-LD_LIBRARY_PATH="$venv/oracle-stub" "$venv/bin/python" "$root/tools/oracle/engine_vllm.py" \
-  --grid "$root/tests/data/oracle/vllm_grid.json" --out "$out/vllm_answers.json" ${sample:+--sample "$sample"}
-echo "oracle.sh: vllm engine side took $(( $(date +%s) - t0 )) s"
-PYTHONPATH="$py_attnsel" "$venv/bin/python" "$root/tools/oracle/compare.py" "$out/vllm_answers.json" --out "$out"
+answers=()
+for engine in $engines; do
+  t0=$(date +%s)
+  LD_LIBRARY_PATH="$venv/oracle-stub" "$venv/bin/python" "$root/tools/oracle/engine_$engine.py" \
+    --grid "$root/tests/data/oracle/${engine}_grid.json" --out "$out/${engine}_answers.json" --jobs "$jobs" \
+    ${sample:+--sample "$sample"}
+  echo "oracle.sh: $engine's own selection took $(( $(date +%s) - t0 )) s"
+  answers+=("$out/${engine}_answers.json")
+done
+status=0
+PYTHONPATH="$py_attnsel" "$venv/bin/python" "$root/tools/oracle/compare.py" "${answers[@]}" --out "$out" || status=$?
+echo "oracle.sh: report in $out/report.md and $out/report.json"
+exit "$status"

@@ -40,6 +40,6 @@ fi
 
 # Any failure above has already stopped the script (set -e, pipefail); count what ran.
 tests=$(awk '/tests passed, 0 tests failed out of/ { n += $NF } END { print n + 0 }' "$log")
-fuzzers=$(grep -c '^-- fuzz_[a-z_]* ok$' "$log" || true)
+fuzzers=$(grep -cE '^-- (fuzz|py)_[a-z_]* ok$' "$log" || true)
 step "all suites passed ($mode): $tests ctest tests, $fuzzers fuzzers"
 echo "attnsel: $((tests + fuzzers)) passed, 0 failed"

@@ -1,160 +1,200 @@
 # SPDX-License-Identifier: Apache-2.0
-"""attnsel side of the differential oracle: asks attnsel every question the engine answered and
-writes report.json / report.md (docs/oracle.md). Needs `import attnsel` (PYTHONPATH=build/dev/python)."""
+"""attnsel side of the differential oracle: asks attnsel every question an engine answered, and
+writes report.json / report.md (docs/oracle.md). Needs `import attnsel` (PYTHONPATH=build/dev/python).
+
+Every disagreement is either matched by an entry of the known-differences file (a cause that
+docs/catalog-sources.md names, with a test) or it is *unexplained*: then the exit status is 1.
+Exit 2: bad input to the oracle itself (a file, a catalog that does not load)."""
 import argparse
 import collections
 import json
 import os
 import sys
+from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import OracleError, load_json  # noqa: E402
 
-# engine name -> attnsel name where they differ (vLLM MLA prefill backends live in attnsel's vllm
-# catalog as MLA_PREFILL_*)
-MLA_PREFILL_NAMES = {"FLASH_ATTN": "MLA_PREFILL_FLASH_ATTN", "FLASHINFER": "MLA_PREFILL_FLASHINFER",
-                     "TRTLLM_RAGGED": "MLA_PREFILL_TRTLLM_RAGGED", "TOKENSPEED_MLA": "MLA_PREFILL_TOKENSPEED",
-                     "ROCM_AITER_FA": "MLA_PREFILL_ROCM_AITER_FA", "CPU": "MLA_PREFILL_CPU"}
-ROCM_AITER_COMPONENTS = {"absent": [], "installed_off": ["aiter"],
-                         "on": ["aiter", "aiter_enabled", "aiter_mha", "aiter_mla"],
-                         "on_no_mha": ["aiter", "aiter_enabled", "aiter_mla"],
-                         "on_no_mla": ["aiter", "aiter_enabled", "aiter_mha"]}
+# engine -> the module that asks attnsel that engine's questions (ask_<engine>.py beside this file)
+ASKERS = ("vllm", "sglang")
+DEFAULT_KNOWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "oracle",
+                             "known_differences.json")
 
 
-def platform_json(world):
-    p = {"vendor": world["vendor"]}
-    comps = list(world["components"])
-    if world["vendor"] == "cuda":
-        p["capability"] = world["arch"]
-    elif world["vendor"] == "rocm":
-        p["arch"] = world["arch"]
-        comps = ROCM_AITER_COMPONENTS[world.get("aiter", "absent")]
-    p["components"] = comps
-    return p
-
-
-def query_json(case):
-    q, g = case["query"], case["group"]
-    if g == "encoder":
-        return {"domain": "encoder", "head_size": q["head_size"], "dtype": q["dtype"]}
-    if g == "mla_prefill":
-        nope, rope, v = q["dims"]
-        return {"head_size": nope + rope, "head_size_v": v, "dtype": q["dtype"], "mode": "mla", "phase": "prefill"}
-    out = {"head_size": q["head_size"], "dtype": q["dtype"], "kv_cache_dtype": q["kv_cache_dtype"]}
-    if q.get("block_size"):
-        out["block_size"] = q["block_size"]
-    if g.startswith("mla"):
-        out["mode"] = "sparse_mla" if q.get("sparse") else "mla"
-        if q.get("num_heads"):
-            out["num_heads"] = q["num_heads"]
-    else:
-        out["attn_type"] = q.get("attn_type", "decoder")
-        if q.get("features"):
-            out["features"] = q["features"]
-    return out
-
-
-def ask_attnsel(attnsel, reg, case):
-    platform = attnsel.Platform.from_json(json.dumps(platform_json(case["world"])))
-    query = attnsel.Query.from_json(json.dumps(query_json(case)))
-    override = case["query"].get("override") or ""
-    if case["group"] == "mla_prefill" and override:
-        override = MLA_PREFILL_NAMES.get(override, override)
-    ex = attnsel.explain(reg, query, platform, override)
-    if ex.ok:
-        return {"backend": ex.result.backend}
-    return {"error": ex.result.code, "message": ex.result.message[:300]}
-
-
-def kind(engine, mine):
+def kind(engine: Dict[str, Any], mine: Dict[str, Any]) -> Optional[str]:
+    """How two answers differ; None when they agree (the same backend, or both refuse)."""
     if "backend" in engine and "backend" in mine:
-        return "different backend"
+        return None if engine["backend"] == mine["backend"] else "different backend"
     if "backend" in engine:
         return "attnsel refuses, engine selects"
     if "backend" in mine:
         return "engine refuses, attnsel selects"
-    return None  # both refuse: agreement
+    return None
 
 
-def main(argv=None):
+# ------------------------------------------------------------------------------ known differences
+KNOWN_KEYS = {"id", "engine", "match", "cause", "doc", "test"}
+
+
+def load_known(path: str) -> List[Dict[str, Any]]:
+    doc = load_json(path, "known differences")
+    if not isinstance(doc, dict) or not isinstance(doc.get("differences"), list):
+        raise OracleError(f"known differences {path}: expected an object with a list 'differences'")
+    out = []
+    for i, d in enumerate(doc["differences"]):
+        where = f"known differences {path}/differences/{i}"
+        if not isinstance(d, dict):
+            raise OracleError(f"{where}: expected an object")
+        missing = sorted(KNOWN_KEYS - {"test"} - set(d))
+        if missing:
+            raise OracleError(f"{where}: missing key '{missing[0]}'")
+        extra = sorted(set(d) - KNOWN_KEYS)
+        if extra:
+            raise OracleError(f"{where}: unknown key '{extra[0]}' (known: {', '.join(sorted(KNOWN_KEYS))})")
+        if not isinstance(d["match"], dict) or not d["match"]:
+            raise OracleError(f"{where}/match: expected a non-empty object of fields")
+        for k in d["match"]:
+            if k not in FACETS and not k.startswith("query."):
+                raise OracleError(f"{where}/match: unknown field '{k}' ({', '.join(FACETS)}, query.<axis>)")
+        out.append(d)
+    return out
+
+
+FACETS = ("engine", "vendor", "arch", "world", "group", "domain", "kind", "engine_answer", "attnsel_answer")
+
+
+def facets(engine: str, case: Dict[str, Any], k: str, mine: Dict[str, Any]) -> Dict[str, Any]:
+    a, w = case["answer"], case["world"]
+    f = {"engine": engine, "vendor": w["vendor"], "arch": w.get("arch"), "world": w["name"],
+         "group": case["group"], "domain": case["domain"], "kind": k,
+         "engine_answer": a.get("backend") or a.get("error"), "attnsel_answer": mine.get("backend") or mine.get("error")}
+    for qk, qv in case["query"].items():
+        f["query." + qk] = qv
+    return f
+
+
+def matches(want: Dict[str, Any], have: Dict[str, Any]) -> bool:
+    """Every field of `want` holds: a list is a set of options, except for query.features, where
+    it names features that must all be present."""
+    for k, v in want.items():
+        got = have.get(k)
+        if k == "query.features":
+            if not set(v if isinstance(v, list) else [v]) <= set(got or []):
+                return False
+        elif got not in (v if isinstance(v, list) else [v]):
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------------------- report
+def compare_engine(attnsel, doc: Dict[str, Any], known: List[Dict[str, Any]]):
+    eng = doc["engine"]
+    if eng not in ASKERS:
+        raise OracleError(f"engine answers: unknown engine '{eng}' ({', '.join(ASKERS)})")
+    import importlib
+
+    asker = importlib.import_module(f"ask_{eng}")
+    try:
+        reg = asker.registry(attnsel)
+    except Exception as e:
+        raise OracleError(f"catalog for {eng}: does not load: {e}") from None
+    per = collections.defaultdict(collections.Counter)
+    groups = collections.defaultdict(list)
+    known_hits = collections.Counter()
+    for c in doc["cases"]:
+        dom, a = c["domain"], c["answer"]
+        if "not_asked" in a:
+            per[dom]["not_asked"] += 1
+            groups[("not asked", a["not_asked"][:160])].append({"world": c["world"]["name"], "query": c["query"]})
+            continue
+        per[dom]["asked"] += 1
+        try:
+            mine = asker.ask(attnsel, reg, c)
+        except Exception as e:  # a question attnsel cannot even parse is a disagreement, never agreement
+            mine = {"error": "attnsel_input", "message": f"{type(e).__name__}: {e}"[:300]}
+        k = kind(a, mine)
+        if k is None:
+            per[dom]["agreed"] += 1
+            continue
+        f = facets(eng, c, k, mine)
+        hit = next((d for d in known if d["engine"] == eng and matches(d["match"], f)), None)
+        if hit is not None:
+            per[dom]["known"] += 1
+            known_hits[hit["id"]] += 1
+            continue
+        per[dom]["unexplained"] += 1
+        w = c["world"]
+        key = f"{w['vendor']} {w.get('arch') or ''} | {c['group']} | {k}: engine {f['engine_answer']} vs attnsel {f['attnsel_answer']}"
+        groups[("unexplained", key)].append({"world": w["name"], "query": c["query"], "engine": a, "attnsel": mine})
+    return per, groups, known_hits
+
+
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("answers", nargs="+")
+    ap.add_argument("answers", nargs="+", help="engine answer files (engine_vllm.py / engine_sglang.py --out)")
     ap.add_argument("--out", default="build/oracle")
+    ap.add_argument("--known", default=DEFAULT_KNOWN, help="the known-differences file")
     args = ap.parse_args(argv)
     try:
         try:
             import attnsel
         except ImportError as e:
             raise OracleError(f"cannot import attnsel ({e}); build it: cmake --build build/dev --target attnsel_python") from None
-        report = {"engines": {}}
+        known = load_known(args.known)
+        report: Dict[str, Any] = {"engines": {}, "known": {d["id"]: {k: d[k] for k in ("cause", "doc", "test") if k in d}
+                                                            for d in known}}
         md = ["# attnsel differential oracle report", ""]
         os.makedirs(args.out, exist_ok=True)
+        status = 0
         for path in args.answers:
             doc = load_json(path, "engine answers")
-            if not isinstance(doc, dict) or "cases" not in doc or "engine" not in doc:
-                raise OracleError(f"engine answers {path}: missing 'engine' or 'cases'")
+            if not isinstance(doc, dict) or "cases" not in doc or "engine" not in doc or "version" not in doc:
+                raise OracleError(f"engine answers {path}: missing 'engine', 'version' or 'cases'")
             eng = doc["engine"]
-            try:
-                reg = attnsel.builtin_catalog(eng)
-            except Exception as e:
-                raise OracleError(f"catalog {eng}: does not load: {e}") from None
-            per = collections.defaultdict(lambda: collections.Counter())
-            groups = collections.defaultdict(list)
-            for c in doc["cases"]:
-                dom = c["domain"]
-                a = c["answer"]
-                if "not_asked" in a:
-                    per[dom]["not_asked"] += 1
-                    continue
-                per[dom]["asked"] += 1
-                try:
-                    mine = ask_attnsel(attnsel, reg, c)
-                except Exception as e:
-                    mine = {"error": "attnsel_input", "message": f"{type(e).__name__}: {e}"[:300]}
-                k = kind(a, mine)
-                if k is None and "backend" in a and a["backend"] != mine["backend"]:
-                    k = "different backend"
-                if k is None and "backend" in a and "backend" in mine and a["backend"] == mine["backend"]:
-                    k = None
-                if k is None:
-                    per[dom]["agreed"] += 1
-                    continue
-                if "backend" in a and "backend" in mine and a["backend"] == mine["backend"]:
-                    per[dom]["agreed"] += 1
-                    continue
-                per[dom]["disagreed"] += 1
-                w = c["world"]
-                key = f"{w['vendor']} {w.get('arch') or ''} | {c['group']} | {k}"
-                if k == "different backend":
-                    key += f": engine {a['backend']} vs attnsel {mine['backend']}"
-                elif "backend" in a:
-                    key += f": engine {a['backend']} vs attnsel {mine['error']}"
-                else:
-                    key += f": engine {a['error']} vs attnsel {mine['backend']}"
-                groups[key].append({"world": w["name"], "query": c["query"], "engine": a, "attnsel": mine})
-            gl = sorted(groups.items(), key=lambda kv: -len(kv[1]))
-            report["engines"][eng] = {"domains": {d: dict(v) for d, v in per.items()},
-                                      "groups": [{"key": k, "count": len(v), "examples": v[:3]} for k, v in gl]}
+            per, groups, known_hits = compare_engine(attnsel, doc, known)
             tot = collections.Counter()
             for v in per.values():
                 tot.update(v)
-            print(f"{eng}: asked {tot['asked']}, agreed {tot['agreed']}, disagreed {tot['disagreed']}, "
-                  f"not asked {tot['not_asked']}")
-            md += [f"## {eng}", "", "| domain | asked | agreed | disagreed | not asked |", "|---|---|---|---|---|"]
+            unexplained = [(k, v) for k, v in groups.items() if k[0] == "unexplained"]
+            unexplained.sort(key=lambda kv: -len(kv[1]))
+            not_asked = sorted(((k, v) for k, v in groups.items() if k[0] == "not asked"), key=lambda kv: -len(kv[1]))
+            report["engines"][eng] = {
+                "version": doc["version"],
+                "domains": {d: {k: v.get(k, 0) for k in ("asked", "agreed", "known", "unexplained", "not_asked")}
+                            for d, v in sorted(per.items())},
+                "known": dict(known_hits),
+                "unexplained": [{"key": k[1], "count": len(v), "examples": v[:3]} for k, v in unexplained],
+                "not_asked": [{"reason": k[1], "count": len(v)} for k, v in not_asked]}
+            print(f"{eng} {doc['version']}: asked {tot['asked']}, agreed {tot['agreed']}, known differences "
+                  f"{tot['known']}, unexplained {tot['unexplained']}, not asked {tot['not_asked']}")
+            for k, v in unexplained[:10]:
+                print(f"  unexplained ({len(v)}): {k[1]}")
+            if tot["unexplained"] or tot["not_asked"]:
+                status = 1
+            md += [f"## {eng} {doc['version']}", "",
+                   "| domain | asked | agreed | known differences | unexplained | not asked |",
+                   "|---|---:|---:|---:|---:|---:|"]
             for d, v in sorted(per.items()):
-                md.append(f"| {d} | {v['asked']} | {v['agreed']} | {v['disagreed']} | {v['not_asked']} |")
-            md += ["", "### Disagreements by cause", ""]
-            for k, v in gl:
-                md.append(f"- **{k}** ({len(v)})")
-                for ex in v[:3]:
-                    md.append(f"  - {ex['world']} `{json.dumps(ex['query'])}`: engine `{json.dumps(ex['engine'])[:200]}`; "
-                              f"attnsel `{json.dumps(ex['attnsel'])[:200]}`")
+                md.append(f"| {d} | {v['asked']} | {v['agreed']} | {v['known']} | {v['unexplained']} | {v['not_asked']} |")
+            if known_hits:
+                md += ["", "Known differences (docs/catalog-sources.md):", ""]
+                for kid, n in sorted(known_hits.items(), key=lambda kv: -kv[1]):
+                    md.append(f"- `{kid}` ({n}): {report['known'][kid]['cause']}")
+            for title, rows in (("Unexplained disagreements", unexplained), ("Not asked", not_asked)):
+                if rows:
+                    md += ["", f"### {title}", ""]
+                    for k, v in rows:
+                        md.append(f"- **{k[1]}** ({len(v)})")
+                        for ex in v[:3]:
+                            md.append(f"  - {ex['world']} `{json.dumps(ex['query'])}`"
+                                      + (f": engine `{json.dumps(ex['engine'])[:200]}`; attnsel `{json.dumps(ex['attnsel'])[:200]}`"
+                                         if "engine" in ex else ""))
             md.append("")
-        with open(os.path.join(args.out, "report.json"), "w") as f:
+        with open(os.path.join(args.out, "report.json"), "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
-        with open(os.path.join(args.out, "report.md"), "w") as f:
+        with open(os.path.join(args.out, "report.md"), "w", encoding="utf-8") as f:
             f.write("\n".join(md) + "\n")
-        return 0
+        return status
     except OracleError as e:
         sys.stderr.write(f"compare: error: {e}\n")
         return 2

@@ -54,10 +54,17 @@ def worlds_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
         out.append({"vendor": "xpu", "arch": None, "components": [], "env": {}, "name": "xpu"})
     if "cpu" in w:
         for combo in product(w["cpu"], "grid/worlds/cpu"):
-            out.append({"vendor": "cpu", "arch": None, "components": ["cpu_amx"] if combo["amx"] else [],
-                        "env": {}, "amx": bool(combo["amx"]), "name": "cpu" + ("+amx" if combo["amx"] else "")})
+            isa = combo["isa"]
+            if isa not in CPU_ISAS:
+                raise OracleError(f"grid/worlds/cpu/isa: unknown value '{isa}' ({', '.join(CPU_ISAS)})")
+            out.append({"vendor": "cpu", "arch": None, "components": CPU_ISAS[isa], "env": {}, "isa": isa,
+                        "name": f"cpu-{isa}"})
     return out
 
+
+# The x86 ISA levels vLLM's CPU platform reads (torch.cpu._is_avx512_supported / _is_amx_tile_supported),
+# as attnsel's detected components.
+CPU_ISAS = {"avx2": ["cpu_avx2"], "avx512": ["cpu_avx2", "cpu_avx512"], "amx": ["cpu_avx2", "cpu_avx512", "cpu_amx"]}
 
 DOMAIN_OF = {"decoder": "decoder", "decoder_attn_type": "decoder", "decoder_override": "decoder",
              "mla": "decoder", "mla_override": "decoder", "encoder": "encoder", "mla_prefill": "mla_prefill"}
@@ -138,8 +145,10 @@ def _setup_world(world: Dict[str, Any]):
 
         plat_cls = xpu_mod.XPUPlatform
     elif vendor == "cpu":
-        amx = world.get("amx", False)
-        torch.cpu._is_amx_tile_supported = lambda: amx
+        # Both ISA probes read the host's CPU: answer the world's, never this machine's.
+        components = set(world["components"])
+        torch.cpu._is_amx_tile_supported = lambda: "cpu_amx" in components
+        torch.cpu._is_avx512_supported = lambda: "cpu_avx512" in components
         from vllm.platforms import cpu as cpu_mod
 
         plat_cls = cpu_mod.CpuPlatform
