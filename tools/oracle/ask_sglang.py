@@ -39,6 +39,9 @@ def platform_json(world: Dict[str, Any]) -> Dict[str, Any]:
     elif v == "cpu":
         if world.get("amx"):
             comps.append("cpu_amx")
+    elif v == "xpu":
+        if world.get("xmx", True):
+            comps.append("xpu_xmx")  # Intel XMX (SGLang's xpu_has_xmx_support); catalogs without intel_xpu ignore it
     p["components"] = comps
     return p
 
@@ -98,9 +101,48 @@ def flags_of(case: Dict[str, Any]) -> List[str]:
     return argv
 
 
+def _vocabulary(attnsel, reg):
+    """SGLang's spellings (decoder, encoder) of the asked catalog's backends and aliases, and the names
+    that carry an MLA flavour (X where X_MLA is a backend). attnsel.engines.sglang's vocabulary is the
+    built-in sglang catalog's; a versioned catalog (catalog/sglang@0.5.23.json, --catalog) names
+    backends the built-in lacks (dsa, intel_xpu, xpu_attn...) and MLA flavours beyond fa3/flashinfer/
+    triton/aiter (intel_amx, torch_native on CPU)."""
+    key = id(reg)
+    if _VOCAB.get("key") != key:
+        doc = json.loads(attnsel.to_json(reg))
+        names = {"decoder": set(), "encoder": set()}
+        mla = set()
+        for b in doc["backends"]:
+            for n in [b["name"]] + list(b.get("aliases", [])):
+                low = n.lower()
+                if low.endswith("_mla") and b.get("mode") == "mla" and any(
+                        x["name"] == n[: -len("_MLA")] for x in doc["backends"]):
+                    mla.add(low[: -len("_mla")])
+                    low = low[: -len("_mla")]
+                for d in b["domains"]:
+                    names[d].add(low)
+        _VOCAB.update(key=key, decoder=frozenset(names["decoder"]), encoder=frozenset(names["encoder"]),
+                      mla=tuple(sorted(mla)), reg=reg)
+    return _VOCAB
+
+
+_VOCAB: Dict[str, Any] = {}
+
+
 def ask(attnsel, reg, case: Dict[str, Any]) -> Dict[str, Any]:
     from attnsel.engines import sglang as sg
 
+    vocab = _vocabulary(attnsel, reg)
+    saved = (sg.decoder_names, sg.encoder_names, sg._MLA_FLAVOURED)
+    sg.decoder_names, sg.encoder_names = (lambda: vocab["decoder"]), (lambda: vocab["encoder"])
+    sg._MLA_FLAVOURED = vocab["mla"]
+    try:
+        return _ask(attnsel, reg, case, sg)
+    finally:
+        sg.decoder_names, sg.encoder_names, sg._MLA_FLAVOURED = saved
+
+
+def _ask(attnsel, reg, case: Dict[str, Any], sg) -> Dict[str, Any]:
     platform = attnsel.Platform.from_json(json.dumps(platform_json(case["world"])))
     query = attnsel.Query.from_json(json.dumps(query_json(case)))
     try:
