@@ -7,6 +7,13 @@ from typing import Any, Dict
 MLA_PREFILL_NAMES = {"FLASH_ATTN": "MLA_PREFILL_FLASH_ATTN", "FLASHINFER": "MLA_PREFILL_FLASHINFER",
                      "TRTLLM_RAGGED": "MLA_PREFILL_TRTLLM_RAGGED", "TOKENSPEED_MLA": "MLA_PREFILL_TOKENSPEED",
                      "ROCM_AITER_FA": "MLA_PREFILL_ROCM_AITER_FA", "CPU": "MLA_PREFILL_CPU"}
+# engine_vllm.py records the selected class's get_name(), which for a few classes is not the
+# AttentionBackendEnum member that selected it: vllm 0.33.0 v1/attention/backends/rocm_aiter_fa.py
+# AiterFlashAttentionBackend.get_name() is "FLASH_ATTN", mla/aiter_triton_mla.py (ROCM_AITER_TRITON_MLA)
+# "AITER_TRITON_MLA". attnsel's answer is written in the engine's spelling before the two are compared.
+DECODER_ENGINE_NAMES = {"ROCM_AITER_FA": "FLASH_ATTN", "ROCM_AITER_TRITON_MLA": "AITER_TRITON_MLA"}
+# The MLA prefill classes' get_name() (mla/prefill/*.py): CPU is "CPU_SDPA_MLA", ZEN_CPU "ZEN_CPU_SDPA_MLA".
+MLA_PREFILL_ENGINE_NAMES = {**{v: k for k, v in MLA_PREFILL_NAMES.items()}, "MLA_PREFILL_CPU": "CPU_SDPA_MLA"}
 # The attnsel components that stand for vLLM's AITER switches (VLLM_ROCM_USE_AITER*).
 ROCM_AITER_COMPONENTS = {"absent": [], "installed_off": ["aiter"],
                          "on": ["aiter", "aiter_enabled", "aiter_mha", "aiter_mla"],
@@ -59,5 +66,10 @@ def ask(attnsel, reg, case: Dict[str, Any]) -> Dict[str, Any]:
         override = MLA_PREFILL_NAMES.get(override, override)
     ex = attnsel.explain(reg, query, platform, override)
     if ex.ok:
-        return {"backend": ex.result.backend}
+        b = ex.result.backend
+        if case["group"] == "mla_prefill":
+            b = MLA_PREFILL_ENGINE_NAMES.get(b, b)
+        elif case["group"] != "encoder":
+            b = DECODER_ENGINE_NAMES.get(b, b)
+        return {"backend": b}
     return {"error": ex.result.code, "message": ex.result.message[:300]}
