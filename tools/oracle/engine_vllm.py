@@ -2,9 +2,10 @@
 """vLLM side of the differential oracle (docs/oracle.md).
 
 Run by the oracle venv's python. The parent process reads the grid (tests/data/oracle/vllm_grid.json),
-expands it into cases grouped by *world* (platform + installed components + environment), and runs one
-fresh worker process per world: vLLM resolves its platform, the ROCm gfx target, the AITER switches
-and the presence of FlashInfer once per process, so a world cannot change inside one.
+expands it into cases grouped by *world* (platform + installed components + environment), and forks one
+worker per world from a parent that has imported the third-party packages once: vLLM resolves its
+platform, the ROCm gfx target, the AITER switches and the presence of FlashInfer once per process, so
+a world cannot change inside one.
 
 Each worker makes vLLM's own platform detection answer the mocked platform before any vLLM module
 binds `current_platform`, then asks vLLM's real selection entry points for every case:
@@ -32,7 +33,11 @@ def worlds_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
     out = []
     for combo in product(w.get("cuda", {"arch": ["9.0"], "flashinfer": [True]}), "grid/worlds/cuda") if "cuda" in w else []:
         comps = ["flashinfer"] if combo["flashinfer"] else []
-        out.append({"vendor": "cuda", "arch": str(combo["arch"]), "components": comps, "env": {},
+        # FlashInfer is usable when its package imports and its kernels can be had: flashinfer-cubin,
+        # or nvcc and ninja on PATH (vllm/utils/flashinfer.py has_flashinfer). The cubin switch says so
+        # without reading this machine's PATH.
+        env = {"VLLM_HAS_FLASHINFER_CUBIN": "1"} if combo["flashinfer"] else {}
+        out.append({"vendor": "cuda", "arch": str(combo["arch"]), "components": comps, "env": env,
                     "name": f"cuda-{combo['arch']}" + ("+flashinfer" if combo["flashinfer"] else "")})
     if "rocm" in w:
         for combo in product(w["rocm"], "grid/worlds/rocm"):
@@ -98,7 +103,9 @@ def _setup_world(world: Dict[str, Any]):
         install_stand_ins(["aiter"])
     if vendor == "xpu":
         install_stand_ins(["vllm_xpu_kernels"])
-    hide_modules(["amdsmi", "pynvml"])
+    # amdsmi would probe a real AMD device. pynvml stays: FlashInfer imports it, and vLLM's CUDA platform
+    # falls back to its NVML-free class when nvmlInit fails, as on a machine without the driver.
+    hide_modules(["amdsmi"])
 
     import torch
     from triton.backends import backends as triton_backends
@@ -113,10 +120,21 @@ def _setup_world(world: Dict[str, Any]):
     import vllm.platforms as P
     from vllm.platforms.interface import DeviceCapability
 
+    if vendor in ("cuda", "rocm"):
+        # Some backend modules allocate a device workspace when imported (mla/cutlass_mla.py: 128 MB on
+        # "cuda"). With no driver that raises where the engine would select: such tensors live on the
+        # meta device instead (shape and dtype, no memory).
+        for factory in ("empty", "zeros", "ones", "full"):
+            setattr(torch, factory, _meta_for_cuda(getattr(torch, factory)))
     if vendor == "cuda":
         major, minor = (int(x) for x in world["arch"].split("."))
         cap = DeviceCapability(major=major, minor=minor)
         torch.cuda.get_device_capability = lambda device=None: (major, minor)
+        import types as _t
+
+        cuda_props = _t.SimpleNamespace(name=f"oracle sm_{major}{minor}", major=major, minor=minor,
+                                        total_memory=80 << 30, multi_processor_count=132)
+        torch.cuda.get_device_properties = lambda device=None: cuda_props
         torch.cuda.is_available = lambda: True
         torch.cuda.device_count = lambda: 1
         from vllm.platforms import cuda as cuda_mod
@@ -160,6 +178,15 @@ def _setup_world(world: Dict[str, Any]):
     return torch
 
 
+def _meta_for_cuda(factory):
+    def make(*args, device=None, **kwargs):
+        if device is not None and str(device).startswith("cuda"):
+            device = "meta"
+        return factory(*args, device=device, **kwargs)
+
+    return make
+
+
 DTYPES = {"float16": "float16", "bfloat16": "bfloat16", "float32": "float32"}
 
 
@@ -173,6 +200,7 @@ def _answer_from(fn) -> Dict[str, Any]:
 
 
 def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Runs in a forked worker of its own: makes this process `world`, then asks every case."""
     t0 = time.time()
     try:
         torch = _setup_world(world)
@@ -251,29 +279,22 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[
 # --------------------------------------------------------------------------------------- parent
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--grid", required=False)
-    ap.add_argument("--out")
+    ap.add_argument("--grid", required=True)
+    ap.add_argument("--out", required=True)
     ap.add_argument("--sample", type=int)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     try:
-        if args.worker:  # cases on stdin, answers on stdout
-            payload = json.load(sys.stdin)
-            # vLLM logs to stdout: keep the real stdout for the answers, send the rest to stderr
-            real_out = os.fdopen(os.dup(1), "w")
-            os.dup2(2, 1)
-            json.dump(run_worker(payload["world"], payload["cases"]), real_out)
-            real_out.close()
-            return 0
-        if not args.grid or not args.out:
-            raise OracleError("--grid and --out are required")
+        if args.sample is not None and args.sample < 1:
+            raise OracleError(f"--sample {args.sample}: expected a positive number of cases")
         grid = load_json(args.grid, "grid")
         cases = sample(cases_of(grid), args.sample)
         by_world: Dict[str, List[Dict[str, Any]]] = {}
         for c in cases:
             by_world.setdefault(c["world"]["name"], []).append(c)
-        answers = run_all(by_world, args.jobs)
+        log_dir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "vllm_logs")
+        os.makedirs(log_dir, exist_ok=True)
+        answers = run_all(by_world, args.jobs, log_dir)
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump({"engine": "vllm", "version": PINNED, "grid": args.grid, "cases": answers}, f)
         return 0
@@ -282,45 +303,82 @@ def main(argv=None) -> int:
         return 2
 
 
-def run_all(by_world: Dict[str, List[Dict[str, Any]]], jobs: int) -> List[Dict[str, Any]]:
-    import subprocess
+# Third-party packages vLLM imports whatever the world: imported once in the parent, before any
+# fork, they cost one import instead of one per world. Nothing of vLLM's is imported here: vLLM binds
+# the platform, the ROCm arch and the AITER switches at import, so each world imports it afresh.
+PREWARM = ("torch", "triton", "transformers", "openai", "sympy", "aiohttp", "numpy", "pydantic", "jinja2", "psutil")
 
+
+def run_all(by_world: Dict[str, List[Dict[str, Any]]], jobs: int, log_dir: str) -> List[Dict[str, Any]]:
+    """One forked worker per world, `jobs` at a time; a worker's answers come back through a pipe, and
+    what vLLM prints goes to `log_dir`/<world>.log."""
+    import importlib
+    import threading
+
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    # tvm_ffi (FlashInfer's FFI) compiles a torch DLPack extension with the host's compiler at import,
+    # once per process: seconds of CPU a world, and nothing the selection reads.
+    os.environ.setdefault("TVM_FFI_DISABLE_TORCH_C_DLPACK", "1")
+    for name in PREWARM:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a package that does not import here is left to the worker to report
+            pass
     pending = list(by_world.items())
     running: List[Any] = []
     results: Dict[str, List[Dict[str, Any]]] = {}
-    me = os.path.abspath(__file__)
     while pending or running:
         while pending and len(running) < max(1, jobs):
             name, cs = pending.pop(0)
-            env = dict(os.environ, VLLM_LOGGING_LEVEL=os.environ.get("VLLM_LOGGING_LEVEL", "ERROR"))
-            p = subprocess.Popen([sys.executable, me, "--worker", name], env=env, stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            import threading
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: answers to the pipe, vLLM's own printing to the world's log
+                os.close(r)
+                real_err = os.fdopen(os.dup(2), "w")
+                log = os.open(os.path.join(log_dir, f"{name}.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(log, 1)
+                os.dup2(log, 2)
+                sys.stderr = real_err
+                import warnings
 
+                warnings.simplefilter("ignore")  # vLLM's and torch's deprecation notes: not answers
+                code = 0
+                try:
+                    with os.fdopen(w, "w", encoding="utf-8") as out:
+                        json.dump(run_worker(cs[0]["world"], cs), out)
+                except OracleError as e:
+                    sys.stderr.write(f"engine_vllm: error: {e}\n")
+                    code = 2
+                except BaseException as e:  # noqa: BLE001 - reported as the world's failure
+                    sys.stderr.write(f"engine_vllm: world {name} failed: {type(e).__name__}: {e}\n")
+                    code = 1
+                sys.stderr.flush()
+                os._exit(code)
+            os.close(w)
             box: Dict[str, Any] = {}
 
-            def talk(p=p, cs=cs, box=box):
-                box["out"], box["err"] = p.communicate(json.dumps({"world": cs[0]["world"], "cases": cs}))
+            def read(fd=r, box=box):
+                with os.fdopen(fd, encoding="utf-8") as f:
+                    box["out"] = f.read()
 
-            t = threading.Thread(target=talk)
+            t = threading.Thread(target=read)
             t.start()
-            running.append((name, cs, p, t, box))
+            running.append((name, cs, pid, t, box))
         time.sleep(0.05)
         for item in list(running):
-            name, cs, p, t, box = item
+            name, cs, pid, t, box = item
             if t.is_alive():
                 continue
+            t.join()
+            _, status = os.waitpid(pid, 0)
+            code = os.waitstatus_to_exitcode(status)
             running.remove(item)
-            err = box.get("err", "")
-            for line in err.splitlines():
-                if line.startswith("[vllm]") or "error:" in line:
-                    sys.stderr.write(line + "\n")
-            if p.returncode == 2:
-                raise OracleError(err.strip().splitlines()[-1] if err.strip() else "worker failed")
-            if p.returncode != 0:
-                tail = " | ".join(err.strip().splitlines()[-3:])
-                results[name] = [{**c, "answer": {"not_asked": f"worker for {name} exited {p.returncode}: {tail[:400]}"}}
-                                 for c in cs]
+            if code == 2:
+                raise OracleError(f"world {name}: bad input (above)")
+            if code != 0 or not box.get("out"):
+                results[name] = [{**c, "answer": {"not_asked": f"the worker for {name} exited {code}"}} for c in cs]
+                sys.stderr.write(f"engine_vllm: world {name}: the worker exited {code}; its log: "
+                                 f"{os.path.join(log_dir, name + '.log')}\n")
             else:
                 results[name] = json.loads(box["out"])
     return [c for name in by_world for c in results[name]]
