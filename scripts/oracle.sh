@@ -8,7 +8,7 @@
 # Exit: 0 every case agrees or is a known difference (tests/data/oracle/known_differences.json);
 #       1 an unexplained disagreement, a case that could not be asked, or the engines do not install;
 #       2 bad input (an argument, a grid, a pinned version that is not installed, no attnsel module).
-# Environment: ATTNSEL_ORACLE_VENV (the venv, default ~/.cache/attnsel/oracle-venv-<hash of the pins>),
+# Environment: ATTNSEL_ORACLE_VENV (the venv, default ~/.cache/attnsel/oracle-venv),
 #              ATTNSEL_PYTHONPATH (where `import attnsel` is found, default build/dev/python).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,14 +33,15 @@ for n in "$sample" "$jobs"; do
 done
 req="$root/tools/oracle/requirements.txt"
 hash=$(sha256sum "$req" "$root/tools/oracle/cuda_stub.c" | sha256sum | cut -c1-12)
-venv="${ATTNSEL_ORACLE_VENV:-$HOME/.cache/attnsel/oracle-venv-$hash}"
+venv="${ATTNSEL_ORACLE_VENV:-$HOME/.cache/attnsel/oracle-venv}"
 stamp="$venv/.attnsel-oracle-stamp"
+# The stamp holds the hash of the pins it was installed from: equal, nothing runs; different, pip brings
+# the venv to the new pins (only what changed is downloaded).
 if [ "$(cat "$stamp" 2>/dev/null)" != "$hash" ]; then
   t0=$(date +%s)
   echo "oracle.sh: installing the pinned engines (tools/oracle/requirements.txt) into $venv"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$req" || {
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r "$req" || {
     echo "oracle.sh: error: the engines could not be installed from $req into $venv (pip failed above);" \
          "the oracle cannot run without them" >&2
     exit 1
@@ -67,7 +68,16 @@ for engine in $engines; do
   echo "oracle.sh: $engine's own selection took $(( $(date +%s) - t0 )) s"
   answers+=("$out/${engine}_answers.json")
 done
+# Each engine is checked against the catalog pinned to the release it runs (catalog/<engine>@<version>.json).
+catalogs=()
+for engine in $engines; do
+  case "$engine" in vllm) pinned=vllm@0.33.0;; sglang) pinned=sglang@0.5.23;; esac
+  file="$root/catalog/$pinned.json"
+  [ -f "$file" ] || { echo "oracle.sh: error: no catalog $file for $engine's pinned release" >&2; exit 2; }
+  catalogs+=(--catalog "$engine=$file")
+done
 status=0
-PYTHONPATH="$py_attnsel" "$venv/bin/python" "$root/tools/oracle/compare.py" "${answers[@]}" --out "$out" || status=$?
+PYTHONPATH="$py_attnsel" "$venv/bin/python" "$root/tools/oracle/compare.py" "${answers[@]}" --out "$out" \
+  "${catalogs[@]}" || status=$?
 echo "oracle.sh: report in $out/report.md and $out/report.json"
 exit "$status"
