@@ -32,7 +32,7 @@ import time
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import attnsel
-from attnsel.engines import MAX_JSON_DEPTH, _json_depth
+from attnsel.engines import MAX_JSON_DEPTH, _bounded_json
 
 SEQ_LIMIT = 1 << 30  # attnsel's limit on a sequence length (limits::seq_len)
 BATCH_LIMIT = 1 << 24  # and on a batch (limits::batch_size)
@@ -289,13 +289,7 @@ def read_measurements(data: Union[bytes, str]) -> List[TuneResult]:
     MAX_JSON_DEPTH levels (json's recursion would raise RecursionError) and for text that is not JSON;
     UnicodeDecodeError for bytes that are not UTF-8."""
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-    if _json_depth(text) > MAX_JSON_DEPTH:
-        raise MeasurementError(f"/: JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise MeasurementError(f"/: not JSON: {e}") from None
-    return from_json(doc)
+    return from_json(_bounded_json(text, "/", MeasurementError))
 
 
 def check_results(results: Sequence[TuneResult]) -> None:

@@ -91,14 +91,20 @@ def _json_depth(text: str) -> int:
     return deepest
 
 
+def _bounded_json(text: str, where: str, error: type = ValueError):
+    """`json.loads(text)`, raising `error` (a ValueError subclass) with `where` for text that is not JSON
+    or nests deeper than MAX_JSON_DEPTH levels (json's own recursion would raise RecursionError)."""
+    if _json_depth(text) > MAX_JSON_DEPTH:
+        raise error(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise error(f"{where}: not JSON: {e}") from None
+
+
 def _json_object(text: str, where: str) -> dict:
     """A flag's JSON object value; ValueError (never RecursionError) for text that is not one."""
-    if _json_depth(text) > MAX_JSON_DEPTH:
-        raise ValueError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"{where}: not JSON: {e}") from None
+    doc = _bounded_json(text, where)
     if not isinstance(doc, dict):
         raise ValueError(f"{where}: expected a JSON object, got {text!r:.80}")
     return doc
