@@ -2,6 +2,7 @@
 // Tests of `attnsel diff`, `attnsel lint`, `list --catalogs` and `--catalog-name` through the built tool.
 #include "catch.hpp"
 #include "cli_run.hpp"
+#include "wide_catalog.hpp"
 
 #include <unistd.h>
 
@@ -335,14 +336,7 @@ TEST_CASE("attnsel diff --on layers two tuned overlays and shows what changed on
 TEST_CASE("attnsel diff refuses a huge space within 64 MiB, naming the axis sizes (issue 35)", "[cli][diff]") {
   // 100 rules with their own length, batch and GQA-group ranges: 1.7e9 calls. Before, the calls axis
   // was built before the size check (a 15 KB catalog: 17 s and 2.6 GB before the refusal).
-  std::string policies;
-  for (int k = 1; k <= 100; ++k) {
-    const auto v = std::to_string(3 * k);
-    const auto range = R"({"min": )" + v + R"(, "max": )" + v + "}";
-    policies += (k > 1 ? "," : "") + std::string(R"({"domain": "decoder", "vendor": "cuda", "seq_len_q": )") + range +
-                R"(, "seq_len_kv": )" + range + R"(, "batch_size": )" + range + R"(, "gqa_group": )" + range +
-                R"(, "order": ["A"]})";
-  }
+  const std::string policies = fixtures::wide_call_policies(100);
   const temp_file wide(R"({"format": "attnsel-catalog", "version": 2, "name": "wide", "backends": [{"name": "A",
       "domains": ["decoder"]}], "policies": [)" +
                        policies + "]}");

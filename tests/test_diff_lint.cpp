@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Catalog diff and lint: the ROCm refactor diff, identical and planted changes, planted lint defects.
 #include "catch.hpp"
+#include "wide_catalog.hpp"
 
 #include <attnsel/attnsel.hpp>
 
@@ -318,14 +319,7 @@ TEST_CASE("diff refuses a space of many distinct call thresholds from the axis s
   // axis alone has 202^4 = 1.7e9 calls (32 GB as call points). Before, the axis was built in full
   // before the size check (a 15 KB catalog took 17 s and 2.6 GB to be refused; this one cannot be
   // built at all), so reaching the refusal proves nothing of the product was materialised.
-  std::string policies;
-  for (int k = 1; k <= 100; ++k) {
-    const auto v = std::to_string(3 * k);
-    const auto range = R"({"min": )" + v + R"(, "max": )" + v + "}";
-    policies += (k > 1 ? "," : "") + std::string(R"({"domain": "decoder", "vendor": "cuda", "seq_len_q": )") + range +
-                R"(, "seq_len_kv": )" + range + R"(, "batch_size": )" + range + R"(, "gqa_group": )" + range +
-                R"(, "order": ["A"]})";
-  }
+  const std::string policies = fixtures::wide_call_policies(100);
   const auto c = catalog_v2("wide", R"({"name": "A", "domains": ["decoder"]})", policies);
   diff_options options;
   options.encoder = false;

@@ -87,7 +87,7 @@ def matches(want: Dict[str, Any], have: Dict[str, Any]) -> bool:
 
 
 # ----------------------------------------------------------------------------------------- report
-def compare_engine(attnsel, doc: Dict[str, Any], known: List[Dict[str, Any]]):
+def compare_engine(attnsel, doc: Dict[str, Any], known: List[Dict[str, Any]], catalog: Optional[str] = None):
     eng = doc["engine"]
     if eng not in ASKERS:
         raise OracleError(f"engine answers: unknown engine '{eng}' ({', '.join(ASKERS)})")
@@ -95,9 +95,9 @@ def compare_engine(attnsel, doc: Dict[str, Any], known: List[Dict[str, Any]]):
 
     asker = importlib.import_module(f"ask_{eng}")
     try:
-        reg = asker.registry(attnsel)
+        reg = attnsel.load_catalog(catalog) if catalog else asker.registry(attnsel)
     except Exception as e:
-        raise OracleError(f"catalog for {eng}: does not load: {e}") from None
+        raise OracleError(f"catalog for {eng} ({catalog or 'built in'}): does not load: {e}") from None
     per = collections.defaultdict(collections.Counter)
     groups = collections.defaultdict(list)
     known_hits = collections.Counter()
@@ -134,6 +134,8 @@ def main(argv=None) -> int:
     ap.add_argument("answers", nargs="+", help="engine answer files (engine_vllm.py / engine_sglang.py --out)")
     ap.add_argument("--out", default="build/oracle")
     ap.add_argument("--known", default=DEFAULT_KNOWN, help="the known-differences file")
+    ap.add_argument("--catalog", action="append", default=[], metavar="ENGINE=PATH",
+                    help="ask this catalog file instead of the built-in one (while editing a catalog)")
     args = ap.parse_args(argv)
     try:
         try:
@@ -141,6 +143,12 @@ def main(argv=None) -> int:
         except ImportError as e:
             raise OracleError(f"cannot import attnsel ({e}); build it: cmake --build build/dev --target attnsel_python") from None
         known = load_known(args.known)
+        catalogs = {}
+        for spec in args.catalog:
+            eng, sep, path = spec.partition("=")
+            if not sep or eng not in ASKERS or not path:
+                raise OracleError(f"--catalog '{spec}': expected ENGINE=PATH with ENGINE one of {', '.join(ASKERS)}")
+            catalogs[eng] = path
         report: Dict[str, Any] = {"engines": {}, "known": {d["id"]: {k: d[k] for k in ("cause", "doc", "test") if k in d}
                                                             for d in known}}
         md = ["# attnsel differential oracle report", ""]
@@ -151,7 +159,7 @@ def main(argv=None) -> int:
             if not isinstance(doc, dict) or "cases" not in doc or "engine" not in doc or "version" not in doc:
                 raise OracleError(f"engine answers {path}: missing 'engine', 'version' or 'cases'")
             eng = doc["engine"]
-            per, groups, known_hits = compare_engine(attnsel, doc, known)
+            per, groups, known_hits = compare_engine(attnsel, doc, known, catalogs.get(eng))
             tot = collections.Counter()
             for v in per.values():
                 tot.update(v)
