@@ -888,3 +888,21 @@ TEST_CASE("--model-config: an empty path, --num-kv-heads, an unknown dtype and J
   CHECK(plan_err.status == 1);
   CHECK(nlohmann::json::parse(plan_err.out).at("error").at("code") == "catalog");
 }
+
+TEST_CASE("--kv-cache-dtype takes vLLM 0.33.0's newer KV dtypes; a catalog that names none of them says so",
+          "[cli][select][issue29]") {
+  // vllm/config/cache.py CacheDType in 0.33.0 lists these; the CLI refused them as values before.
+  for (const char* dtype : {"nvfp4", "nvfp4_4over6", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc",
+                            "turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3",
+                            "octave_k3v3_compact", "ultraquant_4bit"}) {
+    INFO(dtype);
+    const auto r = run({"select", "--json", "--platform", "cuda", "--arch", "9.0", "--kv-cache-dtype", dtype});
+    CHECK(r.status == 1);  // a data answer (no built-in backend takes it yet), never a usage error (2)
+    const auto j = parse_json(r.out);
+    CHECK(j.at("query").at("kv_cache_dtype") == dtype);
+    CHECK(j.at("error").at("code") == "no_backend");
+  }
+  const auto typo = run({"select", "--kv-cache-dtype", "nvfp5"});
+  CHECK(typo.status == 2);
+  CHECK(typo.err.find("did you mean nvfp4?") != std::string::npos);
+}

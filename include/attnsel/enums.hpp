@@ -40,6 +40,17 @@ enum class cache_dtype : std::uint8_t {
   int8_per_token_head,
   int4_per_token_head,
   int2_per_token_head,
+  nvfp4,
+  nvfp4_4over6,
+  nvfp4_ds_mla,
+  turboquant_k8v4,
+  turboquant_4bit_nc,
+  turboquant_k3v4_nc,
+  turboquant_3bit_nc,
+  octave_k3v4,
+  octave_k3v3,
+  octave_k3v3_compact,
+  ultraquant_4bit,
 };
 
 /// Which tokens attend to which (vLLM's AttentionType).
@@ -140,7 +151,7 @@ struct enum_table<data_type> {
 template <>
 struct enum_table<cache_dtype> {
   static constexpr std::string_view type_name = "kv-cache dtype";
-  static constexpr std::array<enum_row<cache_dtype>, 13> rows{{
+  static constexpr std::array<enum_row<cache_dtype>, 24> rows{{
       {cache_dtype::automatic, "auto", "", "same as the compute dtype"},
       {cache_dtype::float16, "float16", "fp16 half", "half precision cache"},
       {cache_dtype::bfloat16, "bfloat16", "bf16", "bfloat16 cache"},
@@ -154,6 +165,17 @@ struct enum_table<cache_dtype> {
       {cache_dtype::int8_per_token_head, "int8_per_token_head", "", "int8 with per-token-head scales"},
       {cache_dtype::int4_per_token_head, "int4_per_token_head", "", "int4 with per-token-head scales"},
       {cache_dtype::int2_per_token_head, "int2_per_token_head", "", "int2 with per-token-head scales"},
+      {cache_dtype::nvfp4, "nvfp4", "", "NVFP4 (4-bit float, 16-element blocks)"},
+      {cache_dtype::nvfp4_4over6, "nvfp4_4over6", "", "NVFP4 with the 4-over-6 scale choice"},
+      {cache_dtype::nvfp4_ds_mla, "nvfp4_ds_mla", "", "DeepSeek sparse-MLA NVFP4 layout"},
+      {cache_dtype::turboquant_k8v4, "turboquant_k8v4", "", "TurboQuant: 8-bit keys, 4-bit values"},
+      {cache_dtype::turboquant_4bit_nc, "turboquant_4bit_nc", "", "TurboQuant 4-bit, no centering"},
+      {cache_dtype::turboquant_k3v4_nc, "turboquant_k3v4_nc", "", "TurboQuant: 3-bit keys, 4-bit values, no centering"},
+      {cache_dtype::turboquant_3bit_nc, "turboquant_3bit_nc", "", "TurboQuant 3-bit, no centering"},
+      {cache_dtype::octave_k3v4, "octave_k3v4", "", "Octave: 3-bit keys, 4-bit values"},
+      {cache_dtype::octave_k3v3, "octave_k3v3", "", "Octave: 3-bit keys and values"},
+      {cache_dtype::octave_k3v3_compact, "octave_k3v3_compact", "", "Octave 3-bit, compact layout"},
+      {cache_dtype::ultraquant_4bit, "ultraquant_4bit", "", "UltraQuant 4-bit"},
   }};
 };
 
