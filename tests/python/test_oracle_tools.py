@@ -100,7 +100,7 @@ def test_compare_fails_on_an_unexplained_disagreement_and_on_a_case_not_asked(tm
     known.write_text('{"differences": []}')
     for cases, line in (([wrong], "unexplained 1"), ([missing], "not asked 1")):
         r = run([sys.executable, str(ORACLE / "compare.py"), str(answers_file(tmp_path, cases)), "--out",
-                 str(tmp_path), "--known", str(known)])
+                 str(tmp_path), "--known", str(known), "--open", str(tmp_path / "none.json")])
         assert r.returncode == 1, r.stdout + r.stderr
         assert line in r.stdout
 
@@ -189,3 +189,26 @@ def test_oracle_sh_refuses_an_engine_version_that_is_not_the_pinned_one(tmp_path
     assert r.returncode == 2, r.stdout + r.stderr
     assert "the oracle pins 0.33.0" in r.stderr
     assert "installing" not in r.stdout  # the stamp matched: nothing was installed
+
+
+def test_an_open_group_is_reported_as_open_until_it_grows(tmp_path):
+    # A group recorded with --record-open is tolerated at its count, reported as open (never agreed); one
+    # case more, or a new group, is unexplained again.
+    wrong = case({"backend": "TRITON_ATTN"}, dtype="bfloat16", kv_cache_dtype="auto")
+    known = tmp_path / "known.json"
+    known.write_text('{"differences": []}')
+    opened = tmp_path / "open.json"
+    base = [sys.executable, str(ORACLE / "compare.py"), "--out", str(tmp_path), "--known", str(known), "--open",
+            str(opened)]
+    r = run(base + [str(answers_file(tmp_path, [wrong])), "--record-open"])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(opened.read_text())["groups"][0]["count"] == 1
+    r = run(base + [str(answers_file(tmp_path, [wrong]))])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "agreed 0" in r.stdout and "open 1, unexplained 0" in r.stdout
+    r = run(base + [str(answers_file(tmp_path, [wrong, wrong]))])
+    assert r.returncode == 1
+    assert "open 0, unexplained 2" in r.stdout
+    opened.write_text('{"groups": [{"engine": "vllm", "key": "x", "count": 0}]}')
+    r = run(base + [str(answers_file(tmp_path, [wrong]))])
+    assert r.returncode == 2 and "positive int" in r.stderr

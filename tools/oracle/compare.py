@@ -3,7 +3,10 @@
 writes report.json / report.md (docs/oracle.md). Needs `import attnsel` (PYTHONPATH=build/dev/python).
 
 Every disagreement is either matched by an entry of the known-differences file (a cause that
-docs/catalog-sources.md names, with a test) or it is *unexplained*: then the exit status is 1.
+docs/catalog-sources.md names) or it is *unexplained*: then the exit status is 1, unless the group is
+listed in the open-differences file (tests/data/oracle/open_differences.json: groups seen but not yet
+diagnosed, each with the most cases it may have). An open group is reported as open, never as agreed,
+and a group that grows past its count, or a new one, fails.
 Exit 2: bad input to the oracle itself (a file, a catalog that does not load)."""
 import argparse
 import collections
@@ -17,8 +20,9 @@ from common import OracleError, load_json  # noqa: E402
 
 # engine -> the module that asks attnsel that engine's questions (ask_<engine>.py beside this file)
 ASKERS = ("vllm", "sglang")
-DEFAULT_KNOWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "oracle",
-                             "known_differences.json")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "oracle")
+DEFAULT_KNOWN = os.path.join(DATA, "known_differences.json")
+DEFAULT_OPEN = os.path.join(DATA, "open_differences.json")
 
 
 def kind(engine: Dict[str, Any], mine: Dict[str, Any]) -> Optional[str]:
@@ -57,6 +61,23 @@ def load_known(path: str) -> List[Dict[str, Any]]:
             if k not in FACETS and not k.startswith("query."):
                 raise OracleError(f"{where}/match: unknown field '{k}' ({', '.join(FACETS)}, query.<axis>)")
         out.append(d)
+    return out
+
+
+def load_open(path: str) -> Dict[str, int]:
+    """engine + group key -> the most cases the group may have."""
+    if not os.path.exists(path):
+        return {}
+    doc = load_json(path, "open differences")
+    if not isinstance(doc, dict) or not isinstance(doc.get("groups"), list):
+        raise OracleError(f"open differences {path}: expected an object with a list 'groups'")
+    out = {}
+    for i, g in enumerate(doc["groups"]):
+        where = f"open differences {path}/groups/{i}"
+        if not isinstance(g, dict) or not isinstance(g.get("engine"), str) or not isinstance(g.get("key"), str) \
+                or not isinstance(g.get("count"), int) or g["count"] < 1:
+            raise OracleError(f"{where}: expected {{\"engine\": str, \"key\": str, \"count\": positive int}}")
+        out[g["engine"] + " " + g["key"]] = g["count"]
     return out
 
 
@@ -125,8 +146,21 @@ def compare_engine(attnsel, doc: Dict[str, Any], known: List[Dict[str, Any]], ca
         per[dom]["unexplained"] += 1
         w = c["world"]
         key = f"{w['vendor']} {w.get('arch') or ''} | {c['group']} | {k}: engine {f['engine_answer']} vs attnsel {f['attnsel_answer']}"
-        groups[("unexplained", key)].append({"world": w["name"], "query": c["query"], "engine": a, "attnsel": mine})
+        groups[("unexplained", key)].append({"world": w["name"], "domain": dom, "query": c["query"], "engine": a,
+                                             "attnsel": mine})
     return per, groups, known_hits
+
+
+def settle_open(eng: str, per, groups, allowed: Dict[str, int]) -> None:
+    """Moves each unexplained group the open-differences file lists, at no more than its count, to open."""
+    for (state, key), rows in list(groups.items()):
+        limit = allowed.get(eng + " " + key)
+        if state != "unexplained" or limit is None or len(rows) > limit:
+            continue
+        for r in rows:
+            per[r["domain"]]["unexplained"] -= 1
+            per[r["domain"]]["open"] += 1
+        groups[("open", key)] = groups.pop((state, key))
 
 
 def main(argv=None) -> int:
@@ -134,6 +168,9 @@ def main(argv=None) -> int:
     ap.add_argument("answers", nargs="+", help="engine answer files (engine_vllm.py / engine_sglang.py --out)")
     ap.add_argument("--out", default="build/oracle")
     ap.add_argument("--known", default=DEFAULT_KNOWN, help="the known-differences file")
+    ap.add_argument("--open", default=DEFAULT_OPEN, help="the open-differences file (groups not yet diagnosed)")
+    ap.add_argument("--record-open", action="store_true",
+                    help="write every unexplained group, with its count, to the open-differences file")
     ap.add_argument("--catalog", action="append", default=[], metavar="ENGINE=PATH",
                     help="ask this catalog file instead of the built-in one (while editing a catalog)")
     args = ap.parse_args(argv)
@@ -143,6 +180,8 @@ def main(argv=None) -> int:
         except ImportError as e:
             raise OracleError(f"cannot import attnsel ({e}); build it: cmake --build build/dev --target attnsel_python") from None
         known = load_known(args.known)
+        allowed = {} if args.record_open else load_open(args.open)
+        recorded: List[Dict[str, Any]] = []
         catalogs = {}
         for spec in args.catalog:
             eng, sep, path = spec.partition("=")
@@ -160,35 +199,40 @@ def main(argv=None) -> int:
                 raise OracleError(f"engine answers {path}: missing 'engine', 'version' or 'cases'")
             eng = doc["engine"]
             per, groups, known_hits = compare_engine(attnsel, doc, known, catalogs.get(eng))
+            settle_open(eng, per, groups, allowed)
+            recorded += [{"engine": eng, "key": k[1], "count": len(v)} for k, v in groups.items() if k[0] == "unexplained"]
             tot = collections.Counter()
             for v in per.values():
                 tot.update(v)
-            unexplained = [(k, v) for k, v in groups.items() if k[0] == "unexplained"]
-            unexplained.sort(key=lambda kv: -len(kv[1]))
+            unexplained = sorted(((k, v) for k, v in groups.items() if k[0] == "unexplained"), key=lambda kv: -len(kv[1]))
+            still_open = sorted(((k, v) for k, v in groups.items() if k[0] == "open"), key=lambda kv: -len(kv[1]))
             not_asked = sorted(((k, v) for k, v in groups.items() if k[0] == "not asked"), key=lambda kv: -len(kv[1]))
             report["engines"][eng] = {
                 "version": doc["version"],
-                "domains": {d: {k: v.get(k, 0) for k in ("asked", "agreed", "known", "unexplained", "not_asked")}
+                "domains": {d: {k: v.get(k, 0) for k in ("asked", "agreed", "known", "open", "unexplained", "not_asked")}
                             for d, v in sorted(per.items())},
                 "known": dict(known_hits),
                 "unexplained": [{"key": k[1], "count": len(v), "examples": v[:3]} for k, v in unexplained],
+                "open": [{"key": k[1], "count": len(v), "examples": v[:3]} for k, v in still_open],
                 "not_asked": [{"reason": k[1], "count": len(v)} for k, v in not_asked]}
             print(f"{eng} {doc['version']}: asked {tot['asked']}, agreed {tot['agreed']}, known differences "
-                  f"{tot['known']}, unexplained {tot['unexplained']}, not asked {tot['not_asked']}")
+                  f"{tot['known']}, open {tot['open']}, unexplained {tot['unexplained']}, not asked {tot['not_asked']}")
             for k, v in unexplained[:10]:
                 print(f"  unexplained ({len(v)}): {k[1]}")
-            if tot["unexplained"] or tot["not_asked"]:
+            if (tot["unexplained"] and not args.record_open) or tot["not_asked"]:
                 status = 1
             md += [f"## {eng} {doc['version']}", "",
-                   "| domain | asked | agreed | known differences | unexplained | not asked |",
-                   "|---|---:|---:|---:|---:|---:|"]
+                   "| domain | asked | agreed | known differences | open | unexplained | not asked |",
+                   "|---|---:|---:|---:|---:|---:|---:|"]
             for d, v in sorted(per.items()):
-                md.append(f"| {d} | {v['asked']} | {v['agreed']} | {v['known']} | {v['unexplained']} | {v['not_asked']} |")
+                md.append(f"| {d} | {v['asked']} | {v['agreed']} | {v['known']} | {v['open']} | {v['unexplained']} | "
+                          f"{v['not_asked']} |")
             if known_hits:
                 md += ["", "Known differences (docs/catalog-sources.md):", ""]
                 for kid, n in sorted(known_hits.items(), key=lambda kv: -kv[1]):
                     md.append(f"- `{kid}` ({n}): {report['known'][kid]['cause']}")
-            for title, rows in (("Unexplained disagreements", unexplained), ("Not asked", not_asked)):
+            for title, rows in (("Unexplained disagreements", unexplained), ("Open (seen, not yet diagnosed)", still_open),
+                                ("Not asked", not_asked)):
                 if rows:
                     md += ["", f"### {title}", ""]
                     for k, v in rows:
@@ -198,6 +242,12 @@ def main(argv=None) -> int:
                                       + (f": engine `{json.dumps(ex['engine'])[:200]}`; attnsel `{json.dumps(ex['attnsel'])[:200]}`"
                                          if "engine" in ex else ""))
             md.append("")
+        if args.record_open:
+            with open(args.open, "w", encoding="utf-8") as f:
+                json.dump({"about": "Disagreements the oracle has seen and nobody has diagnosed yet: each group may "
+                                    "have at most `count` cases; compare.py reports them as open, never as agreed. "
+                                    "Written by compare.py --record-open.", "groups": recorded}, f, indent=1)
+                f.write("\n")
         with open(os.path.join(args.out, "report.json"), "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
         with open(os.path.join(args.out, "report.md"), "w", encoding="utf-8") as f:
