@@ -52,7 +52,10 @@ extern "C" PYBIND11_EXPORT PyObject* PyInit__attnsel() {  // NOLINT(bugprone-res
   }
   PyObject* module = attnsel_pybind11_init();
   if (module == nullptr) return nullptr;
-  if (PyModuleDef* def = PyModule_GetDef(module)) def->m_size = 0;
+  // pybind11 3 initialises in several phases (PEP 489): it returns the module's definition, which CPython
+  // runs in each interpreter, refusing a subinterpreter itself; there is nothing to adjust.
+  if (!PyModule_Check(module)) return module;
+  PyModule_GetDef(module)->m_size = 0;
   made = module;
   Py_INCREF(made);  // kept for the process: the main interpreter's module lives until exit
   return module;
