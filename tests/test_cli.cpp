@@ -892,9 +892,9 @@ TEST_CASE("--model-config: an empty path, --num-kv-heads, an unknown dtype and J
 TEST_CASE("--kv-cache-dtype takes vLLM 0.33.0's newer KV dtypes; a catalog that names none of them says so",
           "[cli][select][issue29]") {
   // vllm/config/cache.py CacheDType in 0.33.0 lists these; the CLI refused them as values before.
-  for (const char* dtype : {"nvfp4", "nvfp4_4over6", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc",
-                            "turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3",
-                            "octave_k3v3_compact", "ultraquant_4bit"}) {
+  for (const char* dtype :
+       {"nvfp4", "nvfp4_4over6", "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc",
+        "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3", "octave_k3v3_compact", "ultraquant_4bit"}) {
     INFO(dtype);
     const auto r = run({"select", "--json", "--platform", "cuda", "--arch", "9.0", "--kv-cache-dtype", dtype});
     CHECK(r.status == 1);  // a data answer (no built-in backend takes it yet), never a usage error (2)
