@@ -46,7 +46,9 @@ std::string one_line(std::string text) {
   for (auto& c : text)
     if (c == '\n' || c == '\r') c = ' ';
   while (!text.empty() && text.back() == ' ') text.pop_back();
-  return attnsel::printable(text, 400);
+  // Echoed input is already cut (quoted_value); this bounds the whole line, long enough for an enum's
+  // every name and the did-you-mean after them (the KV-cache dtypes' list is over 400 characters).
+  return attnsel::printable(text, 1000);
 }
 
 void print_usage_error(const std::string& message, const std::string& command) {
