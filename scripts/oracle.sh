@@ -32,7 +32,8 @@ for n in "$sample" "$jobs"; do
   case "$n" in ''|*[!0-9]*) [ -z "$n" ] || { echo "oracle.sh: error: '$n' is not a number; $usage" >&2; exit 2; };; esac
 done
 req="$root/tools/oracle/requirements.txt"
-hash=$(sha256sum "$req" "$root/tools/oracle/cuda_stub.c" | sha256sum | cut -c1-12)
+# The pins' content, not their path: a clone elsewhere on the machine re-uses the same venv.
+hash=$(cat "$req" "$root/tools/oracle/cuda_stub.c" | sha256sum | cut -c1-12)
 venv="${ATTNSEL_ORACLE_VENV:-$HOME/.cache/attnsel/oracle-venv}"
 stamp="$venv/.attnsel-oracle-stamp"
 # The stamp holds the hash of the pins it was installed from: equal, nothing runs; different, pip brings
