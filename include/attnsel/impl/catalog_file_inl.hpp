@@ -89,9 +89,12 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
   } catch (const nlohmann::json::exception& e) {
     // parse_error, but also out_of_range for numbers no double holds ("1e999"): every failure of the
     // JSON parser is malformed input. nlohmann's text reads "[json.exception.parse_error.101] ...".
+    // Its "last read: '...'" echoes the input (a newline as <U+000A>, eight characters): cut it, so that
+    // the message stays bounded whatever the input (the config fuzzer found a 1 KiB+ one).
     std::string msg = e.what();
     const auto pos = msg.find("] ");
-    throw catalog_error(where, "", "malformed JSON: " + (pos == std::string::npos ? msg : msg.substr(pos + 2)));
+    throw catalog_error(where, "",
+                        "malformed JSON: " + printable(pos == std::string::npos ? msg : msg.substr(pos + 2), 240));
   }
 }
 
