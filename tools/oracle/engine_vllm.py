@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import time
+import types
 from typing import Any, Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -130,9 +131,7 @@ def _setup_world(world: Dict[str, Any]):
         major, minor = (int(x) for x in world["arch"].split("."))
         cap = DeviceCapability(major=major, minor=minor)
         torch.cuda.get_device_capability = lambda device=None: (major, minor)
-        import types as _t
-
-        cuda_props = _t.SimpleNamespace(name=f"oracle sm_{major}{minor}", major=major, minor=minor,
+        cuda_props = types.SimpleNamespace(name=f"oracle sm_{major}{minor}", major=major, minor=minor,
                                         total_memory=80 << 30, multi_processor_count=132)
         torch.cuda.get_device_properties = lambda device=None: cuda_props
         torch.cuda.is_available = lambda: True
@@ -143,10 +142,8 @@ def _setup_world(world: Dict[str, Any]):
         plat_cls.get_device_capability = classmethod(lambda cls, device_id=0: cap)
         plat_cls.get_device_name = classmethod(lambda cls, device_id=0: f"oracle sm_{major}{minor}")
     elif vendor == "rocm":
-        import types as _t
-
         arch = world["arch"]
-        props = _t.SimpleNamespace(gcnArchName=arch, name=f"oracle {arch}", major=0, minor=0,
+        props = types.SimpleNamespace(gcnArchName=arch, name=f"oracle {arch}", major=0, minor=0,
                                    total_memory=64 << 30, multi_processor_count=304)
         torch.cuda.get_device_properties = lambda device=None: props
         torch.cuda.is_available = lambda: True
@@ -217,7 +214,6 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[
     if vllm.__version__ != PINNED:
         raise OracleError(f"vllm {vllm.__version__} is installed, the oracle pins {PINNED}")
     setup_s = time.time() - t0
-    import types as _t
 
     configs: Dict[Any, Any] = {}
 
@@ -261,8 +257,8 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[
 
             def ask():
                 att = AttentionConfig(mla_prefill_backend=override)
-                cfg = _t.SimpleNamespace(
-                    model_config=_t.SimpleNamespace(dtype=dtype, hf_text_config=_t.SimpleNamespace(
+                cfg = types.SimpleNamespace(
+                    model_config=types.SimpleNamespace(dtype=dtype, hf_text_config=types.SimpleNamespace(
                         qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=v)),
                     attention_config=att)
                 mla_prefill_selector._auto_select_mla_prefill_backend.cache_clear()
