@@ -89,7 +89,7 @@ struct temp_file {
   temp_file& operator=(const temp_file&) = delete;
 };
 
-const std::string vllm_catalog = std::string(ATTNSEL_SOURCE_DIR) + "/catalog/vllm.json";
+const std::string vllm_catalog = std::string(ATTNSEL_SOURCE_DIR) + "/catalog/vllm@0.33.0.json";
 
 // A backend the reference catalog lacks, put first for ROCm decoders; it names ROCM_ATTN, so it only
 // loads layered on the vllm catalog.

@@ -23,10 +23,10 @@ std::string lint_file(const std::string& name) { return std::string(ATTNSEL_SOUR
 }  // namespace
 
 TEST_CASE("attnsel diff exits 1 with the ROCm refactor's changes and 0 for identical catalogs", "[cli][diff]") {
-  const auto changed = run({"diff", "vllm-rocm-env@e2a00c7b", "vllm", "--domain", "decoder"});
+  const auto changed = run({"diff", "vllm-rocm-env@e2a00c7b", "vllm@main-2026-12", "--domain", "decoder"});
   CHECK(changed.status == 1);
   CHECK(changed.err.empty());
-  CHECK(changed.out.find("attnsel diff vllm-rocm-env@e2a00c7b -> vllm") == 0);
+  CHECK(changed.out.find("attnsel diff vllm-rocm-env@e2a00c7b -> vllm@main-2026-12\n") == 0);
   CHECK(changed.out.find("space: ") != std::string::npos);
   CHECK(changed.out.find("rocm gfx942, decoder") != std::string::npos);
   CHECK(changed.out.find("TRITON_ATTN -> ROCM_ATTN") != std::string::npos);
@@ -42,7 +42,7 @@ TEST_CASE("attnsel diff --json reports counts tools can read", "[cli][diff]") {
   REQUIRE(r.status == 1);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("a") == "vllm@0013943");
-  CHECK(j.at("b") == "vllm");
+  CHECK(j.at("b") == "vllm@0.33.0");  // an alias diffs as the catalog it stands for
   CHECK(j.at("changed").get<std::size_t>() > 0);
   std::size_t total = 0;
   for (const auto& g : j.at("groups")) total += g.at("count").get<std::size_t>();
@@ -86,14 +86,18 @@ TEST_CASE("attnsel lint exits 0 on built-ins, 1 with pointed findings, 2 on unre
 TEST_CASE("list --catalogs names every built-in catalog with its source commits", "[cli][catalogs]") {
   const auto r = run({"list", "--catalogs"});
   CHECK(r.status == 0);
-  for (const char* name : {"vllm ", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa", "sglang"})
+  for (const char* name : {"vllm ", "vllm@0.33.0", "vllm@main-2026-12", "vllm@00159db", "vllm@0013943",
+                           "vllm-rocm-env@e2a00c7b", "torch_sdpa", "sglang ", "sglang@0.5.23", "sglang@main-2026-12"})
     CHECK(r.out.find(name) != std::string::npos);
+  CHECK(r.out.find("vllm  alias of vllm@0.33.0") != std::string::npos);
   CHECK(r.out.find("vllm-project/vllm@e2a00c7b342a") != std::string::npos);
   CHECK(r.out.find("sgl-project/sglang@001067fffe33") != std::string::npos);
   const auto j = nlohmann::json::parse(run({"list", "--catalogs", "--json"}).out);
-  REQUIRE(j.size() == 6);
+  REQUIRE(j.size() == 10);
   CHECK(j[0].at("name") == "vllm");
-  CHECK_FALSE(j[0].at("commits").empty());
+  CHECK(j[0].at("alias_of") == "vllm@0.33.0");
+  CHECK(j[1].at("name") == "vllm@0.33.0");
+  CHECK_FALSE(j[1].at("commits").empty());
 }
 
 TEST_CASE("--catalog-name picks a built-in catalog and refuses unknown names", "[cli][catalogs]") {
@@ -108,7 +112,8 @@ TEST_CASE("--catalog-name picks a built-in catalog and refuses unknown names", "
   unknown.insert(unknown.end(), {"--catalog-name", "vllm@nope"});
   const auto r = run(unknown);
   CHECK(r.status == 2);
-  CHECK(r.err.find("--catalog-name: 'vllm@nope' is not one of vllm, vllm@00159db, vllm@0013943") != std::string::npos);
+  CHECK(r.err.find("--catalog-name: 'vllm@nope' is not one of vllm, vllm@0.33.0, vllm@main-2026-12, vllm@00159db") !=
+        std::string::npos);
 }
 
 TEST_CASE("diff and lint help has examples and fits 100 columns", "[cli][help]") {

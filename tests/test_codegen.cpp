@@ -12,7 +12,7 @@
 int main() {
   using namespace attnsel;
   const char* expected_names[] = {"torch_sdpa@2.11-rc.1", "vllm@0a1b-c", "vllm-0a1b@c", "every_field"};
-  const char* files[] = {"catalog/torch_sdpa.json", "catalog/vllm.json", "catalog/vllm.json",
+  const char* files[] = {"catalog/torch_sdpa.json", "catalog/vllm@0.33.0.json", "catalog/vllm@0.33.0.json",
                          "tests/data/fields/every_field.json"};
   int failures = 0;
   for (std::size_t i = 0; i < detail::tables::builtin.size() && i < 4; ++i) {

@@ -48,7 +48,8 @@ void check_examples(const catalog_diff& d, const catalog& a, const catalog& b) {
 
 // The ROCm refactor diff is the most expensive one: compute it once for every test that reads it.
 const catalog_diff& rocm_refactor_diff() {
-  static const catalog_diff d = diff_catalogs(builtin_catalog("vllm-rocm-env@e2a00c7b"), builtin_catalog("vllm"));
+  static const catalog_diff d =
+      diff_catalogs(builtin_catalog("vllm-rocm-env@e2a00c7b"), builtin_catalog("vllm@main-2026-12"));
   return d;
 }
 
@@ -57,7 +58,7 @@ const catalog_diff& rocm_refactor_diff() {
 TEST_CASE("the ROCm refactor diff shows ROCm changes and nothing on CUDA", "[diff]") {
   const auto& d = rocm_refactor_diff();
   CHECK(d.a == "vllm-rocm-env@e2a00c7b");
-  CHECK(d.b == "vllm");
+  CHECK(d.b == "vllm@main-2026-12");
   REQUIRE_FALSE(d.empty());
   std::size_t compared = 0;
   for (const auto& v : d.vendors) {
@@ -78,7 +79,7 @@ TEST_CASE("the ROCm refactor diff shows ROCm changes and nothing on CUDA", "[dif
                        [](const diff_transition& t) { return t.from == "TRITON_ATTN" && t.to == "ROCM_ATTN"; });
   });
   CHECK(headline != d.groups.end());
-  check_examples(d, builtin_catalog("vllm-rocm-env@e2a00c7b"), builtin_catalog("vllm"));
+  check_examples(d, builtin_catalog("vllm-rocm-env@e2a00c7b"), builtin_catalog("vllm@main-2026-12"));
 }
 
 TEST_CASE("the diff states its space and its JSON carries the same counts", "[diff]") {
@@ -163,9 +164,10 @@ TEST_CASE("a diff larger than the limit is refused, not sampled", "[diff]") {
   CHECK_THROWS_AS(diff_catalogs(c, c, options), std::length_error);
 }
 
-TEST_CASE("the pre-refactor ROCm catalog differs from vllm only in ROCm decoder rules", "[diff][reference]") {
+TEST_CASE("the pre-refactor ROCm catalog differs from vllm@main-2026-12 only in ROCm decoder rules",
+          "[diff][reference]") {
   const auto legacy = builtin_catalog("vllm-rocm-env@e2a00c7b");
-  const auto newest = builtin_catalog("vllm");
+  const auto newest = builtin_catalog("vllm@main-2026-12");
   CHECK(legacy.registry.backends() == newest.registry.backends());
   const auto others = [](const registry& reg) {
     std::vector<policy_rule> out;
@@ -255,12 +257,12 @@ TEST_CASE("docs/diff.md shows the tool's real ROCm and issue-20 diffs and docume
   ss << in.rdbuf();
   const auto doc = ss.str();
   CHECK(doc.find(diff_text(rocm_refactor_diff())) != std::string::npos);
-  // The issue-20 example: automatic decoder selection, vllm@00159db -> vllm.
+  // The issue-20 example: automatic decoder selection, vllm@00159db -> vllm@main-2026-12.
   diff_options newest;
   newest.encoder = false;
   newest.overrides = false;
-  CHECK(doc.find(diff_text(diff_catalogs(builtin_catalog("vllm@00159db"), builtin_catalog("vllm"), newest))) !=
-        std::string::npos);
+  CHECK(doc.find(diff_text(diff_catalogs(builtin_catalog("vllm@00159db"), builtin_catalog("vllm@main-2026-12"),
+                                         newest))) != std::string::npos);
   for (auto code : enum_values<lint_code>()) {
     INFO(to_string(code));
     CHECK(doc.find("| `" + std::string(to_string(code)) + "` |") != std::string::npos);

@@ -133,10 +133,11 @@ TEST_CASE("repeated JSON keys are refused at their pointer, in catalogs, queries
 }
 
 TEST_CASE("a catalog path with a NUL byte is refused, not cut at the NUL (issue 22)", "[hardening]") {
-  // "catalog/vllm.json\0.bak" would open catalog/vllm.json if the path were handed to the OS as is.
-  const std::string path = std::string(ATTNSEL_SOURCE_DIR) + "/catalog/vllm.json" + std::string(1, '\0') + ".bak";
+  // "catalog/vllm@0.33.0.json\0.bak" would open catalog/vllm@0.33.0.json if the path were handed to the OS as is.
+  const std::string path =
+      std::string(ATTNSEL_SOURCE_DIR) + "/catalog/vllm@0.33.0.json" + std::string(1, '\0') + ".bak";
   CHECK_THROWS_WITH(read_catalog_file(path), ATTNSEL_CONTAINS("the path contains a NUL byte"));
-  CHECK_THROWS_WITH(read_catalog_file(path), ATTNSEL_CONTAINS("vllm.json\\x00.bak"));
+  CHECK_THROWS_WITH(read_catalog_file(path), ATTNSEL_CONTAINS("vllm@0.33.0.json\\x00.bak"));
   registry reg;
   CHECK_THROWS_AS(merge_catalog_file(reg, path), catalog_error);
   CHECK(reg.size() == 0);

@@ -228,11 +228,14 @@ struct backend_descriptor {
   capabilities caps;                   ///< used when `variants` is empty
   std::vector<capabilities> variants;  ///< sub-kernels; the first that accepts domain and platform is checked
   custom_check extra_check;            ///< optional cross-field predicate (not serialised to JSON)
+  /// The engine runs it only when forced (catalog key `forced_only`): no automatic order lists it, and
+  /// lint does not report it as unreachable.
+  bool forced_only = false;
 
   /// Equality of the data; `extra_check` compares by presence only.
   friend bool operator==(const backend_descriptor& a, const backend_descriptor& b) {
     return a.name == b.name && a.aliases == b.aliases && a.description == b.description && a.domains == b.domains &&
-           a.caps == b.caps && a.variants == b.variants &&
+           a.caps == b.caps && a.variants == b.variants && a.forced_only == b.forced_only &&
            static_cast<bool>(a.extra_check) == static_cast<bool>(b.extra_check);
   }
   friend bool operator!=(const backend_descriptor& a, const backend_descriptor& b) { return !(a == b); }

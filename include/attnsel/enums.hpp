@@ -53,6 +53,11 @@ enum class cache_dtype : std::uint8_t {
   ultraquant_4bit,
 };
 
+/// How the engine treats a forced backend where a policy rule matches (the rule's catalog key `forced`).
+/// attnsel's own rule is `honoured`; the others state an engine that substitutes, so that the answer is
+/// the engine's and the explanation says a forced backend was replaced.
+enum class forced_handling : std::uint8_t { honoured, fallback, ignored };
+
 /// Which tokens attend to which (vLLM's AttentionType).
 enum class attention_type : std::uint8_t { decoder, encoder, encoder_only, encoder_decoder };
 
@@ -86,7 +91,8 @@ enum class reason_code : std::uint8_t {
   seq_len,           ///< a sequence length is outside the backend's range (format 2)
   batch_size,        ///< the batch size is outside the backend's range (format 2)
   gqa_group,         ///< the GQA group size (num_heads / num_kv_heads) is outside the backend's range
-  call_rule          ///< a conditional rule on the call refuses this combination (format 2)
+  call_rule,         ///< a conditional rule on the call refuses this combination (format 2)
+  forced_ignored     ///< forced, but the engine does not read the override here (policy_rule::forced)
 };
 
 /// Stable code of a failed selection. Part of the API.
@@ -201,6 +207,18 @@ struct enum_table<attention_mode> {
 };
 
 template <>
+struct enum_table<forced_handling> {
+  static constexpr std::string_view type_name = "forced handling";
+  static constexpr std::array<enum_row<forced_handling>, 3> rows{{
+      {forced_handling::honoured, "honoured", "", "a forced backend runs, or the selection fails"},
+      {forced_handling::fallback, "fallback", "",
+       "a forced backend that cannot run is replaced by the rule's automatic order (the engine logs it)"},
+      {forced_handling::ignored, "ignored", "",
+       "the engine does not read a forced backend here: the rule's automatic order decides"},
+  }};
+};
+
+template <>
 struct enum_table<attention_phase> {
   static constexpr std::string_view type_name = "phase";
   static constexpr std::array<enum_row<attention_phase>, 3> rows{{
@@ -233,7 +251,7 @@ struct reason_row : enum_row<reason_code> {
 template <>
 struct enum_table<reason_code> {
   static constexpr std::string_view type_name = "reason code";
-  static constexpr std::array<reason_row, 19> rows{{
+  static constexpr std::array<reason_row, 20> rows{{
       {{reason_code::platform, "platform", "", "No variant runs on this vendor."}, "runs on cuda, not rocm"},
       {{reason_code::capability, "capability", "",
         "The vendor matches but the compute capability or gfx target is outside every variant's range. An unknown "
@@ -290,6 +308,10 @@ struct enum_table<reason_code> {
         "A rule whose condition reads an unstated field is not applied; explain lists it under `unstated`."},
        "when attn_type decoder, requires seq_len_q == seq_len_kv: seq_len_q 1, seq_len_kv 256 (causal flash "
        "needs equal lengths)"},
+      {{reason_code::forced_ignored, "forced_ignored", "",
+        "Forced, but the engine does not read a forced backend for this query (the matching rule's `forced` is "
+        "`ignored`): it runs the rule's automatic order, and the message gives the rule's note."},
+       "the engine does not read a forced backend here (xpu: platforms/xpu.py takes float32 to TRITON_ATTN first)"},
   }};
 };
 

@@ -82,6 +82,10 @@ struct policy_rule : arch_filter {
   phase_set phases{};            ///< format 2: the query's stated phase is one of these; empty = any
   shape_limits shape{};          ///< format 2: the stated shape fields are in these ranges
   std::string note;              ///< why this order (shown by explain and in docs)
+  /// What the engine does with a forced backend when this rule matches: `honoured` (the default), or
+  /// the engine substitutes the rule's automatic order for one that cannot run (`fallback`) or for any
+  /// (`ignored`). The selection then reports the forced backends it passed over (`selection::fallback`).
+  forced_handling forced = forced_handling::honoured;
   std::vector<policy_entry> order;
   /// Format 2: the order was measured (`attnsel tune`). The rule then matches only the platform the
   /// timings were taken on (`measurement::holds_on`), and explain shows each candidate's time.
@@ -123,6 +127,7 @@ constexpr void rule_fields(Visit&& visit, Rule&&... r) {
   visit("phases", r.phases...);
   visit("shape", r.shape...);
   visit("note", r.note...);
+  visit("forced", r.forced...);
   visit("order", r.order...);
   visit("measured", r.measured...);
 }

@@ -10,13 +10,34 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-/// Names of the built-in catalogs, in display order (the CMake list ATTNSEL_CATALOGS, same order).
-/// `vllm` follows vLLM's newest code and tests; `vllm@00159db` and `vllm@0013943` are the catalog as it
-/// stood before issue 20 and before issue 11 (kept so changes can be diffed); `vllm-rocm-env@e2a00c7b` is
-/// `vllm` with the ROCm decoder order from before vLLM's priority refactor; `sglang` is SGLang's automatic
-/// choice (docs/engines/sglang.md).
-inline constexpr std::array<std::string_view, 6> builtin_catalog_names{
-    {"vllm", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa", "sglang"}};
+/// Names of the built-in catalogs, in display order. `vllm` and `sglang` are aliases (builtin_catalog_aliases)
+/// of the newest engine release the differential oracle has run (docs/oracle.md): `vllm@0.33.0` and
+/// `sglang@0.5.23`. `vllm@main-2026-12` and `sglang@main-2026-12` are the engines' main branches as read by
+/// hand before the oracle (the cases in tests/data/*_cases.json hold on them); `vllm@00159db` and
+/// `vllm@0013943` are the catalog as it stood before issue 20 and before issue 11; `vllm-rocm-env@e2a00c7b`
+/// is the vLLM catalog with the ROCm decoder order from before vLLM's priority refactor. Every name but the
+/// aliases is one file catalog/<name>.json (the CMake list ATTNSEL_CATALOGS).
+inline constexpr std::array<std::string_view, 10> builtin_catalog_names{
+    {"vllm", "vllm@0.33.0", "vllm@main-2026-12", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa",
+     "sglang", "sglang@0.5.23", "sglang@main-2026-12"}};
+
+/// An unversioned built-in name and the versioned catalog it stands for.
+struct builtin_catalog_alias {
+  std::string_view name;
+  std::string_view target;
+};
+
+/// The unversioned names: each follows the newest release of its engine that the oracle has run.
+inline constexpr std::array<builtin_catalog_alias, 2> builtin_catalog_aliases{
+    {{"vllm", "vllm@0.33.0"}, {"sglang", "sglang@0.5.23"}}};
+
+/// The catalog a built-in name stands for: an alias's target, any other name itself.
+[[nodiscard]] constexpr std::string_view builtin_catalog_target(std::string_view name) noexcept {
+  // NOLINTNEXTLINE(readability-use-anyofallof): std::find_if is not constexpr before C++20
+  for (const auto& a : builtin_catalog_aliases)
+    if (a.name == name) return a.target;
+  return name;
+}
 
 /// True when `name` is one of builtin_catalog_names.
 [[nodiscard]] constexpr bool is_builtin_catalog(std::string_view name) noexcept {
@@ -31,7 +52,8 @@ inline constexpr std::array<std::string_view, 6> builtin_catalog_names{
 /// std::invalid_argument for an unknown name.
 [[nodiscard]] registry builtin_registry(std::string_view name);
 
-/// The default registry: vLLM's backends and priority policies for CUDA, ROCm, CPU and XPU, both domains.
+/// The default registry, `vllm`: vLLM's newest oracle-checked release (backends and priority policies for
+/// CUDA, ROCm, CPU and XPU, both domains).
 [[nodiscard]] registry reference_registry();
 
 /// PyTorch scaled_dot_product_attention's backends (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION, MATH).

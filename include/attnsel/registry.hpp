@@ -116,7 +116,8 @@ class registry {
 void validate_descriptor(const backend_descriptor& backend);
 
 namespace detail {
-/// True when a variant or a policy condition of `reg` reads the call (a catalog format 2 field).
+/// True when `reg` uses a catalog format 2 field: a variant or a policy condition reads the call, a rule
+/// states `forced`, or a backend is `forced_only`.
 [[nodiscard]] bool registry_reads_call(const registry& reg) noexcept;
 }  // namespace detail
 

@@ -23,7 +23,7 @@ __all__ = ["PYTHON_PACKAGES", "Detection", "DetectedFact", "detect_platform", "p
 
 #: Python packages reported as platform components: component name -> distribution names to ask
 #: importlib.metadata for the version (the first one installed wins). The components are those the
-#: built-in catalogs name (catalog/vllm.json: flashinfer, flash_attn, aiter).
+#: built-in catalogs name (catalog/vllm@0.33.0.json: flashinfer, flash_attn, aiter).
 PYTHON_PACKAGES: Dict[str, Tuple[str, ...]] = {
     "flashinfer": ("flashinfer-python", "flashinfer"),
     "flash_attn": ("flash-attn", "flash_attn", "vllm-flash-attn"),

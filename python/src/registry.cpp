@@ -50,9 +50,12 @@ registry_handle builtin(const py::handle& catalog) {
   // Parsed once per name: a Registry never changes its registry in place (merge() swaps its own
   // pointer), so every handle may share it. A call then costs a handle, not a parse (1.5 ms for vllm).
   // The map is only touched with the GIL held.
+  // An alias (`vllm`) shares its target's handle.
   static std::map<std::string, registry_handle, std::less<>> parsed;
-  auto it = parsed.find(name);
-  if (it == parsed.end()) it = parsed.emplace(name, from_catalog(attnsel::builtin_catalog(name))).first;
+  const auto target = attnsel::builtin_catalog_target(name);
+  auto it = parsed.find(target);
+  if (it == parsed.end())
+    it = parsed.emplace(std::string(target), from_catalog(attnsel::builtin_catalog(target))).first;
   return it->second;
 }
 

@@ -63,7 +63,7 @@ def test_to_json_of_platform_query_candidate_and_registry(reference, mi300):
     c = attnsel.explain(reference, attnsel.Query(), mi300).candidates[0]
     assert json.loads(attnsel.to_json(c))["name"] == c.name
     catalog = json.loads(attnsel.to_json(reference, indent=-1))
-    assert catalog["name"] == "vllm" and len(catalog["backends"]) == len(reference)
+    assert catalog["name"] == "vllm@0.33.0" and len(catalog["backends"]) == len(reference)
     assert "\n" not in attnsel.to_json(mi300, indent=-1)
 
 
@@ -72,12 +72,14 @@ def test_builtin_registries(reference):
     assert sdpa.backends == ["FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH", "CUDNN_ATTENTION"]
     assert attnsel.builtin_catalog("torch_sdpa") == sdpa
     assert attnsel.builtin_catalog("vllm") == reference
-    assert attnsel.BUILTIN_CATALOGS == ("vllm", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa",
-                                        "sglang")
-    assert reference.name == "vllm" and reference.description and reference.source
+    assert attnsel.BUILTIN_CATALOGS == ("vllm", "vllm@0.33.0", "vllm@main-2026-12", "vllm@00159db", "vllm@0013943",
+                                        "vllm-rocm-env@e2a00c7b", "torch_sdpa", "sglang", "sglang@0.5.23",
+                                        "sglang@main-2026-12")
+    assert reference.name == "vllm@0.33.0" and reference.description and reference.source
+    assert attnsel.builtin_catalog("vllm@0.33.0") == reference
     assert "FLASH_ATTN" in reference and "flash_attn" in reference and "NOPE" not in reference and 3 not in reference
     assert reference.names == sorted(reference.names) and set(reference.backends) <= set(reference.names)
-    assert repr(reference).startswith("<attnsel.Registry 'vllm': ")
+    assert repr(reference).startswith("<attnsel.Registry 'vllm@0.33.0': ")
 
 
 def test_load_catalog_and_merge_layer_an_engine_catalog(tmp_path, reference):
@@ -113,8 +115,9 @@ def test_a_selection_outlives_a_merge_of_its_registry(tmp_path):
 def test_built_in_registries_are_independent_values_though_parsed_once():
     """builtin_catalog() parses each catalog once and its Registry objects share it: a merge into one must
     leave every other, and every later one, as the catalog says."""
-    for make, name in ((attnsel.reference_registry, "vllm"), (attnsel.torch_sdpa_registry, "torch_sdpa"),
-                       (lambda: attnsel.builtin_catalog("sglang"), "sglang")):
+    # `vllm` and `sglang` are aliases: their registries carry the release they stand for.
+    for make, name in ((attnsel.reference_registry, "vllm@0.33.0"), (attnsel.torch_sdpa_registry, "torch_sdpa"),
+                       (lambda: attnsel.builtin_catalog("sglang"), "sglang@0.5.23")):
         a, b = make(), make()
         assert a == b and a is not b and a.name == name
         size = len(a)

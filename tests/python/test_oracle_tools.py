@@ -57,6 +57,10 @@ def test_every_committed_known_difference_names_its_cause_and_reads():
         assert e["engine"] in compare.ASKERS
         assert len(e["cause"]) > 20, e["id"]
         assert e["doc"].startswith("docs/"), e["id"]
+        # The page it names explains it by id (docs/catalog-sources.md's release sections).
+        page = os.path.join(SOURCE_DIR, e["doc"].split("#")[0])
+        with open(page, encoding="utf-8") as f:
+            assert "`" + e["id"] + "`" in f.read(), e["id"] + " is not explained in " + e["doc"]
 
 
 @pytest.mark.parametrize("doc, message", [

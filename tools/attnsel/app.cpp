@@ -30,7 +30,7 @@ constexpr const char* main_footer = R"(Examples:
   attnsel select --platform rocm --arch gfx942 --domain encoder --backend TORCH_SDPA --json
   attnsel list --domain encoder
   attnsel matrix --catalog torch_sdpa --format json
-  attnsel validate catalog/vllm.json
+  attnsel validate catalog/vllm@0.33.0.json
   attnsel doctor
   attnsel diff vllm-rocm-env@e2a00c7b vllm
   attnsel lint my_catalog.json

@@ -23,7 +23,7 @@ namespace {
 constexpr const char* diff_footer = R"(Examples:
   attnsel diff vllm-rocm-env@e2a00c7b vllm
   attnsel diff vllm@0013943 vllm --domain decoder --json
-  attnsel diff catalog/vllm.json my_changed_vllm.json
+  attnsel diff catalog/vllm@0.33.0.json my_changed_vllm.json
   attnsel diff --on torch_sdpa measured_old.json measured_new.json
 
 A and B are built-in catalog names (attnsel list --catalogs) or catalog files.

@@ -126,25 +126,39 @@ int run_list(const list_flags& flags) {
 
 namespace {
 
+// An alias (`vllm`) is listed by name with the catalog it stands for; every other name with its catalog.
 int list_catalogs(bool json) {
   std::vector<attnsel::catalog> all;
   all.reserve(attnsel::builtin_catalog_names.size());
-  for (auto name : attnsel::builtin_catalog_names) all.push_back(attnsel::builtin_catalog(name));
+  for (auto name : attnsel::builtin_catalog_names)
+    if (attnsel::builtin_catalog_target(name) == name) all.push_back(attnsel::builtin_catalog(name));
+  const auto aliases_before = [&](const std::string& name, auto&& emit) {
+    for (const auto& a : attnsel::builtin_catalog_aliases)
+      if (a.target == name) emit(a);
+  };
   if (json) {
     auto out = nlohmann::json::array();
-    for (const auto& c : all)
+    for (const auto& c : all) {
+      aliases_before(c.info.name, [&](const attnsel::builtin_catalog_alias& a) {
+        out.push_back({{"name", std::string(a.name)}, {"alias_of", std::string(a.target)}});
+      });
       out.push_back({{"name", c.info.name},
                      {"description", c.info.description},
                      {"source", c.info.source},
                      {"commits", c.info.commits},
                      {"backends", c.registry.size()},
                      {"rules", c.registry.policy().rules.size()}});
+    }
     std::printf("%s\n", attnsel::json_text(out).c_str());
     return 0;
   }
   const auto out_style = style::for_fd(STDOUT_FILENO);
   std::string text;
   for (const auto& c : all) {
+    aliases_before(c.info.name, [&](const attnsel::builtin_catalog_alias& a) {
+      text += out_style.paint(std::string(a.name), colour::bold) + "  alias of " + std::string(a.target) +
+              " (the newest release the differential oracle has run)\n";
+    });
     text += out_style.paint(attnsel::printable(c.info.name, 200), colour::bold) + "  (" +
             std::to_string(c.registry.size()) + " backends, " + std::to_string(c.registry.policy().rules.size()) +
             " rules)\n";

@@ -20,7 +20,7 @@ namespace attnsel_cli {
 namespace {
 
 constexpr const char* validate_footer = R"(Examples:
-  attnsel validate catalog/vllm.json
+  attnsel validate catalog/vllm@0.33.0.json
 
 Prints 'FILE: ok (N backends, M rules)' and exits 0, or the loader's error (FILE: POINTER: problem)
 and exits 1.)";

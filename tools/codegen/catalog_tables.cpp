@@ -178,7 +178,8 @@ class emitter {
     std::vector<std::string> variants;
     for (const auto& v : b.variants) variants.push_back(caps(v));
     return "{" + literal(b.name) + ", " + strings(b.aliases) + ", " + literal(b.description) + ", " +
-           std::to_string(b.domains.bits()) + "U, " + caps(b.caps) + ", " + list("caps", variants) + "}";
+           std::to_string(b.domains.bits()) + "U, " + (b.forced_only ? "true" : "false") + ", " + caps(b.caps) + ", " +
+           list("caps", variants) + "}";
   }
 
   std::string rule(const policy_rule& r) {
@@ -197,7 +198,8 @@ class emitter {
         << ", " << r.modes.bits() << "U, " << r.min_num_heads << "U, " << r.max_num_heads << "U, "
         << r.kv_cache_dtypes.bits() << "U, " << r.dtypes.bits() << "U, " << uints(r.head_sizes) << ", "
         << strings(r.features) << ", " << strings(r.without_features) << ", " << r.phases.bits() << "U, "
-        << shape(r.shape) << ", " << literal(r.note) << ", " << list("entry", order) << "}";
+        << shape(r.shape) << ", " << literal(r.note) << ", static_cast<forced_handling>("
+        << static_cast<unsigned>(r.forced) << "), " << list("entry", order) << "}";
     return out.str();
   }
 

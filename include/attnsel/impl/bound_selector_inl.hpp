@@ -180,6 +180,13 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
     return std::any_of(rule->order.begin(), rule->order.end(),
                        [&](const bound_entry& e) { return e.backend == index; });
   };
+  // A forced backend where the matching rule states an engine that substitutes (policy_rule::forced):
+  // the free select answers and explains it.
+  if (d.has_forced) {
+    const auto it =
+        std::find_if(d.rules.begin(), d.rules.end(), [&](const bound_rule& r) { return r.rule->matches_query(q); });
+    if (it != d.rules.end() && it->rule->forced != forced_handling::honoured) return 0;
+  }
   const bool fallback_auto = s.options.select.prefer && d.has_forced;
   bool automatic_done = false;
   for (const auto& t : d.tokens) {

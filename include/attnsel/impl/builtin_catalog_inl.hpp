@@ -15,7 +15,7 @@ ATTNSEL_BEGIN_NAMESPACE
 
 ATTNSEL_INLINE std::string_view builtin_catalog_json(std::string_view name) noexcept {
   for (const auto& c : generated::catalog_texts)
-    if (c.name == name) return c.json;
+    if (c.name == builtin_catalog_target(name)) return c.json;
   return {};
 }
 

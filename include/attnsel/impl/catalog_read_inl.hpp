@@ -290,8 +290,8 @@ class catalog_reader : public json_reader {
   }
 
   backend_descriptor backend(const json& j, const std::string& ptr) const {
-    static const auto keys =
-        keys_of_fields<capabilities>({"name", "aliases", "description", "domains", "variants"}, {"variant", "domains"});
+    static const auto keys = keys_of_fields<capabilities>(
+        {"name", "aliases", "description", "domains", "forced_only", "variants"}, {"variant", "domains"});
     object(j, ptr, keys);
     backend_descriptor b;
     b.name = string(required(j, ptr, "name"), child(ptr, "name"));
@@ -304,6 +304,11 @@ class catalog_reader : public json_reader {
     }
     if (const json* m = member(j, "description")) b.description = string(*m, child(ptr, "description"));
     b.domains = enum_list<attention_domain>(required(j, ptr, "domains"), child(ptr, "domains"), false);
+    if (const json* m = member(j, "forced_only")) {
+      needs_version_2(child(ptr, "forced_only"));
+      if (!m->is_boolean()) expected(child(ptr, "forced_only"), "true or false", *m);
+      b.forced_only = m->get<bool>();
+    }
     apply_capabilities(j, ptr, b.caps);
     if (const json* m = member(j, "variants")) {
       const auto vp = child(ptr, "variants");
@@ -443,6 +448,10 @@ class catalog_reader : public json_reader {
     r.phases = phases(j, ptr);
     read_shape(j, ptr, r.shape);
     if (const json* m = member(j, "note")) r.note = string(*m, child(ptr, "note"));
+    if (const json* m = member(j, "forced")) {
+      needs_version_2(child(ptr, "forced"));
+      r.forced = enumerator<forced_handling>(*m, child(ptr, "forced"));
+    }
     const auto op = child(ptr, "order");
     const json& order = list(required(j, ptr, "order"), op, "a non-empty array of backend names");
     r.order.reserve(order.size());

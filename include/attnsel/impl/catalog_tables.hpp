@@ -135,6 +135,7 @@ struct backend {
   list<std::string_view> aliases;
   std::string_view description;
   std::uint32_t domains = 0;
+  bool forced_only = false;
   caps base;
   list<caps> variants;
 };
@@ -163,6 +164,7 @@ struct rule {
   std::uint32_t phases = 0;
   shape ranges;
   std::string_view note;
+  forced_handling forced = forced_handling::honoured;
   list<entry> order;
 };
 
@@ -307,6 +309,7 @@ inline registry build_registry(const catalog& cat) {
     d.aliases = to_strings(b.aliases);
     d.description = std::string(b.description);
     d.domains = to_set<attention_domain>(b.domains);
+    d.forced_only = b.forced_only;
     d.caps = to_capabilities(b.base, features);
     d.variants.reserve(b.variants.size);
     for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v, features));
@@ -333,6 +336,7 @@ inline registry build_registry(const catalog& cat) {
     out.phases = to_set<attention_phase>(r.phases);
     out.shape = to_shape(r.ranges);
     out.note = std::string(r.note);
+    out.forced = r.forced;
     out.order.reserve(r.order.size);
     for (const auto& e : r.order) {
       out.order.push_back(policy_entry{std::string(e.backend), to_strings(e.when), to_strings(e.unless),

@@ -153,6 +153,7 @@ inline nlohmann::json backend_json(const backend_descriptor& b, int version) {
   if (!b.aliases.empty()) j["aliases"] = b.aliases;
   if (!b.description.empty()) j["description"] = b.description;
   j["domains"] = enum_list_json(b.domains);
+  if (b.forced_only) j["forced_only"] = true;
   j = capabilities_json(b.caps, std::move(j), version);
   if (!b.variants.empty()) {
     j["variants"] = json::array();
@@ -179,6 +180,7 @@ inline nlohmann::json rule_json(const policy_rule& r) {
   if (!r.phases.empty()) j["phases"] = enum_list_json(r.phases);
   shape_json(r.shape, false, j);
   if (!r.note.empty()) j["note"] = r.note;
+  if (r.forced != forced_handling::honoured) j["forced"] = std::string(to_string(r.forced));
   j["order"] = json::array();
   for (const auto& e : r.order) {
     if (e.when.empty() && e.unless.empty() && e.unless_features.empty() && e.phases.empty() && e.shape.empty()) {

@@ -345,7 +345,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
 
     // Backends no automatic order reaches: listed by no rule, and every (domain, vendor, mode) it
     // could serve has a rule that catches everything, so registration order never applies.
-    if (listed[i]) continue;
+    if (listed[i] || b.forced_only) continue;
     bool fallback_possible = false;
     const auto each_caps = [&](auto&& f) {
       if (b.variants.empty()) {

@@ -86,6 +86,7 @@ ATTNSEL_INLINE std::string to_string(const policy_rule& rule) {
   for (const auto& f : rule.without_features) out += " -" + f;
   if (!rule.phases.empty()) out += " phase " + detail::format_enum_list(rule.phases, "|");
   if (!rule.shape.empty()) out += " " + to_string(rule.shape);
+  if (rule.forced != forced_handling::honoured) out += " forced " + std::string(to_string(rule.forced));
   return out;
 }
 

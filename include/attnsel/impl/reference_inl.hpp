@@ -15,7 +15,7 @@ ATTNSEL_BEGIN_NAMESPACE
 
 ATTNSEL_INLINE registry builtin_registry(std::string_view name) {
   for (const auto* c : detail::tables::builtin)
-    if (c->name == name) return detail::tables::build_registry(*c);
+    if (c->name == builtin_catalog_target(name)) return detail::tables::build_registry(*c);
   std::string known;
   for (auto n : builtin_catalog_names) known += (known.empty() ? "" : ", ") + std::string(n);
   throw std::invalid_argument("no built-in catalog named '" + std::string(name) + "' (built-in: " + known + ")");

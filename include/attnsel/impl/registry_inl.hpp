@@ -81,12 +81,14 @@ inline void validate_capabilities(const std::string& where, const capabilities& 
 
 ATTNSEL_INLINE bool detail::registry_reads_call(const registry& reg) noexcept {
   for (const auto& b : reg.backends()) {
-    if (b.caps.reads_call()) return true;
+    if (b.caps.reads_call() || b.forced_only) return true;
     for (const auto& v : b.variants)
       if (v.reads_call()) return true;
   }
   for (const auto& r : reg.policy().rules) {
-    if (!r.phases.empty() || !r.shape.empty() || r.measured || !r.head_sizes.empty()) return true;
+    if (!r.phases.empty() || !r.shape.empty() || r.measured || !r.head_sizes.empty() ||
+        r.forced != forced_handling::honoured)
+      return true;
     for (const auto& e : r.order)
       if (!e.phases.empty() || !e.shape.empty()) return true;
   }

@@ -334,6 +334,40 @@ ATTNSEL_INLINE std::uint32_t selection::block_size_for(std::uint32_t current) co
   return current;
 }
 
+namespace detail {
+// What the engine does with a forced backend for `q`: the matching rule's `forced`, honoured when no
+// rule matches.
+inline forced_handling forced_handling_for(const registry& reg, const query& q, const platform& p) noexcept {
+  const policy_rule* rule = reg.policy().match(q, p);
+  return rule ? rule->forced : forced_handling::honoured;
+}
+
+// A rule whose `forced` is `ignored` matched: the engine runs its automatic choice, and the selection
+// lists each forced backend with the reason it was passed over.
+inline selection_result select_ignoring_override(const registry& reg, const query& q, const platform& p,
+                                                 const override_plan& plan, const override_request& ovr,
+                                                 const select_options& options) {
+  auto result = select(reg, q, p, override_request{}, options);
+  if (!result) return result;
+  selection s = result.value();
+  s.source = ovr.source;
+  s.fell_back = true;
+  const policy_rule* rule = reg.policy().match(q, p);
+  const std::string why = "the engine does not read a forced backend here" +
+                          (rule && !rule->note.empty() ? " (" + rule->note + ")" : std::string());
+  plan.for_each([&](const override_token& t) {
+    if (t.type != override_token::kind::name) return;
+    candidate_report c;
+    c.name = reg.backends()[t.backend].name;
+    c.forced = true;
+    c.outcome = verdict::skipped;
+    c.reasons.push_back(reason{reason_code::forced_ignored, why});
+    s.fallback.push_back(std::move(c));
+  });
+  return s;
+}
+}  // namespace detail
+
 ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, const platform& p,
                                        const override_request& ovr, const select_options& options) {
   // Catalog implications first (aiter_mha => aiter_enabled => aiter): checking costs no allocation.
@@ -362,7 +396,10 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
     if (!hint.empty()) e.suggestions.push_back(hint);
     return e;
   }
-  const bool fallback_auto = options.prefer && plan.has_forced();
+  // The matching rule may state an engine that substitutes its own choice for a forced backend.
+  const auto handling = plan.has_forced() ? detail::forced_handling_for(reg, q, p) : forced_handling::honoured;
+  if (handling == forced_handling::ignored) return detail::select_ignoring_override(reg, q, p, plan, ovr, options);
+  const bool fallback_auto = (options.prefer || handling == forced_handling::fallback) && plan.has_forced();
   detail::fast_visitor fast{reg, q, p};
   detail::walk(reg, q, p, plan, fallback_auto, fast);
   if (fast.found) {
@@ -373,7 +410,7 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
     s.overridden = fast.winner_forced;
     s.source = plan.spec().empty() ? override_source::none : ovr.source;
     if (fallback_auto && !fast.winner_forced && !plan.explicit_auto()) {
-      // Prefer mode fell back: record why each forced backend was passed over.
+      // Prefer mode, or an engine that substitutes, fell back: record why each forced backend was passed over.
       s.fell_back = true;
       detail::trace_visitor trace{reg, q, p};
       plan.for_each([&](const override_token& t) {
@@ -425,8 +462,11 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
   explanation ex{select(reg, q, p, ovr, options), {}, {}, {}, {}, {}, {}};
   const auto plan = override_plan::parse(ovr.spec, reg);
   if (!plan.ok() || !is_valid(q)) return ex;
-  // The rule is reported whenever the automatic order was walked: plain auto, or --prefer falling back.
-  const bool walked_automatic = plan.automatic() || (options.prefer && plan.has_forced());
+  // The rule is reported whenever the automatic order was walked: plain auto, --prefer falling back, or
+  // an engine that substitutes for a forced backend.
+  const auto handling = plan.has_forced() ? detail::forced_handling_for(reg, q, p) : forced_handling::honoured;
+  const bool fallback_auto = (options.prefer || handling == forced_handling::fallback) && plan.has_forced();
+  const bool walked_automatic = plan.automatic() || fallback_auto || handling == forced_handling::ignored;
   const policy_rule* rule = walked_automatic ? reg.policy().match(q, p) : nullptr;
   if (rule) {
     ex.rule = to_string(*rule);
@@ -439,8 +479,15 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
   } else {
     detail::trace_visitor trace{reg, q, p};
     trace.winner = ex.result->backend;  // verdicts follow select()'s choice, decided before the walk
-    detail::walk(reg, q, p, plan, options.prefer && plan.has_forced(), trace);
-    ex.candidates = std::move(trace.out);
+    if (handling == forced_handling::ignored) {
+      // The engine walked its automatic order: trace that, after the passed-over forced backends.
+      detail::walk(reg, q, p, override_plan::parse("", reg), false, trace);
+      ex.candidates = ex.result->fallback;
+      for (auto& c : trace.out) ex.candidates.push_back(std::move(c));
+    } else {
+      detail::walk(reg, q, p, plan, fallback_auto, trace);
+      ex.candidates = std::move(trace.out);
+    }
   }
   if (walked_automatic) detail::append_unvisited(reg, q, p, ex.candidates);
   if (rule && rule->measured)
