@@ -33,7 +33,7 @@ inline constexpr kernel_family kernel_families[] = {
     {"FlashAttention MLA", {{"vllm", "FLASH_ATTN_MLA"}, {"sglang", "FA3_MLA"}, {}, {}}},
     {"FlashInfer MLA", {{"vllm", "FLASHINFER_MLA"}, {"sglang", "FLASHINFER_MLA"}, {"sglang", "TRTLLM_MLA"}, {}}},
     {"FlashMLA", {{"vllm", "FLASHMLA"}, {"sglang", "FLASHMLA"}, {}, {}}},
-    {"CUTLASS MLA", {{"vllm", "CUTLASS_MLA"}, {}, {}, {}}},
+    {"CUTLASS MLA", {{"vllm", "CUTLASS_MLA"}, {"sglang@main-2026-12", "CUTLASS_MLA"}, {}, {}}},
     {"Triton MLA", {{"vllm", "TRITON_MLA"}, {"sglang", "TRITON_MLA"}, {}, {}}},
     {"AITER MLA", {{"vllm", "ROCM_AITER_MLA"}, {"sglang", "AITER_MLA"}, {}, {}}},
     {"CPU AMX", {{"vllm", "CPU_ATTN"}, {"sglang", "INTEL_AMX"}, {"sglang", "AMX_ATTN"}, {}}},

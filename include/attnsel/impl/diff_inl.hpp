@@ -987,6 +987,29 @@ inline std::vector<std::string> forced_candidates(const registry& a, const regis
   };
   for (const auto& x : a.backends()) consider(x);
   for (const auto& x : b.backends()) consider(x);
+  // Where the rules of this domain and vendor differ and one of them substitutes for a forced backend
+  // (policy_rule::forced), forcing any backend may decide differently, one that cannot run here most of
+  // all: every backend is forced.
+  const auto rules_here = [&](const registry& r) {
+    std::vector<const policy_rule*> out_rules;
+    for (const auto& rule : r.policy().rules)
+      if (rule.domain == d && rule.vendor == v) out_rules.push_back(&rule);
+    return out_rules;
+  };
+  const auto ra = rules_here(a);
+  const auto rb = rules_here(b);
+  const auto substitutes = [](const policy_rule* r) { return r->forced != forced_handling::honoured; };
+  const bool same_rules = std::equal(ra.begin(), ra.end(), rb.begin(), rb.end(),
+                                     [](const policy_rule* x, const policy_rule* y) { return *x == *y; });
+  if (!same_rules &&
+      (std::any_of(ra.begin(), ra.end(), substitutes) || std::any_of(rb.begin(), rb.end(), substitutes))) {
+    const auto add_all = [&](const registry& r) {
+      for (const auto& x : r.backends())
+        if (std::find(out.begin(), out.end(), x.name) == out.end()) out.push_back(x.name);
+    };
+    add_all(a);
+    add_all(b);
+  }
   return out;
 }
 
