@@ -431,18 +431,24 @@ inline component_family component_sets(const diff_scope& s) {
 
 // True when both catalogs must decide alike on (vendor, domain): the same backends, and the same rules
 // for that vendor and domain in the same order. Such configurations are counted, not evaluated.
+// The rules of `reg` for one vendor and domain, in policy order.
+inline std::vector<const policy_rule*> rules_for(const registry& reg, device_vendor v, attention_domain d) {
+  std::vector<const policy_rule*> out;
+  for (const auto& r : reg.policy().rules)
+    if (r.vendor == v && r.domain == d) out.push_back(&r);
+  return out;
+}
+
+// True when both catalogs state the same rules, in the same order, for one vendor and domain.
+inline bool same_rules(const registry& a, const registry& b, device_vendor v, attention_domain d) {
+  const auto ra = rules_for(a, v, d);
+  const auto rb = rules_for(b, v, d);
+  return std::equal(ra.begin(), ra.end(), rb.begin(), rb.end(),
+                    [](const policy_rule* x, const policy_rule* y) { return *x == *y; });
+}
+
 inline bool same_behaviour(const registry& a, const registry& b, device_vendor v, attention_domain d) {
-  if (!(a.backends() == b.backends())) return false;
-  const auto rules_of = [&](const registry& reg) {
-    std::vector<const policy_rule*> out;
-    for (const auto& r : reg.policy().rules)
-      if (r.vendor == v && r.domain == d) out.push_back(&r);
-    return out;
-  };
-  const auto ra = rules_of(a);
-  const auto rb = rules_of(b);
-  return ra.size() == rb.size() && std::equal(ra.begin(), ra.end(), rb.begin(),
-                                              [](const policy_rule* x, const policy_rule* y) { return *x == *y; });
+  return a.backends() == b.backends() && same_rules(a, b, v, d);
 }
 
 // The query axes of a scope, each reduced to the values some check or rule tells apart.
@@ -990,18 +996,10 @@ inline std::vector<std::string> forced_candidates(const registry& a, const regis
   // Where the rules of this domain and vendor differ and one of them substitutes for a forced backend
   // (policy_rule::forced), forcing any backend may decide differently, one that cannot run here most of
   // all: every backend is forced.
-  const auto rules_here = [&](const registry& r) {
-    std::vector<const policy_rule*> out_rules;
-    for (const auto& rule : r.policy().rules)
-      if (rule.domain == d && rule.vendor == v) out_rules.push_back(&rule);
-    return out_rules;
-  };
-  const auto ra = rules_here(a);
-  const auto rb = rules_here(b);
   const auto substitutes = [](const policy_rule* r) { return r->forced != forced_handling::honoured; };
-  const bool same_rules = std::equal(ra.begin(), ra.end(), rb.begin(), rb.end(),
-                                     [](const policy_rule* x, const policy_rule* y) { return *x == *y; });
-  if (!same_rules &&
+  const auto ra = rules_for(a, v, d);
+  const auto rb = rules_for(b, v, d);
+  if (!same_rules(a, b, v, d) &&
       (std::any_of(ra.begin(), ra.end(), substitutes) || std::any_of(rb.begin(), rb.end(), substitutes))) {
     const auto add_all = [&](const registry& r) {
       for (const auto& x : r.backends())
