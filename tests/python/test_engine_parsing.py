@@ -125,4 +125,35 @@ def test_sglang_flags_round_trip_through_parse_flags():
                     "--mm-attention-backend", "sdpa", "--page-size", "64"]
     back = sglang.parse_flags(args, mode="mla")
     assert (back.decoder, back.decode, back.encoder) == ("FA3_MLA", "TRTLLM_MLA", "SDPA")
-    assert sglang.encoder_names() == {"aiter_attn", "amx_attn", "fa3", "fa4", "sdpa", "triton_attn"}
+    assert sglang.encoder_names() == {"aiter_attn", "amx_attn", "fa3", "fa4", "flashinfer_cudnn", "sdpa",
+                                      "triton_attn", "xpu_attn"}
+
+
+# SGLang 0.5.23's own choice lists (site-packages/sglang/srt/arg_groups/choices.py ATTENTION_BACKEND_CHOICES
+# and arg_groups/fields/mm.py mm_attention_backend), the release the default `sglang` catalog follows.
+SGLANG_0_5_23_DECODER_CHOICES = {
+    "triton", "torch_native", "flex_attention", "dsa", "nsa", "qsa", "dsv4", "compressed", "fa3", "fa4",
+    "flashinfer", "llada2_cfg_flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "trtllm_mha",
+    "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend", "intel_xpu"}
+SGLANG_0_5_23_ENCODER_CHOICES = {"sdpa", "fa3", "fa4", "triton_attn", "ascend_attn", "aiter_attn", "flashinfer_cudnn",
+                                 "amx_attn", "xpu_attn"}
+
+
+def test_sglang_adapter_speaks_only_sglang_0_5_23_choices():
+    # Every name the adapter emits or accepts is one SGLang's argparse takes, in the flag it takes it.
+    assert sglang.decoder_names() <= SGLANG_0_5_23_DECODER_CHOICES
+    assert sglang.encoder_names() <= SGLANG_0_5_23_ENCODER_CHOICES
+    catalog = attnsel.builtin_catalog("sglang")
+    for backend in catalog.backends:
+        name = sglang.to_sglang(backend)
+        assert name in SGLANG_0_5_23_DECODER_CHOICES | SGLANG_0_5_23_ENCODER_CHOICES, backend
+    # The MLA flavours of intel_amx and torch_native (SGLang's CPU MLA backends) are SGLang's plain names.
+    assert sglang.flags("INTEL_AMX_MLA") == ["--attention-backend", "intel_amx"]
+    assert sglang.parse_flags("--attention-backend torch_native", mode="mla").decoder == "TORCH_NATIVE_MLA"
+    # SGLang's deprecated aliases read as the catalog's backends.
+    assert sglang.parse_flags("--attention-backend nsa", mode="sparse_mla").decoder == "NSA"
+    assert sglang.parse_flags("--decode-attention-backend tokenspeed_mla", mode="mla").decode == "TOKENSPEED_MLA"
+    # The vision tower's XPU and cuDNN backends go to --mm-attention-backend only.
+    assert sglang.flags(encoder="XPU_ATTN") == ["--mm-attention-backend", "xpu_attn"]
+    with pytest.raises(ValueError, match="multimodal-encoder backend"):
+        sglang.flags("FLASHINFER_CUDNN")

@@ -27,22 +27,24 @@ ENCODER_FLAG = "--mm-attention-backend"
 KV_CACHE_DTYPE_FLAG = "--kv-cache-dtype"
 
 # SGLang names that serve both MHA and MLA models; attnsel names the MLA flavour with an _MLA suffix.
-_MLA_FLAVOURED = ("fa3", "flashinfer", "triton", "aiter")
-# Encoder-only names (VisionAttention's backends); fa3 / fa4 serve both domains.
-_ENCODER_ONLY = ("triton_attn", "sdpa", "aiter_attn", "amx_attn")
+_MLA_FLAVOURED = ("fa3", "flashinfer", "triton", "aiter", "intel_amx", "torch_native")
+# Encoder-only names (VisionAttention's backends, --mm-attention-backend); fa3 / fa4 serve both domains.
+_ENCODER_ONLY = ("triton_attn", "sdpa", "aiter_attn", "amx_attn", "xpu_attn", "flashinfer_cudnn")
 _BOTH_DOMAINS = ("fa3", "fa4")
 
 
 @functools.lru_cache(maxsize=None)
 def decoder_names() -> FrozenSet[str]:
     """SGLang's spellings for --attention-backend and the per-phase flags, of the sglang catalog's
-    backends (SGLang's argparse choices are case-sensitive: 'fa3', never 'FA3')."""
-    return frozenset(to_sglang(b) for b in builtin_catalog("sglang").backends) - frozenset(_ENCODER_ONLY)
+    backends and their aliases (SGLang's deprecated spellings: 'nsa' for dsa, 'tokenspeed_mla' for
+    cutedsl_mla). SGLang's argparse choices are case-sensitive: 'fa3', never 'FA3'."""
+    return frozenset(to_sglang(b) for b in builtin_catalog("sglang").names) - frozenset(_ENCODER_ONLY)
 
 
 def encoder_names() -> FrozenSet[str]:
     """SGLang's spellings for --mm-attention-backend, of the sglang catalog's backends."""
-    return frozenset(_ENCODER_ONLY + _BOTH_DOMAINS)
+    serving = frozenset(to_sglang(b) for b in builtin_catalog("sglang").names)
+    return frozenset(_ENCODER_ONLY + _BOTH_DOMAINS) & serving
 
 
 def _checked(name: str, where: str, accepted: FrozenSet[str]) -> str:
