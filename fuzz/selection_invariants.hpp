@@ -64,7 +64,11 @@ inline void check(const registry& reg, const query& q, const platform& p, const 
       violated("the selected backend passes supports()", spec, std::string(s.name()));
     if (s.variant != resolve_variant(*s.backend, q.domain, closed)) violated("the variant is the resolved one", spec);
     if (s.rank == 0) violated("a selection has a 1-based rank", spec);
-    if (plan.has_forced() && !plan.automatic() && !options.prefer && !s.overridden)
+    // Only a rule that states an engine substituting for a forced backend (policy_rule::forced) may
+    // replace one, and the selection then says so (fell_back).
+    const policy_rule* rule = reg.policy().match(q, closed);
+    const bool substitutes = rule != nullptr && rule->forced != forced_handling::honoured;
+    if (plan.has_forced() && !plan.automatic() && !options.prefer && !s.overridden && !(substitutes && s.fell_back))
       violated("a strict override is never substituted", spec, std::string(s.name()));
     (void)s.block_size_for(q.block_size);
   } else {
