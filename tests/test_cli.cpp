@@ -106,6 +106,11 @@ std::vector<std::string> cat(std::vector<std::string> a, std::initializer_list<s
   return a;
 }
 
+std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 }  // namespace
 
 TEST_CASE("select prints the chosen backend alone on stdout", "[cli][select]") {
@@ -905,4 +910,41 @@ TEST_CASE("--kv-cache-dtype takes vLLM 0.33.0's newer KV dtypes; a catalog that 
   const auto typo = run({"select", "--kv-cache-dtype", "nvfp5"});
   CHECK(typo.status == 2);
   CHECK(typo.err.find("did you mean nvfp4?") != std::string::npos);
+}
+
+TEST_CASE("a warning advisory is printed, and --refuse-advisories refuses its backend", "[cli][advisory]") {
+  const temp_file advised(R"({
+    "format": "attnsel-catalog", "version": 2, "name": "advised",
+    "backends": [
+      {"name": "FAST", "domains": ["decoder"], "kv_cache_dtypes": ["auto", "fp8"], "platforms": [{"vendor": "cuda"}],
+       "advisories": [{"id": "fast-fp8", "kv_cache_dtypes": ["fp8"], "action": "warn",
+                       "message": "fp8 is slow here", "upstream": ["https://example.org/issues/7"]}]},
+      {"name": "SLOW", "domains": ["decoder"], "kv_cache_dtypes": ["auto", "fp8"], "platforms": [{"vendor": "cuda"}]}],
+    "policies": [{"domain": "decoder", "vendor": "cuda", "order": ["FAST", "SLOW"]}]})");
+  const std::vector<std::string> args = {"--catalog-only", advised.path, "--platform",       "cuda",
+                                         "--arch",         "9.0",        "--kv-cache-dtype", "fp8"};
+  const auto warned = run(joined({"select"}, args));
+  CHECK(warned.status == 0);
+  CHECK(warned.out == "FAST\n");
+  CHECK(squash(warned.err).find("warning: advisory fast-fp8: fp8 is slow here (https://example.org/issues/7)") !=
+        std::string::npos);
+
+  const auto report = run(joined({"explain", "--json"}, args));
+  CHECK(report.status == 0);
+  const auto j = parse_json(report.out);
+  CHECK(j.at("advisory").at("id") == "fast-fp8");
+  CHECK(candidate(j, "FAST").at("warnings").size() == 1);
+  const auto table = run(joined({"explain"}, args));
+  CHECK(squash(table.out).find("warning: advisory fast-fp8") != std::string::npos);
+
+  const auto refused = run(joined({"select", "--refuse-advisories"}, args));
+  CHECK(refused.status == 0);
+  CHECK(refused.out == "SLOW\n");
+  CHECK(refused.err.find("advisory") == std::string::npos);
+  const auto forced = run(joined({"select", "--refuse-advisories", "--backend", "FAST"}, args));
+  CHECK(forced.status == 1);
+  CHECK(forced.err.find("advisory fast-fp8") != std::string::npos);
+  const auto without = run(joined({"select"}, {args.begin(), args.end() - 2}));
+  CHECK(without.out == "FAST\n");
+  CHECK(without.err.empty());
 }

@@ -48,7 +48,7 @@ TEST_CASE("docs/catalog.schema.json names exactly the keys the dumper writes", "
     for (const auto& item : properties.items()) out.insert(item.key());
     return out;
   };
-  std::set<std::string> backend_keys, variant_keys, rule_keys, top_keys;
+  std::set<std::string> backend_keys, variant_keys, rule_keys, top_keys, advisory_keys;
   for (auto name : builtin_catalog_names) {
     const auto doc = to_json(builtin_catalog(name));
     for (const auto& item : doc.items()) top_keys.insert(item.key());
@@ -56,6 +56,8 @@ TEST_CASE("docs/catalog.schema.json names exactly the keys the dumper writes", "
       for (const auto& item : b.items()) backend_keys.insert(item.key());
       for (const auto& v : b.value("variants", nlohmann::json::array()))
         for (const auto& item : v.items()) variant_keys.insert(item.key());
+      for (const auto& a : b.value("advisories", nlohmann::json::array()))
+        for (const auto& item : a.items()) advisory_keys.insert(item.key());
     }
     for (const auto& r : doc["policies"])
       for (const auto& item : r.items()) rule_keys.insert(item.key());
@@ -68,9 +70,11 @@ TEST_CASE("docs/catalog.schema.json names exactly the keys the dumper writes", "
   CHECK(subset(backend_keys, keys_of(defs["backend"]["properties"])));
   CHECK(subset(variant_keys, keys_of(defs["variant"]["properties"])));
   CHECK(subset(rule_keys, keys_of(defs["rule"]["properties"])));
+  CHECK(subset(advisory_keys, keys_of(defs["advisory"]["properties"])));
+  CHECK(advisory_keys.count("upstream") == 1);  // the built-in catalogs carry advisories
   // Every capability key a backend may carry, a variant may carry too (and nothing else besides name, domains).
   auto backend_only = keys_of(defs["backend"]["properties"]);
-  for (const char* k : {"aliases", "description", "forced_only", "variants"}) backend_only.erase(k);
+  for (const char* k : {"aliases", "description", "forced_only", "variants", "advisories"}) backend_only.erase(k);
   CHECK(backend_only == keys_of(defs["variant"]["properties"]));
 }
 

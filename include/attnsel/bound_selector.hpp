@@ -46,6 +46,7 @@ struct decision {
   bool overridden = false;                      ///< chosen because the override named it
   bool fell_back = false;                       ///< prefer mode: forced backends failed (`select` records why)
   override_source source = override_source::none;
+  const advisory* warning = nullptr;  ///< as `selection::warning`
 
   explicit operator bool() const noexcept { return backend != nullptr; }
   [[nodiscard]] std::string_view name() const noexcept { return backend ? std::string_view(backend->name) : ""; }

@@ -50,7 +50,7 @@ struct gate_info {
 };
 
 /// Every check gate, in run order; docs/reasons.md lists the codes in this order (a test ties them).
-inline constexpr std::array<gate_info, 16> check_gates{{
+inline constexpr std::array<gate_info, 17> check_gates{{
     {"domain", reason_code::domain, gate_input::domain, true},
     {"platform", reason_code::platform, gate_input::platform, true},
     {"capability", reason_code::capability, gate_input::platform, true},
@@ -67,7 +67,13 @@ inline constexpr std::array<gate_info, 16> check_gates{{
     {"feature", reason_code::feature, gate_input::query, false},
     {"call_rule", reason_code::call_rule, gate_input::query, false},
     {"custom", reason_code::custom, gate_input::query, false},
+    {"advisory", reason_code::advisory, gate_input::query, false},
 }};
+
+/// The first advisory of `backend` with action `warn` that holds for the checked `variant`, `q` and
+/// `p`, or nullptr: what a selection of that backend carries (`selection::warning`). Allocates nothing.
+[[nodiscard]] const advisory* first_warning(const backend_descriptor& backend, const capabilities& variant,
+                                            const query& q, const platform& p) noexcept;
 
 namespace detail {
 /// Fast path of the gates that read the query, given the variant the platform gates resolved:

@@ -172,6 +172,56 @@ constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
   detail::capability_fields(visit, a, b);
 }
 
+/// A known-bad combination of one backend (catalog key `advisories`, format 2): an upstream bug or gap
+/// that the engine works around by warning or by demoting the backend, with the issue that records it.
+/// Advisories are kept apart from capabilities: a capability says what the kernel is built for, an
+/// advisory what is known to go wrong within that. Every narrowing field left empty matches anything.
+struct advisory {
+  std::string id;                              ///< stable lower-kebab id: `vllm-fa4-batch-invariant-sinks`
+  std::string variant;                         ///< only this variant of the backend; empty = any
+  std::vector<platform_constraint> platforms;  ///< empty = every platform; else any one must accept
+  cache_dtype_set kv_cache_dtypes;             ///< empty = any; else the query's KV-cache dtype is one
+  call_condition when;                         ///< the call (dtypes, features, phase, shape, components)
+  advisory_action action = advisory_action::warn;
+  std::string message;                ///< what goes wrong, in a sentence (shown by explain and in errors)
+  std::vector<std::string> upstream;  ///< the issues or pull requests that record it (URLs), at least one
+
+  /// Whether it holds for `variant` (the capabilities the selection checked), `q` and `p`: `unknown` when
+  /// the answer hangs on a field the query leaves unstated (then it is not applied; explain lists it).
+  /// Allocates nothing.
+  [[nodiscard]] truth holds(const capabilities& variant, const query& q, const platform& p) const noexcept;
+
+  friend bool operator==(const advisory& a, const advisory& b) { return detail::fields_equal(a, b); }
+};
+
+namespace detail {
+template <class Visit, class... Advisory>
+constexpr void advisory_fields(Visit&& visit, Advisory&&... a) {
+  visit("id", a.id...);
+  visit("variant", a.variant...);
+  visit("platforms", a.platforms...);
+  visit("kv_cache_dtypes", a.kv_cache_dtypes...);
+  visit("when", a.when...);
+  visit("action", a.action...);
+  visit("message", a.message...);
+  visit("upstream", a.upstream...);
+}
+}  // namespace detail
+
+/// The field list of `advisory` (see field_list.hpp). Names are the catalog's JSON keys.
+template <class Advisory, class Visit, detail::if_all_are<advisory, Advisory> = 0>
+constexpr void for_each_field(Advisory&& a, Visit&& visit) {
+  detail::advisory_fields(visit, a);
+}
+/// Two advisories side by side: `visit(name, a.member, b.member)`.
+template <class A, class B, class Visit, detail::if_all_are<advisory, A, B> = 0>
+constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
+  detail::advisory_fields(visit, a, b);
+}
+
+/// `vllm-fa4-batch-invariant-sinks (demote FA4 cuda [10.0, 10.3] when +batch_invariant, +sinks)`.
+[[nodiscard]] std::string to_string(const advisory& a);
+
 /// A cross-field rule no declarative field can express. Returns true when the combination is
 /// supported; on rejection, when `why` is non-null, stores a message with actual and supported values.
 /// Called only after every declarative check passed (fast path) or always (explain path).
@@ -231,12 +281,14 @@ struct backend_descriptor {
   /// The engine runs it only when forced (catalog key `forced_only`): no automatic order lists it, and
   /// lint does not report it as unreachable.
   bool forced_only = false;
+  /// Known-bad combinations (catalog key `advisories`); see `advisory`.
+  std::vector<advisory> advisories{};
 
   /// Equality of the data; `extra_check` compares by presence only.
   friend bool operator==(const backend_descriptor& a, const backend_descriptor& b) {
     return a.name == b.name && a.aliases == b.aliases && a.description == b.description && a.domains == b.domains &&
            a.caps == b.caps && a.variants == b.variants && a.forced_only == b.forced_only &&
-           static_cast<bool>(a.extra_check) == static_cast<bool>(b.extra_check);
+           a.advisories == b.advisories && static_cast<bool>(a.extra_check) == static_cast<bool>(b.extra_check);
   }
   friend bool operator!=(const backend_descriptor& a, const backend_descriptor& b) { return !(a == b); }
 };
@@ -247,6 +299,15 @@ struct backend_descriptor {
   // NOLINTNEXTLINE(readability-use-anyofallof): std::all_of is not constexpr before C++20; this function is
   for (char c : name)
     if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+/// True for an advisory id: lower-kebab, [a-z0-9][a-z0-9.-]*, at most 64 characters.
+[[nodiscard]] constexpr bool is_valid_advisory_id(std::string_view id) noexcept {
+  if (id.empty() || id.size() > limits::name_length || id[0] == '-' || id[0] == '.') return false;
+  // NOLINTNEXTLINE(readability-use-anyofallof): std::all_of is not constexpr before C++20; this function is
+  for (char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
   return true;
 }
 

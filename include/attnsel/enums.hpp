@@ -58,6 +58,10 @@ enum class cache_dtype : std::uint8_t {
 /// the engine's and the explanation says a forced backend was replaced.
 enum class forced_handling : std::uint8_t { honoured, fallback, ignored };
 
+/// What an engine does where an advisory (a known-bad combination) holds: it runs the backend and warns,
+/// or it demotes the backend (automatic selection moves on; a forced one is refused).
+enum class advisory_action : std::uint8_t { warn, demote };
+
 /// Which tokens attend to which (vLLM's AttentionType).
 enum class attention_type : std::uint8_t { decoder, encoder, encoder_only, encoder_decoder };
 
@@ -92,7 +96,8 @@ enum class reason_code : std::uint8_t {
   batch_size,        ///< the batch size is outside the backend's range (format 2)
   gqa_group,         ///< the GQA group size (num_heads / num_kv_heads) is outside the backend's range
   call_rule,         ///< a conditional rule on the call refuses this combination (format 2)
-  forced_ignored     ///< forced, but the engine does not read the override here (policy_rule::forced)
+  forced_ignored,    ///< forced, but the engine does not read the override here (policy_rule::forced)
+  advisory           ///< a known-bad combination (an advisory) that the engine demotes, or that the caller refuses
 };
 
 /// Stable code of a failed selection. Part of the API.
@@ -219,6 +224,17 @@ struct enum_table<forced_handling> {
 };
 
 template <>
+struct enum_table<advisory_action> {
+  static constexpr std::string_view type_name = "advisory action";
+  static constexpr std::array<enum_row<advisory_action>, 2> rows{{
+      {advisory_action::warn, "warn", "",
+       "the engine runs the backend and warns; the selection carries the advisory (`refuse_advisories` refuses it)"},
+      {advisory_action::demote, "demote", "",
+       "the engine does not run the backend here: automatic selection moves on, a forced backend is refused"},
+  }};
+};
+
+template <>
 struct enum_table<attention_phase> {
   static constexpr std::string_view type_name = "phase";
   static constexpr std::array<enum_row<attention_phase>, 3> rows{{
@@ -251,7 +267,7 @@ struct reason_row : enum_row<reason_code> {
 template <>
 struct enum_table<reason_code> {
   static constexpr std::string_view type_name = "reason code";
-  static constexpr std::array<reason_row, 20> rows{{
+  static constexpr std::array<reason_row, 21> rows{{
       {{reason_code::platform, "platform", "", "No variant runs on this vendor."}, "runs on cuda, not rocm"},
       {{reason_code::capability, "capability", "",
         "The vendor matches but the compute capability or gfx target is outside every variant's range. An unknown "
@@ -312,6 +328,11 @@ struct enum_table<reason_code> {
         "Forced, but the engine does not read a forced backend for this query (the matching rule's `forced` is "
         "`ignored`): it runs the rule's automatic order, and the message gives the rule's note."},
        "the engine does not read a forced backend here (xpu: platforms/xpu.py takes float32 to TRITON_ATTN first)"},
+      {{reason_code::advisory, "advisory", "",
+        "A known-bad combination (a catalog advisory, with its upstream issue) holds: the engine demotes the "
+        "backend, or the caller asked to refuse every advisory (`refuse_advisories`). A warning advisory on a "
+        "selected backend is not a reason; the selection carries it."},
+       "advisory vllm-fa4-batch-invariant-sinks: ... (https://github.com/vllm-project/vllm/pull/36059)"},
   }};
 };
 

@@ -25,6 +25,8 @@ inline constexpr std::uint32_t seq_len = 1u << 30;
 inline constexpr std::uint32_t batch_size = 1u << 24;
 /// Longest backend, alias or feature name, in characters.
 inline constexpr std::size_t name_length = 64;
+/// Longest upstream URL an advisory may cite, in characters.
+inline constexpr std::size_t url_length = 200;
 
 /// Default largest catalog file, in bytes; larger ones are refused before parsing.
 inline constexpr std::size_t catalog_bytes = 16u << 20;

@@ -26,6 +26,10 @@ struct select_options {
   /// selection instead of failing, and record why in `selection::fallback`. Off by default: a forced
   /// backend is never silently replaced.
   bool prefer = false;
+  /// Opt-in: a backend with a warning advisory that holds for the call (`advisory`, action `warn`) is
+  /// refused as one the engine demotes is (reason `advisory`). Off by default: the engine runs it and the
+  /// selection carries the advisory (`selection::warning`).
+  bool refuse_advisories = false;
 };
 
 /// One candidate in a trace: its place, verdict and every reason.
@@ -38,6 +42,8 @@ struct candidate_report {
   std::vector<reason> reasons;
   /// Its time, when a measured policy rule (`attnsel tune`) gave the order; explain fills it.
   std::optional<measured_time> measured{};
+  /// Warning advisories that hold for a backend that passed its checks (code `advisory`); explain fills it.
+  std::vector<reason> warnings{};
 };
 
 /// A successful selection. Pointers refer into the registry it was made from and stay valid while
@@ -50,6 +56,9 @@ struct selection {
   override_source source = override_source::none;  ///< where the override came from (none if no override)
   bool fell_back = false;                          ///< prefer mode: forced backends failed, automatic choice used
   std::vector<candidate_report> fallback;          ///< prefer mode: why each forced backend was rejected
+  /// The first warning advisory of the chosen backend that holds for the call (a known-bad combination
+  /// the engine runs anyway), or nullptr; explain lists every one. Points into the registry.
+  const advisory* warning = nullptr;
 
   [[nodiscard]] std::string_view name() const noexcept { return backend ? std::string_view(backend->name) : ""; }
   [[nodiscard]] std::string_view variant_name() const noexcept {

@@ -97,7 +97,7 @@ _name_unknown_keywords(Candidate, "__init__", "Candidate", ("name", "variant", "
 _name_unknown_keywords(Platform, "__init__", "Platform", ("vendor", "arch", "components"))
 # Selector.select is left as it is: a wrapper would cost every cached call a Python frame.
 _name_unknown_keywords(Selector, "__init__", "Selector",
-                       ("registry", "platform", "override", "prefer", "cache", "cache_slots"))
+                       ("registry", "platform", "override", "prefer", "refuse_advisories", "cache", "cache_slots"))
 for _factory, _names in (("cuda", ("major", "minor", "components")), ("rocm", ("arch", "components")),
                          ("cpu", ("components",)), ("xpu", ("components",))):
     _name_unknown_keywords(Platform, _factory, f"Platform.{_factory}", _names, static=True)

@@ -149,8 +149,8 @@ struct explanation_handle : bound_value {
   attnsel::platform p;
   std::string override_spec;
   attnsel::override_source source = attnsel::override_source::none;
-  bool prefer = false;
-  py::object result;  ///< Selection or SelectionError, built once
+  attnsel::select_options options;  ///< prefer, refuse_advisories: as explain() was called
+  py::object result;                ///< Selection or SelectionError, built once
 };
 
 // ---- reading arguments: TypeError for a wrong type, ValueError for a wrong value, both naming it ----------
@@ -234,7 +234,7 @@ py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel:
 /// string the query read (`request`).
 py::object make_explanation(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,
                             const attnsel::query& q, const attnsel::platform& p, attnsel::override_request request,
-                            bool prefer);
+                            const attnsel::select_options& options);
 
 // ---- one binder per topic (each in its own .cpp) ----------------------------------------------------
 

@@ -48,10 +48,8 @@ struct without_gil {
 };
 
 py::object select_checked(const registry_handle& r, const attnsel::query& q, const attnsel::platform& p,
-                          py::handle override, bool prefer, bool raise_on_error) {
+                          py::handle override, const attnsel::select_options& options, bool raise_on_error) {
   const auto request = request_for(override, q);
-  attnsel::select_options options;
-  options.prefer = prefer;
   auto keep = r.reg;  // taken under the GIL: a concurrent merge() swaps r.reg, never this registry
   std::optional<attnsel::selection_result> result;
   {
@@ -77,15 +75,18 @@ const T& fast_arg(const char* argument, PyObject* obj) {
   return out;
 }
 
-// select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True), parsed by hand
+// select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True,
+// refuse_advisories=False), parsed by hand
 // through CPython's public vectorcall API: pybind11's generic dispatcher costs 2-3 times the selection
 // itself (docs/python.md, "Speed"), and select is the call an engine makes per layer. Only public
 // pybind11 API is used (cast, type::of, the Selection class).
 // NOLINTNEXTLINE(bugprone-exception-escape): every exception is caught below
 PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
   try {
-    static const char* const names[] = {"registry", "query", "platform", "override", "prefer", "raise_on_error"};
-    PyObject* a[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    static const char* const names[] = {"registry", "query",          "platform",         "override",
+                                        "prefer",   "raise_on_error", "refuse_advisories"};
+    constexpr std::size_t count = sizeof(names) / sizeof(names[0]);
+    PyObject* a[count] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
     if (nargs > 4)
       throw py::type_error("select() takes at most 4 positional arguments (" + std::to_string(nargs) + " given)");
     for (Py_ssize_t i = 0; i < nargs; ++i) a[i] = args[i];
@@ -93,8 +94,8 @@ PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
     for (Py_ssize_t j = 0; j < nkw; ++j) {
       PyObject* key = PyTuple_GET_ITEM(kwnames, j);
       std::size_t i = 0;
-      while (i < 6 && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) ++i;
-      if (i == 6) {
+      while (i < count && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) ++i;
+      if (i == count) {
         std::vector<std::string> known(std::begin(names), std::end(names));
         unexpected_keyword("select", str_arg("keyword", key), known);
       }
@@ -103,15 +104,18 @@ PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
     }
     for (std::size_t i = 0; i < 3; ++i)
       if (!a[i]) throw py::type_error(std::string("select() missing required argument '") + names[i] + "'");
-    bool flags[2] = {false, true};  // prefer, raise_on_error
-    for (std::size_t i = 0; i < 2; ++i) {
+    bool flags[3] = {false, true, false};  // prefer, raise_on_error, refuse_advisories
+    for (std::size_t i = 0; i < 3; ++i) {
       if (!a[4 + i]) continue;
       const int v = PyObject_IsTrue(a[4 + i]);
       if (v < 0) throw py::error_already_set();
       flags[i] = v != 0;
     }
+    attnsel::select_options options;
+    options.prefer = flags[0];
+    options.refuse_advisories = flags[2];
     return select_checked(fast_arg<registry_handle>("registry", a[0]), fast_arg<py_query>("query", a[1]),
-                          fast_arg<py_platform>("platform", a[2]), a[3] ? a[3] : Py_None, flags[0], flags[1])
+                          fast_arg<py_platform>("platform", a[2]), a[3] ? a[3] : Py_None, options, flags[1])
         .release()
         .ptr();
   } catch (py::error_already_set& e) {
@@ -128,16 +132,16 @@ PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObje
 
 explanation_handle make_explanation_handle(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,
                                            const attnsel::query& q, const attnsel::platform& p,
-                                           attnsel::override_request request, bool prefer) {
+                                           attnsel::override_request request, const attnsel::select_options& options) {
   py::object result =
       ex.result.ok() ? make_selection(ex.result.value(), keep) : make_selection_error(ex.result.error());
   const auto source = request.spec.empty() ? attnsel::override_source::none : request.source;
   return explanation_handle{{},     std::move(ex), std::move(keep),  q, p, std::string(request.spec),
-                            source, prefer,        std::move(result)};
+                            source, options,       std::move(result)};
 }
 
 explanation_handle explain_py(py::handle registry, py::handle query, py::handle platform, py::handle override,
-                              bool prefer) {
+                              bool prefer, bool refuse_advisories) {
   const auto& r = value_arg<registry_handle>("registry", registry);
   const auto& q = value_arg<py_query>("query", query);
   const auto& p = value_arg<py_platform>("platform", platform);
@@ -145,12 +149,13 @@ explanation_handle explain_py(py::handle registry, py::handle query, py::handle 
   auto keep = r.reg;
   attnsel::select_options options;
   options.prefer = prefer;
+  options.refuse_advisories = refuse_advisories;
   std::optional<attnsel::explanation> ex;
   {
     without_gil nogil;
     ex.emplace(attnsel::explain(*keep, q, p, request, options));
   }
-  return make_explanation_handle(std::move(*ex), std::move(keep), q, p, request, prefer);
+  return make_explanation_handle(std::move(*ex), std::move(keep), q, p, request, options);
 }
 
 py::list candidate_list(const std::vector<candidate_report>& cs) {
@@ -243,7 +248,7 @@ bool same(const selection_handle& a, const selection_handle& b) {
   const auto& y = b.sel;
   return x.name() == y.name() && x.variant_name() == y.variant_name() && x.rank == y.rank &&
          x.overridden == y.overridden && x.source == y.source && x.fell_back == y.fell_back &&
-         same(x.fallback, y.fallback);
+         same(x.fallback, y.fallback) && (x.warning ? x.warning->id : "") == (y.warning ? y.warning->id : "");
 }
 
 std::string selection_repr(const selection_handle& h) {
@@ -267,12 +272,13 @@ py::tuple selection_state(const selection_handle& h) {
   info.name = "pickled_selection";
   const auto text = attnsel::json_text(attnsel::to_json(attnsel::catalog{info, one}), -1);
   return py::make_tuple(text, variant, s.rank, s.overridden, std::string(attnsel::to_string(s.source)), s.fell_back,
-                        candidate_list(s.fallback));
+                        candidate_list(s.fallback), s.warning ? s.warning->id : std::string());
 }
 
 selection_handle selection_from_state(const py::handle& state) {
-  if (!py::isinstance<py::tuple>(state) || py::len(state) != 7)
-    throw py::type_error("Selection.__setstate__: expected the 7-tuple __getstate__ writes");
+  // 0.3 wrote 7 items (no advisory).
+  if (!py::isinstance<py::tuple>(state) || (py::len(state) != 7 && py::len(state) != 8))
+    throw py::type_error("Selection.__setstate__: expected the 8-tuple __getstate__ writes");
   const auto t = py::reinterpret_borrow<py::tuple>(state);
   auto reg = std::make_shared<attnsel::registry>(
       attnsel::parse_catalog_text(str_arg("Selection state", t[0]), "<pickle>").registry);
@@ -307,6 +313,16 @@ selection_handle selection_from_state(const py::handle& state) {
         "override source other than none, and the rejected forced backends in fallback");
   if (!s.fell_back && !s.fallback.empty())
     throw py::value_error("Selection.__setstate__: fallback candidates without fell_back");
+  if (py::len(t) == 8) {
+    const auto id = str_arg("advisory", t[7]);
+    if (!id.empty()) {
+      const auto it = std::find_if(backend.advisories.begin(), backend.advisories.end(),
+                                   [&](const attnsel::advisory& a) { return a.id == id; });
+      if (it == backend.advisories.end())
+        throw py::value_error("advisory: " + backend.name + " has no advisory '" + id + "'");
+      s.warning = &*it;
+    }
+  }
   return {{}, std::move(s), std::move(reg)};
 }
 
@@ -324,12 +340,13 @@ py::tuple explanation_state(const explanation_handle& e) {
   info.name = "pickled_explanation";
   const auto text = attnsel::json_text(attnsel::to_json(attnsel::catalog{info, *e.keep}), -1);
   return py::make_tuple(text, py::cast(py_query(e.q)), py::cast(py_platform(e.p)), e.override_spec,
-                        std::string(attnsel::to_string(e.source)), e.prefer);
+                        std::string(attnsel::to_string(e.source)), e.options.prefer, e.options.refuse_advisories);
 }
 
 explanation_handle explanation_from_state(const py::handle& state) {
-  if (!py::isinstance<py::tuple>(state) || py::len(state) != 6)
-    throw py::type_error("Explanation.__setstate__: expected the 6-tuple __getstate__ writes");
+  // 0.3 wrote 6 items (no refuse_advisories).
+  if (!py::isinstance<py::tuple>(state) || (py::len(state) != 6 && py::len(state) != 7))
+    throw py::type_error("Explanation.__setstate__: expected the 7-tuple __getstate__ writes");
   const auto t = py::reinterpret_borrow<py::tuple>(state);
   auto c = attnsel::parse_catalog_text(str_arg("Explanation state", t[0]), "<pickle>");
   const py::object reg = py::cast(
@@ -340,7 +357,10 @@ explanation_handle explanation_from_state(const py::handle& state) {
   if (source != attnsel::override_source::none)
     ovr = py::cast(override_set_handle{{}, spec, spec, source, std::nullopt, std::nullopt});
   if (!PyBool_Check(t[5].ptr())) throw py::type_error("prefer: expected a bool, got " + type_name(t[5]));
-  return explain_py(reg, py::object(t[1]), py::object(t[2]), ovr, t[5].ptr() == Py_True);
+  const bool refuse = py::len(t) == 7 && t[6].ptr() == Py_True;
+  if (py::len(t) == 7 && !PyBool_Check(t[6].ptr()))
+    throw py::type_error("refuse_advisories: expected a bool, got " + type_name(t[6]));
+  return explain_py(reg, py::object(t[1]), py::object(t[2]), ovr, t[5].ptr() == Py_True, refuse);
 }
 
 }  // namespace
@@ -351,8 +371,8 @@ py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel:
 
 py::object make_explanation(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,
                             const attnsel::query& q, const attnsel::platform& p, attnsel::override_request request,
-                            bool prefer) {
-  return py::cast(make_explanation_handle(std::move(ex), std::move(keep), q, p, request, prefer));
+                            const attnsel::select_options& options) {
+  return py::cast(make_explanation_handle(std::move(ex), std::move(keep), q, p, request, options));
 }
 
 void bind_selection(py::module_& m) {
@@ -449,6 +469,21 @@ void bind_selection(py::module_& m) {
       .def_property_readonly("fallback",
                              guard([](const selection_handle& s) { return candidate_list(s.sel.fallback); }),
                              "prefer=True: why each forced backend was rejected (list of Candidate).")
+      .def_property_readonly("advisory", guard([](const selection_handle& s) -> py::object {
+                               const auto* a = s.sel.warning;
+                               if (a == nullptr) return py::none();
+                               py::dict d;
+                               d["id"] = a->id;
+                               d["action"] = std::string(attnsel::to_string(a->action));
+                               d["message"] = a->message;
+                               py::list upstream;
+                               for (const auto& u : a->upstream) upstream.append(py::str(u));
+                               d["upstream"] = upstream;
+                               return std::move(d);
+                             }),
+                             "The chosen backend's warning advisory that holds for the call (a known-bad "
+                             "combination the engine runs anyway): a dict of id, action, message, upstream; None "
+                             "when none holds.")
       .def("block_size_for", guard([](const selection_handle& s, py::handle current) {
              return s.sel.block_size_for(count_arg("current", current, 0, 0xffffffffU));
            }),
@@ -516,14 +551,17 @@ void bind_selection(py::module_& m) {
   static PyMethodDef select_def = {
       "select", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&select_fast)),
       METH_FASTCALL | METH_KEYWORDS,
-      "select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True)\n--\n\n"
+      "select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True, "
+      "refuse_advisories=False)\n--\n\n"
       "Selects a backend. override: None, an override string or an OverrideSet. Raises SelectionError on "
-      "failure, or returns it when raise_on_error=False. Runs without the GIL."};
+      "failure, or returns it when raise_on_error=False. refuse_advisories=True refuses a backend that a "
+      "warning advisory holds for. Runs without the GIL."};
   PyObject* select_fn = PyCFunction_NewEx(&select_def, nullptr, m.attr("__name__").ptr());
   if (!select_fn) throw py::error_already_set();
   m.attr("select") = py::reinterpret_steal<py::object>(select_fn);
   m.def("explain", &explain_py, py::arg("registry"), py::arg("query"), py::arg("platform"),
         py::arg("override") = py::none(), py::kw_only(), py::arg("prefer") = false,
+        py::arg("refuse_advisories") = false,
         "Runs the same selection and records every candidate with its verdict and reasons.");
 }
 

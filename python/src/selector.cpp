@@ -23,7 +23,7 @@ struct selector_handle : bound_value {
   attnsel::platform platform;                    ///< as given (explain's report states it)
   std::string catalog;                           ///< the registry's catalog name, for repr
   std::optional<override_set_handle> overrides;  ///< an OverrideSet, or a str for both domains
-  bool prefer = false;
+  attnsel::select_options options;               ///< prefer, refuse_advisories
 
   [[nodiscard]] attnsel::override_request request_for(const attnsel::query& q) const {
     if (!overrides) return {};
@@ -39,16 +39,17 @@ bool truth(const py::handle& value) {
 }
 
 selector_handle make_selector(const py::handle& registry, const py::handle& platform, const py::handle& override,
-                              bool prefer, bool cache, const py::handle& cache_slots) {
+                              bool prefer, bool refuse_advisories, bool cache, const py::handle& cache_slots) {
   const auto& r = value_arg<registry_handle>("registry", registry);
   const auto& p = value_arg<py_platform>("platform", platform);
   selector_handle h;
   h.keep = r.reg;
   h.platform = p;
   h.catalog = r.info.name;
-  h.prefer = prefer;
+  h.options.prefer = prefer;
+  h.options.refuse_advisories = refuse_advisories;
   attnsel::selector_options options;
-  options.select.prefer = prefer;
+  options.select = h.options;
   options.cache = cache;
   options.cache_slots = count_arg("cache_slots", cache_slots, 1, attnsel::selector_options::max_cache_slots);
   if (PyUnicode_Check(override.ptr())) {
@@ -81,7 +82,8 @@ std::string selector_repr(const selector_handle& h) {
     if (h.overrides->encoder != h.overrides->decoder)
       out += "/" + py::repr(py::str(h.overrides->encoder)).cast<std::string>();
   }
-  if (h.prefer) out += ", prefer=True";
+  if (h.options.prefer) out += ", prefer=True";
+  if (h.options.refuse_advisories) out += ", refuse_advisories=True";
   return out + (h.sel->cache_enabled() ? ">" : ", cache=False>");
 }
 
@@ -93,11 +95,14 @@ void bind_selector(py::module_& m) {
       "A registry, platform and override bound once, with a decision cache: select(query) answers as "
       "attnsel.select(registry, query, platform, override) does, for less. Thread-safe; holds the GIL.")
       .def(py::init([](const py::handle& registry, const py::handle& platform, const py::handle& override,
-                       const py::handle& prefer, const py::handle& cache, const py::handle& cache_slots) {
-             return make_selector(registry, platform, override, truth(prefer), truth(cache), cache_slots);
+                       const py::handle& prefer, const py::handle& refuse_advisories, const py::handle& cache,
+                       const py::handle& cache_slots) {
+             return make_selector(registry, platform, override, truth(prefer), truth(refuse_advisories), truth(cache),
+                                  cache_slots);
            }),
            py::arg("registry"), py::arg("platform"), py::arg("override") = py::none(), py::kw_only(),
-           py::arg("prefer") = false, py::arg("cache") = true, py::arg("cache_slots") = 1024)
+           py::arg("prefer") = false, py::arg("refuse_advisories") = false, py::arg("cache") = true,
+           py::arg("cache_slots") = 1024)
       .def("select", guard([](const selector_handle& h, const py::handle& query, const py::handle& raise_on_error) {
              return selector_select(h, query, truth(raise_on_error));
            }),
@@ -106,7 +111,7 @@ void bind_selector(py::module_& m) {
            "when raise_on_error=False.")
       .def("explain", guard([](const selector_handle& h, const py::handle& query) {
              const auto& q = value_arg<py_query>("query", query);
-             return make_explanation(h.sel->explain(q), h.keep, q, h.platform, h.request_for(q), h.prefer);
+             return make_explanation(h.sel->explain(q), h.keep, q, h.platform, h.request_for(q), h.options);
            }),
            py::arg("query"), "The Explanation attnsel.explain gives for this query.")
       .def_property_readonly("platform", guard([](const selector_handle& h) { return py_platform(h.platform); }),

@@ -24,6 +24,13 @@ namespace attnsel_cli {
 
 namespace {
 
+// A warning advisory on the chosen backend: the engine runs it, and the person should know why not to.
+void print_advisory(const attnsel::advisory& a) {
+  print_diagnostic("warning", "advisory " + attnsel::printable(a.id, 80) + ": " + attnsel::printable(a.message, 400) +
+                                  (a.upstream.empty() ? "" : " (" + attnsel::printable(a.upstream.front(), 200) + ")") +
+                                  "; --refuse-advisories refuses it");
+}
+
 constexpr const char* select_footer = R"(Examples:
   attnsel select --platform rocm --arch gfx942
   attnsel select --platform cuda --arch sm_90 --head-size 64 --dtype fp16 --kv-cache-dtype fp8
@@ -70,6 +77,8 @@ command setup_selection(CLI::App& app, const char* name, const char* description
            "decoder override)")
         ->type_name("SPEC");
     cli.add_flag("--prefer", flags.prefer, "When every forced backend is rejected, fall back to automatic selection");
+    cli.add_flag("--refuse-advisories", flags.refuse_advisories,
+                 "Refuse a backend that a catalog advisory (a known-bad combination) warns about, as if demoted");
     cli.add_flag("--json", flags.json, "Print one JSON report on stdout");
   });
 }
@@ -145,6 +154,7 @@ int run_select(const select_flags& flags, bool explain_mode) {
   }
   attnsel::select_options options;
   options.prefer = flags.prefer;
+  options.refuse_advisories = flags.refuse_advisories;
 
   if (!explain_mode && !flags.json) {
     const auto result = attnsel::select(c.registry, q, p, ovr.request(), options);
@@ -155,6 +165,7 @@ int run_select(const select_flags& flags, bool explain_mode) {
     if (result->fell_back)
       print_diagnostic("note", "--prefer: every forced backend was rejected; " + std::string(result->name()) +
                                    " was chosen automatically");
+    if (result->warning != nullptr) print_advisory(*result->warning);
     std::printf("%s\n", attnsel::printable(result->name(), 200).c_str());
     return exit_ok;
   }
@@ -198,6 +209,7 @@ int run_plan(const select_flags& flags) {
   if (decode) overrides.decode = decode->request();
   attnsel::select_options options;
   options.prefer = flags.prefer;
+  options.refuse_advisories = flags.refuse_advisories;
   // An MLA layer decodes over the latent KV (the query's head size, kv_lora_rank + qk_rope). Its prefill
   // runs over the latent KV in some engines (SGLang's MLA kernels) and as per-head attention in others
   // (vLLM's MLA prefill selector: qk_nope + qk_rope and v_head_dim): the latent query first, and when
@@ -229,9 +241,10 @@ int run_plan(const select_flags& flags) {
   } else {
     for (const auto* r : {&plan.prefill, &plan.decode}) {
       const char* label = r == &plan.prefill ? "prefill" : "decode";
-      if (r->ok())
+      if (r->ok()) {
+        if (r->value().warning != nullptr) print_advisory(*r->value().warning);
         std::printf("%s: %s\n", label, attnsel::printable(r->value().name(), 200).c_str());
-      else
+      } else
         std::printf("%s: (none)\n", label);
     }
     if (plan.prefill.ok() && plan.decode.ok() && plan.conflict.empty())

@@ -163,6 +163,9 @@ std::string render_explanation(const attnsel::explanation& ex, const attnsel::qu
   }
   for (const auto& u : ex.unstated)
     labelled(out, "unstated", safe(u.subject) + " depends on " + safe(u.fields) + ": " + safe(u.condition));
+  for (const auto& c : ex.candidates)
+    if (c.outcome == attnsel::verdict::selected)
+      for (const auto& w : c.warnings) labelled(out, "warning", safe(w.message));
   if (ex.result.ok() && ex.result->fell_back)
     labelled(out, "prefer", "every forced backend was rejected; fell back to automatic selection");
   if (ex.result.ok())

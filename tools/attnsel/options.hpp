@@ -56,6 +56,7 @@ struct select_flags {
   std::optional<std::string> prefill_backend;  ///< `--prefill-backend`; unset inherits the decoder override
   std::optional<std::string> decode_backend;   ///< `--decode-backend`; unset inherits the decoder override
   bool prefer = false;
+  bool refuse_advisories = false;  ///< `--refuse-advisories`
   bool json = false;
 };
 

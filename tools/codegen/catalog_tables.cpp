@@ -146,16 +146,28 @@ class emitter {
            requirements(c.components) + ", " + (c.never ? "true" : "false") + "}";
   }
 
+  std::string constraints(const std::vector<platform_constraint>& list_of) {
+    std::vector<std::string> items;
+    items.reserve(list_of.size());
+    for (const auto& pc : list_of)
+      items.push_back("{static_cast<device_vendor>(" + std::to_string(static_cast<unsigned>(pc.vendor)) + "), " +
+                      arch(pc.min_capability, pc.max_capability, pc.archs, pc.families) + "}");
+    return list("constraint", items);
+  }
+
+  std::string advisory_entry(const advisory& a) {
+    return "{" + literal(a.id) + ", " + literal(a.variant) + ", " + constraints(a.platforms) + ", " +
+           std::to_string(a.kv_cache_dtypes.bits()) + "U, " + condition(a.when) + ", static_cast<advisory_action>(" +
+           std::to_string(static_cast<unsigned>(a.action)) + "), " + literal(a.message) + ", " + strings(a.upstream) +
+           "}";
+  }
+
   std::string caps(const capabilities& c) {
-    std::vector<std::string> platforms, by_dtype, rules;
+    std::vector<std::string> by_dtype, rules;
     std::vector<component_condition> components;
-    platforms.reserve(c.platforms.size());
     components.reserve(c.requires_components.size());
     by_dtype.reserve(c.head_sizes_by_dtype.size());
     rules.reserve(c.call_rules.size());
-    for (const auto& pc : c.platforms)
-      platforms.push_back("{static_cast<device_vendor>(" + std::to_string(static_cast<unsigned>(pc.vendor)) + "), " +
-                          arch(pc.min_capability, pc.max_capability, pc.archs, pc.families) + "}");
     for (const auto& r : c.requires_components) components.push_back({r.name, r.min_version, r.below_version});
     for (const auto& d : c.head_sizes_by_dtype)
       by_dtype.push_back("{static_cast<data_type>(" + std::to_string(static_cast<unsigned>(d.dtype)) + "), " +
@@ -169,17 +181,18 @@ class emitter {
         << (c.value_head_sizes ? head_sizes(*c.value_head_sizes) : std::string("{}")) << ", "
         << uints(c.block_size_multiples) << ", " << c.preferred_block_size << "U, " << c.attn_types.bits() << "U, "
         << "static_cast<attention_mode>(" << static_cast<unsigned>(c.mode) << "), " << strings(c.features) << ", "
-        << list("constraint", platforms) << ", " << requirements(components) << ", " << list("dtype_heads", by_dtype)
-        << ", " << shape(c.shape) << ", " << list("call_rule", rules) << "}";
+        << constraints(c.platforms) << ", " << requirements(components) << ", " << list("dtype_heads", by_dtype) << ", "
+        << shape(c.shape) << ", " << list("call_rule", rules) << "}";
     return out.str();
   }
 
   std::string backend(const backend_descriptor& b) {
-    std::vector<std::string> variants;
+    std::vector<std::string> variants, advisories;
     for (const auto& v : b.variants) variants.push_back(caps(v));
+    for (const auto& a : b.advisories) advisories.push_back(advisory_entry(a));
     return "{" + literal(b.name) + ", " + strings(b.aliases) + ", " + literal(b.description) + ", " +
            std::to_string(b.domains.bits()) + "U, " + (b.forced_only ? "true" : "false") + ", " + caps(b.caps) + ", " +
-           list("caps", variants) + "}";
+           list("caps", variants) + ", " + list("advisory", advisories) + "}";
   }
 
   std::string rule(const policy_rule& r) {

@@ -73,6 +73,7 @@ def worlds_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
 CPU_ISAS = {"avx2": ["cpu_avx2"], "avx512": ["cpu_avx2", "cpu_avx512"], "amx": ["cpu_avx2", "cpu_avx512", "cpu_amx"]}
 
 DOMAIN_OF = {"decoder": "decoder", "decoder_attn_type": "decoder", "decoder_override": "decoder",
+             "decoder_batch_invariant": "decoder",
              "mla": "decoder", "mla_override": "decoder", "encoder": "encoder", "mla_prefill": "mla_prefill"}
 
 
@@ -234,11 +235,18 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[
         group = c["group"]
         override = q.get("override")
         dtype = getattr(torch, DTYPES[q["dtype"]])
-        if group in ("decoder", "decoder_attn_type", "decoder_override", "mla", "mla_override"):
+        if group in ("decoder", "decoder_attn_type", "decoder_override", "decoder_batch_invariant", "mla",
+                     "mla_override"):
             is_mla = group.startswith("mla")
             feats = set(q.get("features", []))
 
             def ask():
+                # Batch invariance is a process switch in vLLM (VLLM_BATCH_INVARIANT), read as the selection
+                # runs (envs is not cached outside the engine's start-up); attnsel states it as a feature.
+                if "batch_invariant" in feats:
+                    os.environ["VLLM_BATCH_INVARIANT"] = "1"
+                else:
+                    os.environ.pop("VLLM_BATCH_INVARIANT", None)
                 cfg = vllm_config(override, q.get("block_size"), q["kv_cache_dtype"])
                 with set_current_vllm_config(cfg):
                     _cached_get_attn_backend.cache_clear()

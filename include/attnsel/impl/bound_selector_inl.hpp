@@ -158,6 +158,9 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
     ++rank;
     const auto& c = d.candidates[index];
     if (!c.usable || first_query_failure(*c.backend, *c.variant, q, s.plat)) return false;
+    if (s.options.select.refuse_advisories && !c.backend->advisories.empty() &&
+        first_warning(*c.backend, *c.variant, q, s.plat) != nullptr)
+      return false;
     answer = pack_answer(index, rank, forced);
     return true;
   };
@@ -206,8 +209,8 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
 }
 
 // Every feature name a gate or a rule of `reg` reads: variants' and backends' features, call rules'
-// conditions, policy rules' and entries' feature conditions. Two queries whose feature lists agree on
-// these names get the same answer from every gate and rule.
+// conditions, advisories' conditions, policy rules' and entries' feature conditions. Two queries whose feature lists
+// agree on these names get the same answer from every gate and rule.
 inline std::vector<std::string> feature_names_of(const registry& reg) {
   std::vector<std::string> out;
   const auto add = [&out](const feature_set& f) { out.insert(out.end(), f.begin(), f.end()); };
@@ -223,6 +226,10 @@ inline std::vector<std::string> feature_names_of(const registry& reg) {
   for (const auto& b : reg.backends()) {
     add_caps(b.caps);
     for (const auto& v : b.variants) add_caps(v);
+    for (const auto& a : b.advisories) {
+      add(a.when.features);
+      add(a.when.without_features);
+    }
   }
   for (const auto& r : reg.policy().rules) {
     add(r.features);
@@ -343,6 +350,8 @@ ATTNSEL_INLINE selection_result selector::select(const query& q) const {
   chosen.rank = detail::answer_rank(packed);
   chosen.overridden = detail::answer_forced(packed);
   chosen.source = d.answer_source;
+  // Not cached: one test when the backend has no advisories (none of most).
+  if (!c.backend->advisories.empty()) chosen.warning = first_warning(*c.backend, *c.variant, q, state_->plat);
   return out;
 }
 
@@ -360,6 +369,7 @@ ATTNSEL_INLINE decision selector::decide(const query& q) const {
     out.overridden = r->overridden;
     out.fell_back = r->fell_back;
     out.source = r->source;
+    out.warning = r->warning;
     return out;
   }
   const auto& c = d.candidates[detail::answer_winner(packed)];
@@ -369,6 +379,7 @@ ATTNSEL_INLINE decision selector::decide(const query& q) const {
   out.overridden = detail::answer_forced(packed);
   out.fell_back = detail::answer_fell_back(packed);
   out.source = d.answer_source;
+  if (!c.backend->advisories.empty()) out.warning = first_warning(*c.backend, *c.variant, q, state_->plat);
   return out;
 }
 

@@ -289,9 +289,59 @@ class catalog_reader : public json_reader {
     return v;
   }
 
+  // A backend's `advisories` (format 2), read after its variants, which an advisory may name.
+  std::vector<advisory> advisories(const json& j, const std::string& ptr, const backend_descriptor& b) const {
+    needs_version_2(ptr);
+    list(j, ptr, "an array of advisories", true);
+    static const auto keys = keys_of_fields<advisory>({});
+    std::vector<advisory> out;
+    out.reserve(j.size());
+    std::unordered_set<std::string> seen;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const auto p = child(ptr, i);
+      object(j[i], p, keys);
+      advisory a;
+      a.id = string(required(j[i], p, "id"), child(p, "id"));
+      if (!is_valid_advisory_id(a.id))
+        expected(child(p, "id"),
+                 "a lower-kebab id ([a-z0-9] then [a-z0-9.-]) of at most " + std::to_string(limits::name_length) +
+                     " characters",
+                 j[i]["id"]);
+      if (!seen.insert(a.id).second) fail(child(p, "id"), "duplicate advisory id \"" + a.id + "\" in this backend");
+      if (const json* m = member(j[i], "variant")) {
+        a.variant = string(*m, child(p, "variant"));
+        if (std::none_of(b.variants.begin(), b.variants.end(),
+                         [&](const capabilities& v) { return v.variant == a.variant; }))
+          fail(child(p, "variant"),
+               "backend " + b.name + " has no variant \"" + printable(a.variant, limits::echoed_text) + "\"");
+      }
+      if (const json* m = member(j[i], "platforms")) a.platforms = platforms(*m, child(p, "platforms"));
+      if (const json* m = member(j[i], "kv_cache_dtypes"))
+        a.kv_cache_dtypes = enum_list<cache_dtype>(*m, child(p, "kv_cache_dtypes"), false);
+      if (const json* m = member(j[i], "when")) a.when = condition(*m, child(p, "when"), false);
+      a.action = enumerator<advisory_action>(required(j[i], p, "action"), child(p, "action"));
+      a.message = string(required(j[i], p, "message"), child(p, "message"));
+      if (a.message.empty()) expected(child(p, "message"), "a non-empty sentence", j[i]["message"]);
+      const auto up = child(p, "upstream");
+      const json& urls = required(j[i], p, "upstream");
+      list(urls, up, "a non-empty array of upstream issue URLs", false);
+      for (std::size_t k = 0; k < urls.size(); ++k) {
+        auto url = string(urls[k], child(up, k));
+        if (url.rfind("https://", 0) != 0 || url.size() > limits::url_length || !is_printable_name(url))
+          expected(child(up, k),
+                   "an https:// URL of the upstream issue or pull request, at most " +
+                       std::to_string(limits::url_length) + " characters",
+                   urls[k]);
+        a.upstream.push_back(std::move(url));
+      }
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+
   backend_descriptor backend(const json& j, const std::string& ptr) const {
     static const auto keys = keys_of_fields<capabilities>(
-        {"name", "aliases", "description", "domains", "forced_only", "variants"}, {"variant", "domains"});
+        {"name", "aliases", "description", "domains", "forced_only", "variants", "advisories"}, {"variant", "domains"});
     object(j, ptr, keys);
     backend_descriptor b;
     b.name = string(required(j, ptr, "name"), child(ptr, "name"));
@@ -326,6 +376,7 @@ class catalog_reader : public json_reader {
         b.variants.push_back(std::move(v));
       }
     }
+    if (const json* m = member(j, "advisories")) b.advisories = advisories(*m, child(ptr, "advisories"), b);
     // The registry's own checks (the same for descriptors built in C++) with this backend's pointer.
     try {
       validate_descriptor(b);

@@ -130,6 +130,17 @@ struct caps {
   list<call_rule> call_rules;
 };
 
+struct advisory {
+  std::string_view id;
+  std::string_view variant;
+  list<constraint> platforms;
+  std::uint32_t kv_cache_dtypes = 0;
+  condition when;
+  advisory_action action = advisory_action::warn;
+  std::string_view message;
+  list<std::string_view> upstream;
+};
+
 struct backend {
   std::string_view name;
   list<std::string_view> aliases;
@@ -138,6 +149,7 @@ struct backend {
   bool forced_only = false;
   caps base;
   list<caps> variants;
+  list<advisory> advisories;
 };
 
 struct entry {
@@ -262,6 +274,21 @@ inline call_condition to_condition(const condition& c, feature_interner& feature
   return out;
 }
 
+inline std::vector<platform_constraint> to_constraints(list<constraint> constraints) {
+  std::vector<platform_constraint> out;
+  out.reserve(constraints.size);
+  for (const auto& pc : constraints) {
+    platform_constraint p;
+    p.vendor = pc.vendor;
+    p.min_capability = to_optional(pc.arch.min);
+    p.max_capability = to_optional(pc.arch.max);
+    p.archs = to_vector(pc.arch.archs);
+    p.families = to_vector(pc.arch.families);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 inline capabilities to_capabilities(const caps& c, feature_interner& features) {
   capabilities out;
   out.variant = std::string(c.variant);
@@ -275,16 +302,7 @@ inline capabilities to_capabilities(const caps& c, feature_interner& features) {
   out.attn_types = to_set<attention_type>(c.attn_types);
   out.mode = c.mode;
   out.features = features.get(c.features);
-  out.platforms.reserve(c.platforms.size);
-  for (const auto& pc : c.platforms) {
-    platform_constraint p;
-    p.vendor = pc.vendor;
-    p.min_capability = to_optional(pc.arch.min);
-    p.max_capability = to_optional(pc.arch.max);
-    p.archs = to_vector(pc.arch.archs);
-    p.families = to_vector(pc.arch.families);
-    out.platforms.push_back(std::move(p));
-  }
+  out.platforms = to_constraints(c.platforms);
   for (const auto& r : c.requires_components)
     out.requires_components.push_back(
         component_requirement{std::string(r.name), to_optional(r.min), to_optional(r.below)});
@@ -313,6 +331,11 @@ inline registry build_registry(const catalog& cat) {
     d.caps = to_capabilities(b.base, features);
     d.variants.reserve(b.variants.size);
     for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v, features));
+    d.advisories.reserve(b.advisories.size);
+    for (const auto& a : b.advisories)
+      d.advisories.push_back(attnsel::advisory{std::string(a.id), std::string(a.variant), to_constraints(a.platforms),
+                                               to_set<cache_dtype>(a.kv_cache_dtypes), to_condition(a.when, features),
+                                               a.action, std::string(a.message), to_strings(a.upstream)});
     backends.push_back(std::move(d));
   }
   priority_policy policy;

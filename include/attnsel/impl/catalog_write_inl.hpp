@@ -148,6 +148,41 @@ inline nlohmann::json capabilities_json(const capabilities& c, nlohmann::json ou
   return out;
 }
 
+// One advisory field's JSON; the field list (`for_each_field(advisory)`) drives which keys are written.
+inline json advisory_value_json(const std::string& s) { return s; }
+inline json advisory_value_json(const std::vector<std::string>& v) { return v; }
+inline json advisory_value_json(advisory_action a) { return std::string(to_string(a)); }
+inline json advisory_value_json(const cache_dtype_set& set) { return enum_list_json(set); }
+inline json advisory_value_json(const call_condition& c) { return condition_json(c); }
+inline json advisory_value_json(const std::vector<platform_constraint>& platforms) {
+  json out = json::array();
+  for (const auto& pc : platforms) {
+    json p = {{"vendor", std::string(to_string(pc.vendor))}};
+    arch_filter_json(pc, p);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Every key of the advisory's field list but the narrowing ones left empty (the required keys always).
+inline bool advisory_value_unset(const std::string& s) { return s.empty(); }
+inline bool advisory_value_unset(const std::vector<platform_constraint>& v) { return v.empty(); }
+inline bool advisory_value_unset(const cache_dtype_set& set) { return set.empty(); }
+inline bool advisory_value_unset(const call_condition& c) { return c.empty(); }
+template <class T>
+bool advisory_value_unset(const T&) {
+  return false;  // id, action, message, upstream: required
+}
+
+inline json advisory_json(const advisory& a) {
+  json out = json::object();
+  for_each_field(a, [&](std::string_view key, const auto& value) {
+    if (key != "id" && key != "message" && advisory_value_unset(value)) return;
+    out[std::string(key)] = advisory_value_json(value);
+  });
+  return out;
+}
+
 inline nlohmann::json backend_json(const backend_descriptor& b, int version) {
   json j = {{"name", b.name}};
   if (!b.aliases.empty()) j["aliases"] = b.aliases;
@@ -162,6 +197,10 @@ inline nlohmann::json backend_json(const backend_descriptor& b, int version) {
       if (!v.domains.empty()) vj["domains"] = enum_list_json(v.domains);
       j["variants"].push_back(capabilities_json(v, std::move(vj), version));
     }
+  }
+  if (!b.advisories.empty()) {
+    j["advisories"] = json::array();
+    for (const auto& a : b.advisories) j["advisories"].push_back(advisory_json(a));
   }
   return j;
 }

@@ -335,6 +335,24 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_custom(const gate_context& g, reason_si
   return false;
 }
 
+inline std::string advisory_message(const advisory& a) {
+  std::string out = "advisory " + a.id + ": " + a.message;
+  if (!a.upstream.empty()) out += " (" + a.upstream.front() + ")";
+  return out;
+}
+
+// An advisory that demotes its backend and holds for the stated call refuses it. One that hangs on an
+// unstated field is not applied (explain lists it); a warning never fails the gate.
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_advisory(const gate_context& g, reason_sink& sink) {
+  bool ok = true;
+  for (const auto& a : g.backend.advisories) {
+    if (a.action != advisory_action::demote || a.holds(*g.variant, g.q, g.p) != truth::yes) continue;
+    ok = false;
+    if (sink.fail(reason_code::advisory, [&] { return advisory_message(a); })) return false;
+  }
+  return ok;
+}
+
 // The code of each gate, in the order of `check_gates` (a static_assert below keeps them in step).
 struct gate_entry {
   reason_code code;
@@ -357,6 +375,7 @@ inline constexpr std::array<gate_entry, check_gates.size()> gate_table{{
     {reason_code::feature, gate_feature},
     {reason_code::call_rule, gate_call_rule},
     {reason_code::custom, gate_custom},
+    {reason_code::advisory, gate_advisory},
 }};
 
 constexpr bool gate_table_matches_check_gates() noexcept {
@@ -431,6 +450,13 @@ ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const b
   const capabilities* variant = backend.domains.contains(domain) ? resolve_variant(backend, domain, p) : nullptr;
   detail::run_gates<0, detail::first_query_gate()>(detail::gate_context{backend, variant, q, p}, sink);
   return sink.first();
+}
+
+ATTNSEL_INLINE const advisory* first_warning(const backend_descriptor& backend, const capabilities& variant,
+                                             const query& q, const platform& p) noexcept {
+  for (const auto& a : backend.advisories)
+    if (a.action == advisory_action::warn && a.holds(variant, q, p) == truth::yes) return &a;
+  return nullptr;
 }
 
 ATTNSEL_INLINE std::vector<reason> check_backend(const backend_descriptor& backend, const query& q, const platform& p) {

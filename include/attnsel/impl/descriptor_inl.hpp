@@ -6,6 +6,8 @@
 #  include <attnsel/descriptor.hpp>
 #endif
 
+#include <attnsel/impl/value_text.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -129,5 +131,25 @@ ATTNSEL_INLINE std::string to_string(const platform_constraint& constraint) {
 }
 
 ATTNSEL_INLINE std::string platform_constraint::describe() const { return to_string(*this); }
+
+ATTNSEL_INLINE truth advisory::holds(const capabilities& checked, const query& q, const platform& p) const noexcept {
+  if (!variant.empty() && variant != checked.variant) return truth::no;
+  if (!platforms.empty() &&
+      std::none_of(platforms.begin(), platforms.end(), [&](const platform_constraint& pc) { return pc.accepts(p); }))
+    return truth::no;
+  if (!kv_cache_dtypes.empty() && !kv_cache_dtypes.contains(q.kv_cache_dtype)) return truth::no;
+  return when.evaluate(q, p);
+}
+
+ATTNSEL_INLINE std::string to_string(const advisory& a) {
+  std::string out = a.id + " (" + std::string(to_string(a.action));
+  if (!a.variant.empty()) out += " " + a.variant;
+  for (std::size_t i = 0; i < a.platforms.size(); ++i) out += (i == 0 ? " " : "|") + to_string(a.platforms[i]);
+  std::string when;
+  if (!a.kv_cache_dtypes.empty()) when = "kv_cache_dtype " + detail::format_enum_set(a.kv_cache_dtypes);
+  if (!a.when.empty()) when += (when.empty() ? "" : ", ") + to_string(a.when);
+  if (!when.empty()) out += " when " + when;
+  return out + ")";
+}
 
 ATTNSEL_END_NAMESPACE

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -129,7 +130,28 @@ std::vector<T> first_occurrences(const std::vector<T>& candidates) {
 struct diff_scope {
   std::vector<const capabilities*> caps;
   std::vector<const policy_rule*> rules;
+  // An advisory as the capabilities whose axes tell its condition apart (its platforms, KV dtypes,
+  // dtypes, features and call condition as a forbidding call rule): the space then holds a call where
+  // it holds and one where it does not. Never checked against; `caps` points into it (stable: a deque).
+  std::deque<capabilities> advisory_caps;
 };
+
+inline capabilities advisory_axes(const advisory& a, attention_mode m) {
+  capabilities c;
+  c.mode = m;
+  c.platforms = a.platforms;
+  c.kv_cache_dtypes = a.kv_cache_dtypes;
+  c.dtypes = a.when.dtypes;
+  std::vector<std::string> names(a.when.features.begin(), a.when.features.end());
+  names.insert(names.end(), a.when.without_features.begin(), a.when.without_features.end());
+  c.features = feature_set(std::move(names));
+  for (const auto& comp : a.when.components)
+    c.requires_components.push_back(component_requirement{comp.name, comp.min_version, comp.below_version});
+  call_condition never;
+  never.never = true;
+  c.call_rules.push_back(call_rule{a.when, never, a.id});
+  return c;
+}
 
 inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vendor v, attention_domain d,
                            attention_mode m) {
@@ -138,6 +160,15 @@ inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vend
     for_each_capabilities(*reg, [&](const backend_descriptor& b, const capabilities& c) {
       if (serves(b, c, d) && c.mode == m && runs_on_vendor(c, v)) s.caps.push_back(&c);
     });
+    for (const auto& b : reg->backends()) {
+      if (!b.domains.contains(d)) continue;
+      for (const auto& a : b.advisories) {
+        auto axes = advisory_axes(a, m);
+        if (!runs_on_vendor(axes, v)) continue;
+        s.advisory_caps.push_back(std::move(axes));
+        s.caps.push_back(&s.advisory_caps.back());
+      }
+    }
     for (const auto& r : reg->policy().rules)
       if (rule_applies(r, v, d, m)) s.rules.push_back(&r);
   }
@@ -1011,8 +1042,10 @@ inline std::vector<std::string> forced_candidates(const registry& a, const regis
   return out;
 }
 
+// The backend, with the warning advisory the engine shows for it (`NAME warning:ID`), or the error code.
 inline std::string decision_of(const selection_result& r) {
-  return r ? std::string(r->name()) : "error:" + std::string(to_string(r.error().code));
+  if (!r) return "error:" + std::string(to_string(r.error().code));
+  return r->warning == nullptr ? std::string(r->name()) : std::string(r->name()) + " warning:" + r->warning->id;
 }
 
 inline std::string rule_of(const registry& reg, const query& q, const platform& p, const std::string& spec) {
@@ -1232,7 +1265,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
           const override_request ovr{spec, override_source::api};
           const auto ra = select(a.registry, q, p, ovr);
           const auto rb = select(b.registry, q, p, ovr);
-          const bool same = ra.ok() == rb.ok() && (ra ? ra->name() == rb->name() : ra.error().code == rb.error().code);
+          const bool same = decision_of(ra) == decision_of(rb);
           if (same) continue;
           ++out.changed;
           ++per_vendor_changed[p.vendor()];

@@ -81,7 +81,7 @@ inline void validate_capabilities(const std::string& where, const capabilities& 
 
 ATTNSEL_INLINE bool detail::registry_reads_call(const registry& reg) noexcept {
   for (const auto& b : reg.backends()) {
-    if (b.caps.reads_call() || b.forced_only) return true;
+    if (b.caps.reads_call() || b.forced_only || !b.advisories.empty()) return true;
     for (const auto& v : b.variants)
       if (v.reads_call()) return true;
   }
@@ -112,6 +112,19 @@ ATTNSEL_INLINE void validate_descriptor(const backend_descriptor& b) {
     detail::validate_capabilities(
         "backend " + b.name + " variant " + detail::escape_text(v.variant, limits::echoed_text), v,
         v.features.shares_storage_with(b.caps.features));
+  }
+  for (std::size_t i = 0; i < b.advisories.size(); ++i) {
+    const auto& a = b.advisories[i];
+    const auto where = "backend " + b.name + " advisory '" + detail::escape_text(a.id, limits::echoed_text) + "'";
+    if (!is_valid_advisory_id(a.id)) throw registry_error(where + ": the id is not lower-kebab ([a-z0-9][a-z0-9.-]*)");
+    for (std::size_t k = 0; k < i; ++k)
+      if (b.advisories[k].id == a.id) throw registry_error(where + " is listed twice");
+    if (!a.variant.empty() && std::none_of(b.variants.begin(), b.variants.end(),
+                                           [&](const capabilities& v) { return v.variant == a.variant; }))
+      throw registry_error(where + " names variant '" + detail::escape_text(a.variant, limits::echoed_text) +
+                           "', which the backend does not have");
+    if (a.message.empty()) throw registry_error(where + " has no message");
+    if (a.upstream.empty()) throw registry_error(where + " cites no upstream issue");
   }
 }
 

@@ -68,6 +68,9 @@ ATTNSEL_INLINE nlohmann::json to_json(const candidate_report& c) {
     j["measured"] = {{"median_us", c.measured->median_us}, {"spread_pct", c.measured->spread_pct}};
   else
     j["measured"] = nullptr;
+  j["warnings"] = nlohmann::json::array();
+  for (const auto& r : c.warnings)
+    j["warnings"].push_back({{"code", std::string(to_string(r.code))}, {"message", r.message}});
   return j;
 }
 
@@ -85,6 +88,12 @@ ATTNSEL_INLINE nlohmann::json to_json(const explanation& ex, const query& q, con
   j["override"] = {{"spec", spec.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::string(spec))},
                    {"source", std::string(to_string(spec.empty() ? override_source::none : ovr.source))}};
   j["rule"] = ex.rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(ex.rule);
+  const advisory* warning = ex.result.ok() ? ex.result->warning : nullptr;
+  j["advisory"] = warning == nullptr ? nlohmann::json(nullptr)
+                                     : nlohmann::json{{"id", warning->id},
+                                                      {"action", std::string(to_string(warning->action))},
+                                                      {"message", warning->message},
+                                                      {"upstream", warning->upstream}};
   j["implied"] = nlohmann::json::array();
   for (const auto& i : ex.implied) j["implied"].push_back({{"component", i.name}, {"because", i.because}});
   j["candidates"] = nlohmann::json::array();

@@ -70,11 +70,32 @@ void walk(const registry& reg, const query& q, const platform& p, const override
   if (!stop && !automatic_done && (plan.automatic() || fallback_auto)) walk_automatic();
 }
 
+// True when `b` passed its checks but the caller refuses advisories and a warning one holds.
+inline bool refused_by_advisory(const backend_descriptor& b, const query& q, const platform& p,
+                                bool refuse_advisories) noexcept {
+  if (!refuse_advisories || b.advisories.empty()) return false;
+  const auto* v = resolve_variant(b, q.domain, p);
+  return v != nullptr && first_warning(b, *v, q, p) != nullptr;
+}
+
+// Every warning advisory of `b` that holds for the call, as reasons (explain path).
+inline std::vector<reason> holding_warnings(const backend_descriptor& b, const query& q, const platform& p) {
+  std::vector<reason> out;
+  const auto* v = b.advisories.empty() ? nullptr : resolve_variant(b, q.domain, p);
+  if (v == nullptr) return out;
+  for (const auto& a : b.advisories)
+    if (a.action == advisory_action::warn && a.holds(*v, q, p) == truth::yes)
+      out.push_back(reason{reason_code::advisory, advisory_message(a)});
+  return out;
+}
+
 struct fast_visitor {
-  fast_visitor(const registry& r, const query& qq, const platform& pp) noexcept : reg(r), q(qq), p(pp) {}
+  fast_visitor(const registry& r, const query& qq, const platform& pp, bool refuse = false) noexcept
+      : reg(r), q(qq), p(pp), refuse_advisories(refuse) {}
   const registry& reg;
   const query& q;
   const platform& p;
+  bool refuse_advisories = false;
   std::size_t rank = 0;
   std::size_t winner = 0;
   bool found = false;
@@ -82,7 +103,8 @@ struct fast_visitor {
 
   bool tried(std::size_t index, bool forced) noexcept {
     ++rank;
-    if (first_failure(reg.backends()[index], q, p)) return false;
+    const auto& b = reg.backends()[index];
+    if (first_failure(b, q, p) || refused_by_advisory(b, q, p, refuse_advisories)) return false;
     winner = index;
     found = true;
     winner_forced = forced;
@@ -171,10 +193,12 @@ inline std::vector<unstated_dependency> unstated_dependencies(const registry& re
 }
 
 struct trace_visitor {
-  trace_visitor(const registry& r, const query& qq, const platform& pp) : reg(r), q(qq), p(pp) {}
+  trace_visitor(const registry& r, const query& qq, const platform& pp, bool refuse = false)
+      : reg(r), q(qq), p(pp), refuse_advisories(refuse) {}
   const registry& reg;
   const query& q;
   const platform& p;
+  bool refuse_advisories = false;
   std::vector<candidate_report> out;
   std::size_t rank = 0;
   bool found = false;
@@ -190,6 +214,10 @@ struct trace_visitor {
     r.forced = forced;
     if (const auto* v = resolve_variant(b, q.domain, p)) r.variant = v->variant;
     r.reasons = check_backend(b, q, p);
+    if (r.reasons.empty()) {
+      r.warnings = holding_warnings(b, q, p);
+      if (refuse_advisories) r.reasons = std::move(r.warnings);  // the caller refuses them
+    }
     if (!r.reasons.empty()) {
       r.outcome = verdict::rejected;
     } else {
@@ -400,7 +428,7 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
   const auto handling = plan.has_forced() ? detail::forced_handling_for(reg, q, p) : forced_handling::honoured;
   if (handling == forced_handling::ignored) return detail::select_ignoring_override(reg, q, p, plan, ovr, options);
   const bool fallback_auto = (options.prefer || handling == forced_handling::fallback) && plan.has_forced();
-  detail::fast_visitor fast{reg, q, p};
+  detail::fast_visitor fast{reg, q, p, options.refuse_advisories};
   detail::walk(reg, q, p, plan, fallback_auto, fast);
   if (fast.found) {
     selection s;
@@ -409,10 +437,11 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
     s.rank = fast.rank;
     s.overridden = fast.winner_forced;
     s.source = plan.spec().empty() ? override_source::none : ovr.source;
+    if (!s.backend->advisories.empty() && s.variant != nullptr) s.warning = first_warning(*s.backend, *s.variant, q, p);
     if (fallback_auto && !fast.winner_forced && !plan.explicit_auto()) {
       // Prefer mode, or an engine that substitutes, fell back: record why each forced backend was passed over.
       s.fell_back = true;
-      detail::trace_visitor trace{reg, q, p};
+      detail::trace_visitor trace{reg, q, p, options.refuse_advisories};
       plan.for_each([&](const override_token& t) {
         if (t.type == override_token::kind::name) trace.tried(t.backend, true);
       });
@@ -421,7 +450,7 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
     return s;
   }
   // Error path: re-run with the tracing visitor so the error carries every reason.
-  detail::trace_visitor trace{reg, q, p};
+  detail::trace_visitor trace{reg, q, p, options.refuse_advisories};
   detail::walk(reg, q, p, plan, fallback_auto, trace);
   return detail::make_error(reg, q, p, plan, std::move(trace.out));
 }
@@ -477,7 +506,7 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     // select() already traced the same walk to build its error: reuse it instead of walking twice.
     ex.candidates = ex.result.error().candidates;
   } else {
-    detail::trace_visitor trace{reg, q, p};
+    detail::trace_visitor trace{reg, q, p, options.refuse_advisories};
     trace.winner = ex.result->backend;  // verdicts follow select()'s choice, decided before the walk
     if (handling == forced_handling::ignored) {
       // The engine walked its automatic order: trace that, after the passed-over forced backends.

@@ -58,12 +58,13 @@ inline void add_cuts(const capabilities& c, shape_thresholds& out) {
   }
 }
 
-/// Every threshold of `reg`: variant ranges and call rules, policy rules and entries.
+/// Every threshold of `reg`: variant ranges and call rules, advisories, policy rules and entries.
 inline shape_thresholds thresholds_of(const registry& reg) {
   shape_thresholds out;
   for (const auto& b : reg.backends()) {
     add_cuts(b.caps, out);
     for (const auto& v : b.variants) add_cuts(v, out);
+    for (const auto& a : b.advisories) add_cuts(a.when, out);
   }
   for (const auto& r : reg.policy().rules) {
     add_cuts(r.shape, out);
