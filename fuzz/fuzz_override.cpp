@@ -21,7 +21,7 @@ using fuzz_support::violated;
 
 // Platforms and queries that reach every rule family of the reference catalog.
 platform make_platform(unsigned which) {
-  switch (which % 8) {
+  switch (which % 10) {
     case 0:
       return platform::cuda(9, 0).add_component_spec("flashinfer=0.2.5");
     case 1:
@@ -82,6 +82,14 @@ query make_query(unsigned which) {
       q.block_size = 64;
       q.required.insert("kv_connector");
       break;
+    case 7:
+      q.domain = attention_domain::drafter;  // drafts as the decoder in the built-in catalogs
+      q.phase = attention_phase::prefill;
+      break;
+    case 8:
+      q.domain = attention_domain::linear;
+      q.mode = attention_mode::mamba2;
+      break;
     default:
       q.domain = attention_domain::encoder;
       q.attn_type = attention_type::encoder;
@@ -98,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const unsigned selector = data[0];
   const std::string_view spec(reinterpret_cast<const char*>(data + 1), size - 1);
   const auto p = make_platform(selector & 7U);
-  const auto q = make_query((selector >> 3) & 7U);
+  const auto q = make_query(selector >> 3U);  // 0..31: every query kind
   select_options options;
   options.prefer = (selector & 0x40U) != 0;
   override_request ovr{spec, (selector & 0x80U) ? override_source::env : override_source::api};

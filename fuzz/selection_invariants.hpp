@@ -55,18 +55,23 @@ inline void check(const registry& reg, const query& q, const platform& p, const 
   const auto r = select(reg, q, p, ovr, options);
   // select() decides on the platform closed under the catalog's implications: check against that one.
   const platform closed = is_closed(reg, p) ? p : close_platform(reg, p).value;
+  // ... and in the domain whose backends select for the query (a drafter the catalog does not serve
+  // drafts as its decoder).
+  query selecting = q;
+  selecting.domain = reg.selecting_domain(q.domain);
   if (r.ok()) {
     if (!plan.ok() || !is_valid(q)) violated("an invalid override or query never selects", spec);
     const auto& s = r.value();
     if (s.backend == nullptr || s.backend < reg.backends().data() || s.backend >= reg.backends().data() + reg.size())
       violated("a selection points into the registry", spec);
-    if (!supports(*s.backend, q, closed))
+    if (!supports(*s.backend, selecting, closed))
       violated("the selected backend passes supports()", spec, std::string(s.name()));
-    if (s.variant != resolve_variant(*s.backend, q.domain, closed)) violated("the variant is the resolved one", spec);
+    if (s.variant != resolve_variant(*s.backend, selecting.domain, closed))
+      violated("the variant is the resolved one", spec);
     if (s.rank == 0) violated("a selection has a 1-based rank", spec);
     // Only a rule that states an engine substituting for a forced backend (policy_rule::forced) may
     // replace one, and the selection then says so (fell_back).
-    const policy_rule* rule = reg.policy().match(q, closed);
+    const policy_rule* rule = reg.policy().match(selecting, closed);
     const bool substitutes = rule != nullptr && rule->forced != forced_handling::honoured;
     if (plan.has_forced() && !plan.automatic() && !options.prefer && !s.overridden && !(substitutes && s.fell_back))
       violated("a strict override is never substituted", spec, std::string(s.name()));

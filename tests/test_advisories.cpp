@@ -179,9 +179,9 @@ TEST_CASE("advisories round-trip through the catalog writer and need format 2", 
   CHECK(again.registry == c.registry);
   CHECK(again.registry.backends()[0].advisories == c.registry.backends()[0].advisories);
   CHECK(to_string(c.registry.backends()[0].advisories[0]) == "fast-new-sinks (demote NEW when +sinks)");
-  CHECK_THROWS_WITH(parse_catalog_text(catalog_json("", 1), "v1.json"),
-                    Catch::Matchers::Contains("/backends/0/advisories") &&
-                        Catch::Matchers::Contains("needs catalog version 2"));
+  CHECK_THROWS_WITH(
+      parse_catalog_text(catalog_json("", 1), "v1.json"),
+      Catch::Matchers::Contains("/backends/0/advisories") && Catch::Matchers::Contains("needs catalog version 2"));
 }
 
 TEST_CASE("a malformed advisory is refused with its JSON pointer", "[advisory]") {

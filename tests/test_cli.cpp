@@ -948,3 +948,27 @@ TEST_CASE("a warning advisory is printed, and --refuse-advisories refuses its ba
   CHECK(without.out == "FAST\n");
   CHECK(without.err.empty());
 }
+
+TEST_CASE("the drafter reads its own variable, else the decoder's; linear layers take --mode", "[cli][domains]") {
+  const std::vector<std::string> hopper = {"select", "--platform", "cuda", "--arch", "9.0"};
+  CHECK(run(joined(hopper, {"--domain", "drafter"})).out == "FLASH_ATTN\n");
+  CHECK(run(joined(hopper, {"--domain", "drafter"}), {"ATTNSEL_BACKEND=TRITON_ATTN"}).out == "TRITON_ATTN\n");
+  CHECK(run(joined(hopper, {"--domain", "drafter"}), {"ATTNSEL_BACKEND=TRITON_ATTN", "ATTNSEL_DRAFTER_BACKEND=auto"})
+            .out == "FLASH_ATTN\n");
+  CHECK(run(joined(hopper, {"--domain", "drafter", "--phase", "prefill"}),
+            {"ATTNSEL_BACKEND=TRITON_ATTN", "ATTNSEL_PREFILL_BACKEND=FLEX_ATTENTION"})
+            .out == "FLEX_ATTENTION\n");
+  CHECK(run(joined(hopper, {"--domain", "decoder"}), {"ATTNSEL_DRAFTER_BACKEND=TRITON_ATTN"}).out == "FLASH_ATTN\n");
+
+  CHECK(run(joined(hopper, {"--domain", "linear", "--mode", "mamba2"})).out == "MAMBA2_ATTN\n");
+  CHECK(run(joined(hopper, {"--domain", "linear", "--mode", "gated_delta", "--feature", "kda"})).out == "GDN_ATTN\n");
+  const auto ignored = run(joined(hopper, {"--domain", "linear", "--mode", "mamba2", "--backend", "FLASH_ATTN"}));
+  CHECK(ignored.status == 0);
+  CHECK(ignored.out == "MAMBA2_ATTN\n");
+  CHECK(squash(ignored.err)
+            .find("note: the engine passes over the forced backend here (FLASH_ATTN: the engine does "
+                  "not read a forced backend here") != std::string::npos);
+  const auto conflict = run(joined(hopper, {"--mode", "mamba2", "--mla"}));
+  CHECK(conflict.status == 2);
+  CHECK(conflict.err.find("--mode mamba2 conflicts with --mla") != std::string::npos);
+}

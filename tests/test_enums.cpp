@@ -51,7 +51,7 @@ TEST_CASE("unknown text never falls back to the first enumerator", "[enums]") {
 
 TEST_CASE("enum_names lists every canonical name for error messages", "[enums]") {
   CHECK(enum_names<data_type>() == "float16, bfloat16, float32");
-  CHECK(enum_names<attention_domain>("|") == "decoder|encoder");
+  CHECK(enum_names<attention_domain>("|") == "decoder|encoder|drafter|linear");
 }
 
 TEST_CASE("enum_set stores members and compares by content", "[enums]") {

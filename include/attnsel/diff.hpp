@@ -18,8 +18,12 @@ ATTNSEL_BEGIN_NAMESPACE
 
 /// What `diff_catalogs` enumerates and how much it keeps.
 struct diff_options {
-  bool decoder = true;    ///< compare decoder-domain selections
-  bool encoder = true;    ///< compare encoder-domain selections
+  bool decoder = true;  ///< compare decoder-domain selections
+  bool encoder = true;  ///< compare encoder-domain selections
+  /// Compare drafter selections where either catalog serves the drafter (otherwise both draft as their
+  /// decoders, which `decoder` compares).
+  bool drafter = true;
+  bool linear = true;     ///< compare linear-domain selections (where either catalog serves the domain)
   bool overrides = true;  ///< also force each backend whose descriptor differs between the catalogs
   /// Count, without evaluating, the configurations of a vendor and domain for which both catalogs have
   /// the same backends and the same rules in the same order (their decisions are equal by construction).

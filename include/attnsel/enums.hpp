@@ -15,7 +15,10 @@
 ATTNSEL_BEGIN_NAMESPACE
 
 /// Which model part a selection is for. Each domain has its own policy rules and its own override.
-enum class attention_domain : std::uint8_t { decoder, encoder };
+/// `drafter` is the speculative-decoding draft model's attention; a catalog whose backends serve no
+/// drafter selects it with its decoder backends and rules. `linear` is the linear-attention and
+/// state-space layers of hybrid models (GDN, KDA, Mamba, short convolution), whose kind is the query's mode.
+enum class attention_domain : std::uint8_t { decoder, encoder, drafter, linear };
 /// The 0.1 name of `attention_domain`; removed in the next minor release.
 using attn_domain [[deprecated("use attention_domain")]] = attention_domain;
 
@@ -65,8 +68,18 @@ enum class advisory_action : std::uint8_t { warn, demote };
 /// Which tokens attend to which (vLLM's AttentionType).
 enum class attention_type : std::uint8_t { decoder, encoder, encoder_only, encoder_decoder };
 
-/// Attention formulation; a backend's mode must match the query's exactly, in both directions.
-enum class attention_mode : std::uint8_t { standard, mla, sparse_mla };
+/// Attention formulation; a backend's mode must match the query's exactly, in both directions. The last
+/// five are the kinds of the linear domain's layers.
+enum class attention_mode : std::uint8_t {
+  standard,
+  mla,
+  sparse_mla,
+  gated_delta,
+  mamba1,
+  mamba2,
+  short_conv,
+  lightning
+};
 
 /// The phase of the call a query describes (catalog format 2): a prompt pass (`prefill`), a one-token step
 /// over a KV cache (`decode`), or `unstated` (the layer as a whole, for every call).
@@ -80,7 +93,7 @@ enum class reason_code : std::uint8_t {
   platform,          ///< the backend does not run on this vendor
   capability,        ///< the vendor matches but the compute capability / gfx arch does not
   component,         ///< a required library or kernel package is missing or too old
-  domain,            ///< the backend does not serve this domain (decoder / encoder)
+  domain,            ///< the backend does not serve this domain (decoder / encoder / drafter / linear)
   mode,              ///< standard / MLA / sparse MLA mismatch
   attn_type,         ///< attention type (decoder, encoder, encoder_only, encoder_decoder)
   dtype,             ///< compute dtype
@@ -131,9 +144,13 @@ struct enum_table;  // specialised below: static constexpr rows, type name
 template <>
 struct enum_table<attention_domain> {
   static constexpr std::string_view type_name = "domain";
-  static constexpr std::array<enum_row<attention_domain>, 2> rows{{
+  static constexpr std::array<enum_row<attention_domain>, 4> rows{{
       {attention_domain::decoder, "decoder", "lm language_model", "language-model decoder layers"},
       {attention_domain::encoder, "encoder", "vit vision mm_encoder", "vision / multimodal encoder layers"},
+      {attention_domain::drafter, "drafter", "draft speculative",
+       "the speculative-decoding draft model's layers (the decoder's backends and rules unless stated)"},
+      {attention_domain::linear, "linear", "linear_attention mamba ssm",
+       "linear-attention and state-space layers of hybrid models (the mode names the kind)"},
   }};
 };
 
@@ -204,10 +221,17 @@ struct enum_table<attention_type> {
 template <>
 struct enum_table<attention_mode> {
   static constexpr std::string_view type_name = "mode";
-  static constexpr std::array<enum_row<attention_mode>, 3> rows{{
+  static constexpr std::array<enum_row<attention_mode>, 8> rows{{
       {attention_mode::standard, "standard", "mha", "multi-head / grouped-query attention"},
       {attention_mode::mla, "mla", "", "multi-head latent attention (DeepSeek)"},
       {attention_mode::sparse_mla, "sparse_mla", "sparse", "sparse MLA (DeepSeek V3.2)"},
+      {attention_mode::gated_delta, "gated_delta", "gdn kda",
+       "gated delta-rule linear attention: GDN (Qwen3-Next, Qwen3.5), KDA (Kimi Linear; feature kda)"},
+      {attention_mode::mamba1, "mamba1", "", "Mamba-1 selective state space (Mamba, Jamba)"},
+      {attention_mode::mamba2, "mamba2", "", "Mamba-2 state space (Nemotron-H, Falcon-H1, Granite 4 hybrid)"},
+      {attention_mode::short_conv, "short_conv", "conv", "gated short convolution (LFM2)"},
+      {attention_mode::lightning, "lightning", "linear_attention",
+       "lightning / plain linear attention (MiniMax-Text-01, Bailing linear)"},
   }};
 };
 
@@ -276,7 +300,8 @@ struct enum_table<reason_code> {
       {{reason_code::component, "component", "",
         "A required component is missing, too old, or present without the version the backend needs."},
        "needs component flashinfer, which is not present\nneeds flashinfer >= 0.2, found 0.1.9"},
-      {{reason_code::domain, "domain", "", "The backend does not serve this domain (decoder / encoder)."},
+      {{reason_code::domain, "domain", "",
+        "The backend does not serve this domain (decoder, encoder, drafter, linear)."},
        "serves {decoder}, not the encoder domain"},
       {{reason_code::mode, "mode", "", "Standard / MLA / sparse-MLA mismatch; checked in both directions."},
        "mode mla not supported (backend is standard)"},

@@ -30,7 +30,7 @@ struct override_request {
   override_source source = override_source::api;
 };
 
-/// The decoder and the encoder override. Each domain reads only its own.
+/// One override per domain. Each domain reads only its own, but the drafter's inherits the decoder's.
 struct override_set {
   override_request decoder;
   override_request encoder;
@@ -39,14 +39,32 @@ struct override_set {
   /// reads `decoder`.
   std::optional<override_request> prefill{};
   std::optional<override_request> decode{};
+  /// The speculative-decoding drafter (vLLM's speculative_config.attention_backend, SGLang's
+  /// --speculative-draft-attention-backend). Unset: the drafter reads what a decoder query in its phase
+  /// reads, as vLLM's default model runner (EAGLE, MTP) and SGLang (EAGLE) inherit the target's backends.
+  /// Set it to "auto" for a drafter that selects on its own (vLLM's V1 runner, DFlash).
+  std::optional<override_request> drafter{};
+  /// Linear-attention and state-space layers (SGLang's --linear-attn-backend).
+  override_request linear{};
 
+  /// The override of `d`'s queries in an unstated phase.
   [[nodiscard]] const override_request& for_domain(attention_domain d) const noexcept {
-    return d == attention_domain::encoder ? encoder : decoder;
+    switch (d) {
+      case attention_domain::encoder:
+        return encoder;
+      case attention_domain::linear:
+        return linear;
+      case attention_domain::drafter:
+        return drafter ? *drafter : decoder;
+      case attention_domain::decoder:
+        break;
+    }
+    return decoder;
   }
-  /// The override a query reads: its domain's, or for a decoder query in a stated phase that phase's
-  /// when set.
+  /// The override a query reads: its domain's, or for a decoder query (or a drafter without its own
+  /// override) in a stated phase that phase's when set.
   [[nodiscard]] const override_request& for_query(const query& q) const noexcept {
-    if (q.domain == attention_domain::decoder) {
+    if (q.domain == attention_domain::decoder || (q.domain == attention_domain::drafter && !drafter)) {
       if (q.phase == attention_phase::prefill && prefill) return *prefill;
       if (q.phase == attention_phase::decode && decode) return *decode;
     }

@@ -78,6 +78,13 @@ class registry {
   [[nodiscard]] const std::vector<component_implication>& implications() const noexcept { return implications_; }
   [[nodiscard]] std::size_t size() const noexcept { return backends_.size(); }
   [[nodiscard]] bool empty() const noexcept { return backends_.empty(); }
+  /// True when some backend serves `domain`.
+  [[nodiscard]] bool serves(attention_domain domain) const noexcept { return served_.contains(domain); }
+  /// The domain whose backends and rules select for `domain`: itself, or the decoder for a drafter that
+  /// no backend serves (a catalog that states nothing of its drafter drafts as its decoder).
+  [[nodiscard]] attention_domain selecting_domain(attention_domain domain) const noexcept {
+    return domain == attention_domain::drafter && !serves(domain) ? attention_domain::decoder : domain;
+  }
 
   /// For catalogs compiled in by tools/codegen (`reference_registry()` and the other built-ins), whose
   /// generator loaded every descriptor, rule and implication through the checking loader: takes them
@@ -108,6 +115,7 @@ class registry {
   std::vector<std::size_t> resolved_;                       // every rule's entries' backend indices, rule after rule
   std::vector<std::size_t> rule_starts_;                    // rule -> its first entry in resolved_
   std::vector<component_implication> implications_;
+  domain_set served_;  // the union of the backends' domains
 };
 
 /// Throws registry_error with a precise message when `backend` is malformed (used by `add`, and by

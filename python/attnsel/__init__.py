@@ -91,7 +91,8 @@ def _name_unknown_keywords(owner, attr, label, names, static=False):
     setattr(owner, attr, staticmethod(checked) if static else checked)
 
 
-_name_unknown_keywords(OverrideSet, "__init__", "OverrideSet", ("decoder", "encoder", "source", "prefill", "decode"))
+_name_unknown_keywords(OverrideSet, "__init__", "OverrideSet",
+                       ("decoder", "encoder", "source", "prefill", "decode", "drafter", "linear"))
 _name_unknown_keywords(Reason, "__init__", "Reason", ("code", "message"))
 _name_unknown_keywords(Candidate, "__init__", "Candidate", ("name", "variant", "rank", "verdict", "forced", "reasons"))
 _name_unknown_keywords(Platform, "__init__", "Platform", ("vendor", "arch", "components"))

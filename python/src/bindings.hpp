@@ -124,20 +124,22 @@ struct override_set_handle : bound_value {
   attnsel::override_source source = attnsel::override_source::api;
   std::optional<std::string> prefill;  ///< decoder calls in the prefill phase; unset inherits decoder
   std::optional<std::string> decode;   ///< decoder calls in the decode phase; unset inherits decoder
+  std::optional<std::string> drafter;  ///< the speculative drafter; unset inherits the decoder's
+  std::string linear;                  ///< linear-attention and state-space layers
 
+  /// The C++ set, viewing these strings (which outlive it: the handle is immutable).
   [[nodiscard]] attnsel::override_set view() const {
-    attnsel::override_set out{{decoder, source}, {encoder, source}, std::nullopt, std::nullopt};
+    attnsel::override_set out{{decoder, source}, {encoder, source}, std::nullopt,
+                              std::nullopt,      std::nullopt,      {linear, source}};
     if (prefill) out.prefill = attnsel::override_request{*prefill, source};
     if (decode) out.decode = attnsel::override_request{*decode, source};
+    if (drafter) out.drafter = attnsel::override_request{*drafter, source};
     return out;
   }
-  /// The override string `q` reads (its domain's, or its phase's when set).
-  [[nodiscard]] const std::string& for_query(const attnsel::query& q) const noexcept {
-    if (q.domain == attnsel::attention_domain::decoder) {
-      if (q.phase == attnsel::attention_phase::prefill && prefill) return *prefill;
-      if (q.phase == attnsel::attention_phase::decode && decode) return *decode;
-    }
-    return q.domain == attnsel::attention_domain::encoder ? encoder : decoder;
+  /// The request `q` reads (attnsel::override_set::for_query), viewing these strings.
+  [[nodiscard]] attnsel::override_request for_query(const attnsel::query& q) const noexcept {
+    const auto set = view();
+    return set.for_query(q);
   }
 };
 

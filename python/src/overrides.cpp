@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// attnsel.OverrideSet: the decoder and the encoder override; select() applies the query's domain's entry.
+// attnsel.OverrideSet: one override per domain (and per decoder phase); select() applies the query's entry.
 #include "bindings.hpp"
 
 namespace attnsel_py {
@@ -11,6 +11,8 @@ std::string override_set_repr(const override_set_handle& o) {
                     ", encoder=" + std::string(py::repr(py::str(o.encoder)));
   if (o.prefill) out += ", prefill=" + std::string(py::repr(py::str(*o.prefill)));
   if (o.decode) out += ", decode=" + std::string(py::repr(py::str(*o.decode)));
+  if (o.drafter) out += ", drafter=" + std::string(py::repr(py::str(*o.drafter)));
+  if (!o.linear.empty()) out += ", linear=" + std::string(py::repr(py::str(o.linear)));
   if (o.source != attnsel::override_source::api) out += ", source='" + std::string(attnsel::to_string(o.source)) + "'";
   return out + ")";
 }
@@ -23,13 +25,16 @@ std::optional<std::string> optional_str(const char* name, const py::handle& v) {
 py::object optional_value(const std::optional<std::string>& v) { return v ? py::object(py::str(*v)) : py::none(); }
 
 override_set_handle make_override_set(const py::handle& decoder, const py::handle& encoder, const py::handle& source,
-                                      const py::handle& prefill, const py::handle& decode) {
+                                      const py::handle& prefill, const py::handle& decode, const py::handle& drafter,
+                                      const py::handle& linear) {
   override_set_handle out{{},
                           str_arg("decoder", decoder),
                           str_arg("encoder", encoder),
                           enum_arg<attnsel::override_source>("source", source),
                           optional_str("prefill", prefill),
-                          optional_str("decode", decode)};
+                          optional_str("decode", decode),
+                          optional_str("drafter", drafter),
+                          str_arg("linear", linear)};
   return out;
 }
 
@@ -38,44 +43,53 @@ override_set_handle make_override_set(const py::handle& decoder, const py::handl
 void bind_overrides(py::module_& m) {
   py::class_<override_set_handle>(
       m, "OverrideSet",
-      "Decoder and encoder override strings (grammar: '', 'auto', 'NAME', 'A,B', 'A,auto', '-NAME'). "
-      "A decoder override never changes an encoder selection. prefill / decode (None: inherit decoder) "
-      "override decoder queries in that phase. Immutable.")
+      "Override strings per domain (grammar: '', 'auto', 'NAME', 'A,B', 'A,auto', '-NAME'). A decoder "
+      "override never changes an encoder or linear selection. prefill / decode (None: inherit decoder) "
+      "override decoder queries in that phase; drafter (None: the decoder's, by phase) the speculative "
+      "drafter; linear the linear-attention and state-space layers. Immutable.")
       .def(py::init(&make_override_set), py::kw_only(), py::arg("decoder") = "", py::arg("encoder") = "",
-           py::arg("source") = "api", py::arg("prefill") = py::none(), py::arg("decode") = py::none())
+           py::arg("source") = "api", py::arg("prefill") = py::none(), py::arg("decode") = py::none(),
+           py::arg("drafter") = py::none(), py::arg("linear") = "")
       .def_property_readonly("prefill", guard([](const override_set_handle& o) { return optional_value(o.prefill); }))
       .def_property_readonly("decode", guard([](const override_set_handle& o) { return optional_value(o.decode); }))
+      .def_property_readonly("drafter", guard([](const override_set_handle& o) { return optional_value(o.drafter); }))
+      .def_property_readonly("linear", guard([](const override_set_handle& o) { return o.linear; }))
       .def_property_readonly("decoder", guard([](const override_set_handle& o) { return o.decoder; }))
       .def_property_readonly("encoder", guard([](const override_set_handle& o) { return o.encoder; }))
       .def_property_readonly(
           "source", guard([](const override_set_handle& o) { return std::string(attnsel::to_string(o.source)); }))
       .def("for_domain", guard([](const override_set_handle& o, const py::handle& domain) {
-             return enum_arg<attnsel::attention_domain>("domain", domain) == attnsel::attention_domain::encoder
-                        ? o.encoder
-                        : o.decoder;
+             const auto set = o.view();
+             return std::string(set.for_domain(enum_arg<attnsel::attention_domain>("domain", domain)).spec);
            }),
            py::arg("domain"), "The override string the given domain reads.")
       .def("__repr__", guard(&override_set_repr))
       .def("__eq__", guard([](const override_set_handle& a, const override_set_handle& b) {
              return a.decoder == b.decoder && a.encoder == b.encoder && a.source == b.source &&
-                    a.prefill == b.prefill && a.decode == b.decode;
+                    a.prefill == b.prefill && a.decode == b.decode && a.drafter == b.drafter && a.linear == b.linear;
            }),
            py::is_operator())
       .def("__hash__", guard([](const override_set_handle& o) {
              return py::hash(py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source)),
-                                            optional_value(o.prefill), optional_value(o.decode)));
+                                            optional_value(o.prefill), optional_value(o.decode),
+                                            optional_value(o.drafter), o.linear));
            }))
       .def(py::pickle(guard([](const override_set_handle& o) -> py::object {
                         return py::make_tuple(o.decoder, o.encoder, std::string(attnsel::to_string(o.source)),
-                                              optional_value(o.prefill), optional_value(o.decode));
+                                              optional_value(o.prefill), optional_value(o.decode),
+                                              optional_value(o.drafter), o.linear);
                       }),
                       [](const py::object& state) {
                         // Untrusted input: read by the constructor's own checks.
-                        if (!py::isinstance<py::tuple>(state) || py::len(state) != 5)
+                        // 0.3 wrote the first five.
+                        if (!py::isinstance<py::tuple>(state) || (py::len(state) != 5 && py::len(state) != 7))
                           throw py::type_error(
-                              "OverrideSet.__setstate__: expected a (decoder, encoder, source, prefill, decode) tuple");
+                              "OverrideSet.__setstate__: expected a (decoder, encoder, source, prefill, decode, "
+                              "drafter, linear) tuple");
                         const auto t = py::reinterpret_borrow<py::tuple>(state);
-                        return make_override_set(t[0], t[1], t[2], t[3], t[4]);
+                        if (py::len(t) == 5)
+                          return make_override_set(t[0], t[1], t[2], t[3], t[4], py::none(), py::str(""));
+                        return make_override_set(t[0], t[1], t[2], t[3], t[4], t[5], t[6]);
                       }));
 }
 

@@ -31,8 +31,7 @@ attnsel::override_request request_for(const py::handle& ovr, const attnsel::quer
     return {std::string_view(data, static_cast<std::size_t>(size)), attnsel::override_source::api};
   }
   if (py::isinstance<override_set_handle>(ovr)) {
-    const auto& set = value_arg<override_set_handle>("override", ovr);
-    return {set.for_query(q), set.source};
+    return value_arg<override_set_handle>("override", ovr).for_query(q);
   }
   throw py::type_error("override: expected None, a str or an attnsel.OverrideSet, got " + type_name(ovr));
 }
@@ -355,7 +354,7 @@ explanation_handle explanation_from_state(const py::handle& state) {
   py::object ovr = py::none();
   const auto spec = str_arg("override", t[3]);
   if (source != attnsel::override_source::none)
-    ovr = py::cast(override_set_handle{{}, spec, spec, source, std::nullopt, std::nullopt});
+    ovr = py::cast(override_set_handle{{}, spec, spec, source, std::nullopt, std::nullopt, std::nullopt, spec});
   if (!PyBool_Check(t[5].ptr())) throw py::type_error("prefer: expected a bool, got " + type_name(t[5]));
   const bool refuse = py::len(t) == 7 && t[6].ptr() == Py_True;
   if (py::len(t) == 7 && !PyBool_Check(t[6].ptr()))

@@ -27,7 +27,7 @@ struct selector_handle : bound_value {
 
   [[nodiscard]] attnsel::override_request request_for(const attnsel::query& q) const {
     if (!overrides) return {};
-    return {overrides->for_query(q), overrides->source};
+    return overrides->for_query(q);
   }
 };
 
@@ -54,7 +54,8 @@ selector_handle make_selector(const py::handle& registry, const py::handle& plat
   options.cache_slots = count_arg("cache_slots", cache_slots, 1, attnsel::selector_options::max_cache_slots);
   if (PyUnicode_Check(override.ptr())) {
     const auto spec = str_arg("override", override);
-    h.overrides = override_set_handle{{}, spec, spec, attnsel::override_source::api, std::nullopt, std::nullopt};
+    h.overrides = override_set_handle{{},           spec,         spec,         attnsel::override_source::api,
+                                      std::nullopt, std::nullopt, std::nullopt, spec};
   } else if (py::isinstance<override_set_handle>(override)) {
     h.overrides = value_arg<override_set_handle>("override", override);
   } else if (!override.is_none()) {

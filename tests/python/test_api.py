@@ -182,7 +182,7 @@ def test_vocabularies_come_from_the_enum_tables():
     assert attnsel.DTYPES == ("float16", "bfloat16", "float32")
     assert attnsel.ERROR_CODES == ("unknown_backend", "backend_rejected", "no_backend", "bad_override", "bad_query")
     assert "auto" in attnsel.KV_CACHE_DTYPES and "sinks" in attnsel.FEATURES and "excluded" in attnsel.REASON_CODES
-    assert attnsel.DOMAINS == ("decoder", "encoder") and "mla" in attnsel.MODES and "encoder_only" in attnsel.ATTN_TYPES
+    assert attnsel.DOMAINS == ("decoder", "encoder", "drafter", "linear") and "mla" in attnsel.MODES and "encoder_only" in attnsel.ATTN_TYPES
     assert "rocm" in attnsel.VENDORS and "env" in attnsel.OVERRIDE_SOURCES
 
 

@@ -568,7 +568,7 @@ CONSTRUCTORS = {
     "Platform.with_components": (lambda **kw: attnsel.Platform.cuda(9, 0).with_components(*kw.values()),
                                  ["spec1", "spec2", "spec3"]),
     "Platform.with_device_name": (lambda **kw: attnsel.Platform.cuda(9, 0).with_device_name(**kw), ["name"]),
-    "OverrideSet": (attnsel.OverrideSet, ["decoder", "encoder", "source", "prefill", "decode"]),
+    "OverrideSet": (attnsel.OverrideSet, ["decoder", "encoder", "source", "prefill", "decode", "drafter", "linear"]),
     # A valid registry and platform unless the draw replaces them: otherwise nearly every draw fails on them.
     "Selector": (lambda **kw: attnsel.Selector(**{"registry": REFERENCE, "platform": HOPPER, **kw}),
                  ["registry", "platform", "override", "prefer", "cache", "cache_slots"]),

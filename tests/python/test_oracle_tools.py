@@ -141,7 +141,7 @@ def test_the_committed_grids_read_and_are_large_enough():
     cases = engine_vllm.cases_of(grid)
     assert len(cases) >= 20_000
     assert {c["world"]["vendor"] for c in cases} == {"cuda", "rocm", "xpu", "cpu"}
-    assert {c["domain"] for c in cases} == {"decoder", "encoder", "mla_prefill"}
+    assert {c["domain"] for c in cases} == {"decoder", "encoder", "mla_prefill", "linear"}
     # the sample is fixed: the same seed gives the same cases
     assert common.sample(cases, 50) == common.sample(cases, 50)
 

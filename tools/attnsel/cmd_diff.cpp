@@ -68,6 +68,8 @@ int run_diff(const diff_flags& flags) {
   if (flags.domain) {
     options.decoder = *flags.domain == attnsel::attention_domain::decoder;
     options.encoder = *flags.domain == attnsel::attention_domain::encoder;
+    options.drafter = *flags.domain == attnsel::attention_domain::drafter;
+    options.linear = *flags.domain == attnsel::attention_domain::linear;
   }
   options.overrides = !flags.no_overrides;
   const auto a = load_side(flags.a, flags.on);

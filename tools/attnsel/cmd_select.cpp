@@ -63,8 +63,9 @@ command setup_selection(CLI::App& app, const char* name, const char* description
              flags.backend = spec;
              flags.backend_given = true;
            },
-           "Override: NAME, auto, A,B, A,auto or -NAME,auto (default: $ATTNSEL_BACKEND for the decoder, "
-           "$ATTNSEL_ENCODER_BACKEND for the encoder)")
+           "Override of the query's domain: NAME, auto, A,B, A,auto or -NAME,auto (default: $ATTNSEL_BACKEND "
+           "for the decoder, $ATTNSEL_ENCODER_BACKEND, $ATTNSEL_DRAFTER_BACKEND (else the decoder's) and "
+           "$ATTNSEL_LINEAR_BACKEND for the other domains)")
         ->type_name("SPEC");
     cli.add_option_function<std::string>(
            "--prefill-backend", [&flags](const std::string& spec) { flags.prefill_backend = spec; },
@@ -147,8 +148,10 @@ int run_select(const select_flags& flags, bool explain_mode) {
 
   auto ovr = choose_override(flags.backend_given, flags.backend, q.domain);
   if (!ovr.note.empty()) print_diagnostic("note", ovr.note);
-  // A decoder call in a stated phase reads that phase's override when one is given.
-  if (q.domain == attnsel::attention_domain::decoder && q.phase != attnsel::attention_phase::unstated) {
+  // A decoder call in a stated phase reads that phase's override when one is given; so does a drafter
+  // that inherits the decoder's.
+  if ((q.domain == attnsel::attention_domain::decoder || ovr.inherited) &&
+      q.phase != attnsel::attention_phase::unstated) {
     const auto& flag = q.phase == attnsel::attention_phase::prefill ? flags.prefill_backend : flags.decode_backend;
     if (auto phase_ovr = choose_phase_override(flag, q.phase)) ovr = std::move(*phase_ovr);
   }
@@ -162,9 +165,17 @@ int run_select(const select_flags& flags, bool explain_mode) {
       print_error(result.error(), &ovr);
       return exit_failure;
     }
-    if (result->fell_back)
+    if (result->fell_back && flags.prefer) {
       print_diagnostic("note", "--prefer: every forced backend was rejected; " + std::string(result->name()) +
                                    " was chosen automatically");
+    } else if (result->fell_back) {
+      // The catalog states an engine that substitutes its own choice (policy_rule::forced).
+      std::string why;
+      for (const auto& passed : result->fallback)
+        for (const auto& r : passed.reasons) why += (why.empty() ? "" : "; ") + passed.name + ": " + r.message;
+      print_diagnostic("note", "the engine passes over the forced backend here (" + attnsel::printable(why, 400) +
+                                   "); it runs " + std::string(result->name()));
+    }
     if (result->warning != nullptr) print_advisory(*result->warning);
     std::printf("%s\n", attnsel::printable(result->name(), 200).c_str());
     return exit_ok;
@@ -195,8 +206,8 @@ int run_plan(const select_flags& flags) {
   const auto p = build_platform(flags.platform, nullptr);
   attnsel::model_config model;
   auto [q, c] = load_inputs(flags, p, false, &model);
-  if (q.domain != attnsel::attention_domain::decoder)
-    throw usage_error("plan: the prefill/decode split is for the decoder domain (got --domain " +
+  if (q.domain != attnsel::attention_domain::decoder && q.domain != attnsel::attention_domain::drafter)
+    throw usage_error("plan: the prefill/decode split is for the decoder and drafter domains (got --domain " +
                       std::string(attnsel::to_string(q.domain)) + ")");
   add_features(q, flags.query, c.registry);
   const auto base = choose_override(flags.backend_given, flags.backend, q.domain);
@@ -204,7 +215,10 @@ int run_plan(const select_flags& flags) {
   const auto prefill = choose_phase_override(flags.prefill_backend, attnsel::attention_phase::prefill);
   const auto decode = choose_phase_override(flags.decode_backend, attnsel::attention_phase::decode);
   attnsel::override_set overrides;
-  overrides.decoder = base.request();
+  if (q.domain == attnsel::attention_domain::drafter && !base.inherited)
+    overrides.drafter = base.request();  // the drafter's own: its phases read it too
+  else
+    overrides.decoder = base.request();
   if (prefill) overrides.prefill = prefill->request();
   if (decode) overrides.decode = decode->request();
   attnsel::select_options options;

@@ -150,10 +150,13 @@ attnsel::query build_query(const query_flags& flags, const attnsel::platform& p,
     return q;
   }
   if (flags.dtype_auto) q.dtype = attnsel::auto_dtype(p, std::nullopt);
-  if (flags.sparse)
-    q.mode = attnsel::attention_mode::sparse_mla;
-  else if (flags.mla)
-    q.mode = attnsel::attention_mode::mla;
+  if (flags.sparse || flags.mla) {
+    const auto mode = flags.sparse ? attnsel::attention_mode::sparse_mla : attnsel::attention_mode::mla;
+    if (q.mode != attnsel::attention_mode::standard && q.mode != mode)
+      throw usage_error("--mode " + std::string(attnsel::to_string(q.mode)) + " conflicts with " +
+                        (flags.sparse ? "--sparse" : "--mla"));
+    q.mode = mode;
+  }
   return q;
 }
 

@@ -44,7 +44,7 @@ void add_catalog_flags(CLI::App& app, catalog_flags& flags) {
 
 void add_domain_filter(CLI::App& app, std::optional<attnsel::attention_domain>& domain) {
   add_enum_option<attnsel::attention_domain>(app, "--domain", domain,
-                                             "Only " + enum_choices<attnsel::attention_domain>() + " (default: both)")
+                                             "Only " + enum_choices<attnsel::attention_domain>() + " (default: all)")
       ->type_name("DOMAIN");
 }
 
@@ -121,6 +121,7 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
   enum_flag("--kv-cache-dtype", q.kv_cache_dtype, "KV-cache dtype", "DTYPE");
   count_flag("--block-size", q.block_size, "KV-cache block size", attnsel::limits::block_size, "not pinned");
   enum_flag("--attn-type", q.attn_type, "Attention type", "TYPE");
+  enum_flag("--mode", q.mode, "Attention formulation, or a linear layer's kind (--domain linear)", "MODE");
   app.add_flag("--mla", flags.mla, "Multi-head latent attention (DeepSeek)");
   app.add_flag("--sparse", flags.sparse, "Sparse MLA (DeepSeek V3.2); implies --mla");
   count_flag("--num-heads", q.num_heads, "Query heads per rank", attnsel::limits::num_heads, "unknown");

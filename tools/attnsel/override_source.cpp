@@ -7,14 +7,32 @@
 namespace attnsel_cli {
 
 const char* override_variable(attnsel::attention_domain domain) noexcept {
-  return domain == attnsel::attention_domain::encoder ? "ATTNSEL_ENCODER_BACKEND" : "ATTNSEL_BACKEND";
+  switch (domain) {
+    case attnsel::attention_domain::encoder:
+      return "ATTNSEL_ENCODER_BACKEND";
+    case attnsel::attention_domain::drafter:
+      return "ATTNSEL_DRAFTER_BACKEND";
+    case attnsel::attention_domain::linear:
+      return "ATTNSEL_LINEAR_BACKEND";
+    case attnsel::attention_domain::decoder:
+      break;
+  }
+  return "ATTNSEL_BACKEND";
 }
 
 chosen_override choose_override(bool flag_given, const std::string& flag, attnsel::attention_domain domain) {
   const char* variable = override_variable(domain);
   const char* env = std::getenv(variable);
-  const bool env_set = env != nullptr && *env != '\0';
+  bool env_set = env != nullptr && *env != '\0';
+  // A drafter without an override of its own inherits the decoder's (attnsel::override_set::drafter).
+  if (!flag_given && !env_set && domain == attnsel::attention_domain::drafter) {
+    variable = override_variable(attnsel::attention_domain::decoder);
+    env = std::getenv(variable);
+    env_set = env != nullptr && *env != '\0';
+  }
   chosen_override out;
+  out.inherited = !flag_given && domain == attnsel::attention_domain::drafter &&
+                  variable == override_variable(attnsel::attention_domain::decoder);
   if (flag_given) {
     out.spec = flag;
     out.source = attnsel::override_source::flag;
@@ -30,7 +48,7 @@ chosen_override choose_override(bool flag_given, const std::string& flag, attnse
   // vLLM read its decoder override from this variable until it was removed (vllm#50292; vLLM 0.33.0
   // reads it nowhere). A user who still exports it expects it to count: say that it does not.
   const char* removed = std::getenv("VLLM_ATTENTION_BACKEND");
-  if (domain == attnsel::attention_domain::decoder && removed != nullptr && *removed != '\0') {
+  if ((domain == attnsel::attention_domain::decoder || out.inherited) && removed != nullptr && *removed != '\0') {
     if (!out.note.empty()) out.note += "; ";
     out.note += std::string("VLLM_ATTENTION_BACKEND='") + attnsel::printable(removed) +
                 "' is ignored: vLLM removed the variable (vllm#50292; it takes --attention-backend), and attnsel "

@@ -14,18 +14,21 @@ namespace attnsel_cli {
 struct chosen_override {
   std::string spec;
   attnsel::override_source source = attnsel::override_source::none;
-  std::string origin;  ///< `--backend` or the variable's name; empty without an override
-  std::string note;    ///< non-empty when the flag shadowed a set environment variable
+  std::string origin;      ///< `--backend` or the variable's name; empty without an override
+  std::string note;        ///< non-empty when the flag shadowed a set environment variable
+  bool inherited = false;  ///< a drafter without its own override: it reads the decoder's (and its phases')
 
   /// The request for the selector; valid while this object lives.
   [[nodiscard]] attnsel::override_request request() const { return {spec, source}; }
 };
 
-/// Environment variable read for `domain`: ATTNSEL_BACKEND (decoder), ATTNSEL_ENCODER_BACKEND (encoder).
+/// Environment variable read for `domain`: ATTNSEL_BACKEND (decoder), ATTNSEL_ENCODER_BACKEND (encoder),
+/// ATTNSEL_DRAFTER_BACKEND (drafter), ATTNSEL_LINEAR_BACKEND (linear).
 [[nodiscard]] const char* override_variable(attnsel::attention_domain domain) noexcept;
 
 /// The flag when given (even empty: an explicit `auto`), else the domain's variable when set and
-/// non-empty, else no override. Each domain reads only its own variable.
+/// non-empty, else no override. Each domain reads only its own variable, but a drafter without one
+/// inherits the decoder's (`inherited`).
 [[nodiscard]] chosen_override choose_override(bool flag_given, const std::string& flag,
                                               attnsel::attention_domain domain);
 

@@ -37,8 +37,20 @@ def platform_json(world: Dict[str, Any]) -> Dict[str, Any]:
     return p
 
 
+# vLLM's MambaAttentionBackendEnum members (a layer's mamba_type) as attnsel's linear-domain modes.
+LINEAR_MODES = {"MAMBA1": "mamba1", "MAMBA2": "mamba2", "SHORT_CONV": "short_conv", "LINEAR": "lightning",
+                "GDN_ATTN": "gated_delta"}
+
+
 def query_json(case: Dict[str, Any]) -> Dict[str, Any]:
     q, g = case["query"], case["group"]
+    if g == "linear":
+        out = {"domain": "linear", "mode": LINEAR_MODES[q["kind"]], "dtype": q["dtype"]}
+        # KDA layers run GDN_ATTN in vLLM (the shared Kimi layer); the flag means nothing for other kinds.
+        feats = list(q.get("features", [])) + (["kda"] if q.get("kda") and q["kind"] == "GDN_ATTN" else [])
+        if feats:
+            out["features"] = feats
+        return out
     if g == "encoder":
         return {"domain": "encoder", "head_size": q["head_size"], "dtype": q["dtype"]}
     if g == "mla_prefill":

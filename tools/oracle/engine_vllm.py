@@ -73,7 +73,7 @@ def worlds_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
 CPU_ISAS = {"avx2": ["cpu_avx2"], "avx512": ["cpu_avx2", "cpu_avx512"], "amx": ["cpu_avx2", "cpu_avx512", "cpu_amx"]}
 
 DOMAIN_OF = {"decoder": "decoder", "decoder_attn_type": "decoder", "decoder_override": "decoder",
-             "decoder_batch_invariant": "decoder",
+             "decoder_batch_invariant": "decoder", "linear": "linear",
              "mla": "decoder", "mla_override": "decoder", "encoder": "encoder", "mla_prefill": "mla_prefill"}
 
 
@@ -204,7 +204,9 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[
         torch = _setup_world(world)
         import vllm
         from vllm.config import AttentionConfig, CacheConfig, VllmConfig, set_current_vllm_config
-        from vllm.v1.attention.selector import _cached_get_attn_backend, get_attn_backend
+        from vllm.v1.attention.selector import (_cached_get_attn_backend, _cached_get_mamba_attn_backend,
+                                                get_attn_backend, get_mamba_attn_backend)
+        from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
         from vllm.model_executor.models.vision import _get_vit_attn_backend
         from vllm.v1.attention.backends.registry import AttentionBackendEnum
         from vllm.v1.attention.backends.mla.prefill import selector as mla_prefill_selector
@@ -256,6 +258,19 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[
                         use_mm_prefix="mm_prefix" in feats, attn_type=q.get("attn_type", "decoder"),
                         num_heads=q.get("num_heads"), has_sliding_window="sliding_window" in feats)
                     return b.get_name()
+        elif group == "linear":
+            feats = set(q.get("features", []))
+
+            def ask():
+                # A mamba-like layer's backend comes from its mamba_type alone (get_mamba_attn_backend);
+                # the forced decoder backend is set to show that nothing reads it.
+                if "batch_invariant" in feats:
+                    os.environ["VLLM_BATCH_INVARIANT"] = "1"
+                else:
+                    os.environ.pop("VLLM_BATCH_INVARIANT", None)
+                with set_current_vllm_config(vllm_config(override, None, "auto")):
+                    _cached_get_mamba_attn_backend.cache_clear()
+                    return get_mamba_attn_backend(MambaAttentionBackendEnum[q["kind"]]).get_name()
         elif group == "encoder":
             def ask():
                 be = AttentionBackendEnum[override] if override else None

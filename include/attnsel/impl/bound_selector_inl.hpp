@@ -73,10 +73,14 @@ struct bound_state {
   platform plat;
   std::vector<implied_component> implied;  // what closing the given platform added (explain reports it)
   selector_options options;
-  // decoder, encoder, and the decoder's prefill and decode phases when the overrides set them apart
-  std::array<bound_domain, 4> domains;
+  // By slot: the decoder, the encoder, the decoder's prefill and decode phases when the overrides set
+  // them apart; the drafter and its two phases when it selects apart from the decoder (its own override,
+  // or backends of its own); the linear domain when some backend serves it.
+  std::array<bound_domain, 8> domains;
   bool prefill_apart = false;
   bool decode_apart = false;
+  bool drafter_apart = false;                   // slots 4-6 are bound; else a drafter query reads the decoder's slots
+  bool drafter_own = false;                     // the drafter has its own override: slot 4 serves every phase
   shape_thresholds thresholds;                  // the registry's shape classes (catalog format 2)
   feature_vocabulary features;                  // the registry's feature names: the cache keys features by value
   bool key_by_class = true;                     // false when a custom check may read any length: the key holds values
@@ -264,13 +268,27 @@ inline std::uint64_t answer_of(const bound_state& s, const bound_domain& d, cons
   return packed;
 }
 
+// The slot of a decoder-like query: `base`, or its phase's (base + 1, base + 2) when set apart.
+inline std::size_t phase_slot(const bound_state& s, const query& q, std::size_t base) noexcept {
+  if (q.phase == attention_phase::prefill && s.prefill_apart) return base + (base == 0 ? 2 : 1);
+  if (q.phase == attention_phase::decode && s.decode_apart) return base + (base == 0 ? 3 : 2);
+  return base;
+}
+
 // The decided half a query reads: its domain's, or its phase's when the overrides set that phase apart.
 inline const bound_domain& domain_of(const bound_state& s, const query& q) noexcept {
-  if (q.domain == attention_domain::decoder) {
-    if (q.phase == attention_phase::prefill && s.prefill_apart) return s.domains[2];
-    if (q.phase == attention_phase::decode && s.decode_apart) return s.domains[3];
+  switch (q.domain) {
+    case attention_domain::encoder:
+      return s.domains[1];
+    case attention_domain::linear:
+      return s.domains[7];
+    case attention_domain::drafter:
+      if (s.drafter_own) return s.domains[4];
+      return s.domains[phase_slot(s, q, s.drafter_apart ? 4 : 0)];
+    case attention_domain::decoder:
+      break;
   }
-  return s.domains[static_cast<std::size_t>(q.domain) & 1U];
+  return s.domains[phase_slot(s, q, 0)];
 }
 
 // The free select's answer: errors, bad overrides and queries, prefer-mode fallbacks.
@@ -301,6 +319,16 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
   s.decode_apart = overrides.decode.has_value();
   if (s.prefill_apart) detail::bind_domain(reg, s.plat, attention_domain::decoder, *overrides.prefill, s.domains[2]);
   if (s.decode_apart) detail::bind_domain(reg, s.plat, attention_domain::decoder, *overrides.decode, s.domains[3]);
+  // The drafter reads the decoder's slots unless it has an override or backends of its own.
+  s.drafter_own = overrides.drafter.has_value();
+  s.drafter_apart = s.drafter_own || reg.serves(attention_domain::drafter);
+  if (s.drafter_apart) {
+    const auto drafter = reg.selecting_domain(attention_domain::drafter);
+    detail::bind_domain(reg, s.plat, drafter, overrides.for_domain(attention_domain::drafter), s.domains[4]);
+    if (!s.drafter_own && s.prefill_apart) detail::bind_domain(reg, s.plat, drafter, *overrides.prefill, s.domains[5]);
+    if (!s.drafter_own && s.decode_apart) detail::bind_domain(reg, s.plat, drafter, *overrides.decode, s.domains[6]);
+  }
+  detail::bind_domain(reg, s.plat, attention_domain::linear, overrides.linear, s.domains[7]);
   s.thresholds = detail::thresholds_of(reg);
   s.features = detail::feature_vocabulary(detail::feature_names_of(reg));
   s.key_by_class = std::none_of(reg.backends().begin(), reg.backends().end(),
@@ -310,7 +338,7 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
 
 ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const override_request& ovr,
                                   selector_options options)
-    : selector(reg, std::move(p), override_set{ovr, ovr, std::nullopt, std::nullopt}, options) {}
+    : selector(reg, std::move(p), override_set{ovr, ovr, std::nullopt, std::nullopt, std::nullopt, ovr}, options) {}
 
 ATTNSEL_INLINE selector::selector(selector&& other) noexcept : state_(other.state_) { other.state_ = nullptr; }
 
@@ -334,7 +362,9 @@ ATTNSEL_INLINE void selector::clear_cache() noexcept {
 }
 
 ATTNSEL_INLINE override_request selector::bound_override(attention_domain domain) const noexcept {
-  const auto& d = state_->domains[static_cast<std::size_t>(domain)];
+  query q;
+  q.domain = domain;
+  const auto& d = detail::domain_of(*state_, q);
   return override_request{d.spec, d.source};
 }
 

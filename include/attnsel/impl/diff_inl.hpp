@@ -156,7 +156,9 @@ inline capabilities advisory_axes(const advisory& a, attention_mode m) {
 inline diff_scope scope_of(const std::vector<const registry*>& regs, device_vendor v, attention_domain d,
                            attention_mode m) {
   diff_scope s;
+  const attention_domain asked = d;
   for (const auto* reg : regs) {
+    d = reg->selecting_domain(asked);  // a drafter this catalog does not serve selects as its decoder
     for_each_capabilities(*reg, [&](const backend_descriptor& b, const capabilities& c) {
       if (serves(b, c, d) && c.mode == m && runs_on_vendor(c, v)) s.caps.push_back(&c);
     });
@@ -1153,6 +1155,14 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
   std::vector<attention_domain> domains;
   if (options.decoder) domains.push_back(attention_domain::decoder);
   if (options.encoder) domains.push_back(attention_domain::encoder);
+  const auto served = [&](attention_domain d) { return a.registry.serves(d) || b.registry.serves(d); };
+  // Modes no backend of either catalog has (the linear kinds, for catalogs without linear layers) are
+  // not enumerated: every query of one fails alike in both.
+  enum_set<attention_mode> modes;
+  for (const auto* reg : regs)
+    for_each_capabilities(*reg, [&](const backend_descriptor&, const capabilities& c) { modes.insert(c.mode); });
+  if (options.drafter && served(attention_domain::drafter)) domains.push_back(attention_domain::drafter);
+  if (options.linear && served(attention_domain::linear)) domains.push_back(attention_domain::linear);
 
   // One block of work: a platform point, a domain and mode, its component sets, query axes and overrides.
   struct block {
@@ -1178,6 +1188,7 @@ ATTNSEL_INLINE catalog_diff diff_catalogs(const catalog& a, const catalog& b, co
     for (auto d : domains) {
       const bool evaluate = !options.skip_identical || !same_behaviour(a.registry, b.registry, v, d);
       for (auto m : enum_values<attention_mode>()) {
+        if (!modes.contains(m)) continue;
         std::vector<std::string> overrides = {""};
         if (options.overrides) {
           const auto forced = forced_candidates(a.registry, b.registry, v, d, m);

@@ -202,6 +202,8 @@ ATTNSEL_INLINE void registry::reindex() {
   names_ = std::move(names);
   resolved_ = std::move(resolved);
   rule_starts_ = std::move(starts);
+  served_ = {};
+  for (const auto& b : backends_) b.domains.for_each([&](attention_domain d) { served_.insert(d); });
 }
 
 // Adding a backend leaves every index of the resolved policy valid: only its names enter the sorted
@@ -223,6 +225,7 @@ ATTNSEL_INLINE void registry::add(backend_descriptor backend) {
                            backend.name);
   }
   names_.reserve(names_.size() + added.size());
+  backend.domains.for_each([&](attention_domain d) { served_.insert(d); });
   backends_.push_back(std::move(backend));
   // Capacity is reserved and pairs move without throwing: these insertions cannot fail.
   for (auto& n : added) {

@@ -396,8 +396,20 @@ inline selection_result select_ignoring_override(const registry& reg, const quer
 }
 }  // namespace detail
 
+namespace detail {
+// `q` in the domain whose backends and rules select for it (registry::selecting_domain): a drafter
+// query becomes a decoder one where the catalog states nothing of its drafter.
+inline query in_selecting_domain(const registry& reg, const query& q) {
+  query out = q;
+  out.domain = reg.selecting_domain(q.domain);
+  return out;
+}
+}  // namespace detail
+
 ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, const platform& p,
                                        const override_request& ovr, const select_options& options) {
+  if (reg.selecting_domain(q.domain) != q.domain)
+    return select(reg, detail::in_selecting_domain(reg, q), p, ovr, options);
   // Catalog implications first (aiter_mha => aiter_enabled => aiter): checking costs no allocation.
   if (!is_closed(reg, p)) return select(reg, q, close_platform(reg, p).value, ovr, options);
   if (!is_valid(q)) {
@@ -482,6 +494,8 @@ inline std::vector<stale_measurement> stale_measurements(const registry& reg, co
 
 ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const platform& p, const override_request& ovr,
                                    const select_options& options) {
+  if (reg.selecting_domain(q.domain) != q.domain)
+    return explain(reg, detail::in_selecting_domain(reg, q), p, ovr, options);
   if (!is_closed(reg, p)) {
     auto closed = close_platform(reg, p);
     auto ex = explain(reg, q, closed.value, ovr, options);

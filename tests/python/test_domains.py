@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The drafter and linear domains from Python: OverrideSet's entries, drafting as the decoder, linear kinds."""
+import pickle
+
+import attnsel
+
+
+def test_override_set_carries_the_drafter_and_linear_entries():
+    inherit = attnsel.OverrideSet(decoder="TRITON_ATTN")
+    assert inherit.drafter is None and inherit.linear == ""
+    assert inherit.for_domain("drafter") == "TRITON_ATTN"
+    own = attnsel.OverrideSet(decoder="TRITON_ATTN", drafter="auto", linear="GDN_ATTN")
+    assert (own.for_domain("drafter"), own.for_domain("linear"), own.for_domain("encoder")) == ("auto", "GDN_ATTN", "")
+    assert "drafter='auto'" in repr(own) and "linear='GDN_ATTN'" in repr(own)
+    assert pickle.loads(pickle.dumps(own)) == own and own != inherit
+    assert hash(pickle.loads(pickle.dumps(own))) == hash(own)
+
+
+def test_the_drafter_drafts_as_the_decoder_and_inherits_its_override():
+    reg = attnsel.builtin_catalog("vllm@0.33.0")
+    p = attnsel.Platform.cuda(9, 0)
+    drafter = attnsel.Query(domain="drafter")
+    assert attnsel.select(reg, drafter, p).backend == attnsel.select(reg, attnsel.Query(), p).backend
+    inherit = attnsel.OverrideSet(decoder="TRITON_ATTN")
+    assert attnsel.select(reg, drafter, p, inherit).backend == "TRITON_ATTN"
+    assert attnsel.Selector(reg, p, inherit).select(drafter).backend == "TRITON_ATTN"
+    own = attnsel.OverrideSet(decoder="TRITON_ATTN", drafter="auto")
+    assert attnsel.select(reg, drafter, p, own).backend == "FLASH_ATTN"
+    assert attnsel.Selector(reg, p, own).select(drafter).backend == "FLASH_ATTN"
+
+
+def test_a_linear_layer_gets_the_backend_of_its_kind():
+    reg = attnsel.builtin_catalog("vllm@0.33.0")
+    p = attnsel.Platform.cuda(10, 0)
+    kinds = {"gated_delta": "GDN_ATTN", "mamba1": "MAMBA1_ATTN", "mamba2": "MAMBA2_ATTN",
+             "short_conv": "SHORT_CONV_ATTN", "lightning": "LINEAR_ATTN"}
+    for mode, name in kinds.items():
+        q = attnsel.Query(domain="linear", mode=mode)
+        assert attnsel.select(reg, q, p).backend == name
+        forced = attnsel.select(reg, q, p, attnsel.OverrideSet(linear="FLASH_ATTN"))
+        assert forced.backend == name and forced.fell_back
+    err = attnsel.select(reg, attnsel.Query(domain="linear", mode="mamba2", features=["batch_invariant"]), p,
+                         raise_on_error=False)
+    assert isinstance(err, attnsel.SelectionError) and err.code == "no_backend"
