@@ -237,18 +237,19 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[
         group = c["group"]
         override = q.get("override")
         dtype = getattr(torch, DTYPES[q["dtype"]])
+        # Batch invariance is a process switch in vLLM (VLLM_BATCH_INVARIANT), read as a selection runs
+        # (envs is not cached outside the engine's start-up); attnsel states it as a feature. Set for
+        # every case, so no case inherits the previous one's.
+        if "batch_invariant" in q.get("features", []):
+            os.environ["VLLM_BATCH_INVARIANT"] = "1"
+        else:
+            os.environ.pop("VLLM_BATCH_INVARIANT", None)
         if group in ("decoder", "decoder_attn_type", "decoder_override", "decoder_batch_invariant", "mla",
                      "mla_override"):
             is_mla = group.startswith("mla")
             feats = set(q.get("features", []))
 
             def ask():
-                # Batch invariance is a process switch in vLLM (VLLM_BATCH_INVARIANT), read as the selection
-                # runs (envs is not cached outside the engine's start-up); attnsel states it as a feature.
-                if "batch_invariant" in feats:
-                    os.environ["VLLM_BATCH_INVARIANT"] = "1"
-                else:
-                    os.environ.pop("VLLM_BATCH_INVARIANT", None)
                 cfg = vllm_config(override, q.get("block_size"), q["kv_cache_dtype"])
                 with set_current_vllm_config(cfg):
                     _cached_get_attn_backend.cache_clear()
@@ -259,15 +260,9 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]]) -> List[Dict[
                         num_heads=q.get("num_heads"), has_sliding_window="sliding_window" in feats)
                     return b.get_name()
         elif group == "linear":
-            feats = set(q.get("features", []))
-
             def ask():
                 # A mamba-like layer's backend comes from its mamba_type alone (get_mamba_attn_backend);
                 # the forced decoder backend is set to show that nothing reads it.
-                if "batch_invariant" in feats:
-                    os.environ["VLLM_BATCH_INVARIANT"] = "1"
-                else:
-                    os.environ.pop("VLLM_BATCH_INVARIANT", None)
                 with set_current_vllm_config(vllm_config(override, None, "auto")):
                     _cached_get_mamba_attn_backend.cache_clear()
                     return get_mamba_attn_backend(MambaAttentionBackendEnum[q["kind"]]).get_name()
