@@ -81,8 +81,7 @@ TEST_CASE("a drafter without an override of its own inherits the decoder's, by p
   overrides.prefill = api("FLEX_ATTENTION");
   CHECK(both(reg, hopper, in(attention_domain::drafter, attention_phase::prefill), overrides)->name() ==
         "FLEX_ATTENTION");
-  CHECK(both(reg, hopper, in(attention_domain::drafter, attention_phase::decode), overrides)->name() ==
-        "TRITON_ATTN");
+  CHECK(both(reg, hopper, in(attention_domain::drafter, attention_phase::decode), overrides)->name() == "TRITON_ATTN");
   // Its own override (vLLM's speculative_config.attention_backend) serves every phase; "auto" selects anew.
   overrides.drafter = api("auto");
   CHECK(both(reg, hopper, in(attention_domain::drafter, attention_phase::prefill), overrides)->name() == "FLASH_ATTN");
