@@ -88,7 +88,7 @@ inline void check(const registry& reg, const query& q, const platform& p, const 
     if (e.code == error_code::backend_rejected)
       for (const auto& name : e.suggestions) {
         const auto* b = reg.find(name);
-        if (b == nullptr || !supports(*b, q, closed)) violated("suggested backends are validated", spec, name);
+        if (b == nullptr || !supports(*b, selecting, closed)) violated("suggested backends are validated", spec, name);
       }
   }
 
@@ -109,7 +109,7 @@ inline void check(const registry& reg, const query& q, const platform& p, const 
     if (b == nullptr) violated("trace names registered backends", spec, c.name);
     if (c.outcome == verdict::selected) ++selected;
     if (c.rank > 0) {
-      const bool ok = supports(*b, q, closed);
+      const bool ok = supports(*b, selecting, closed);
       if ((c.outcome == verdict::rejected) == ok)
         violated("a tried candidate's verdict matches supports()", spec, c.name);
       if (c.outcome == verdict::rejected && c.reasons.empty()) violated("a rejection has a reason", spec, c.name);

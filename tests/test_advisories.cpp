@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 using namespace attnsel;
 
@@ -171,6 +172,13 @@ TEST_CASE("a warning advisory rides on the selection, and refuse_advisories refu
   const auto forced = both(c.registry, blackwell, fp8_prefill(), override_request{"FAST", override_source::api}, true);
   REQUIRE_FALSE(forced.ok());
   CHECK(forced.error().code == error_code::backend_rejected);
+  CHECK(forced.error().suggestions == std::vector<std::string>{"SLOW"});  // never the refused backend
+
+  // With the phase unstated the warning does not apply, and explain says what it hangs on.
+  const auto open = explain(c.registry, unstated, blackwell);
+  CHECK(std::any_of(open.unstated.begin(), open.unstated.end(), [](const unstated_dependency& u) {
+    return u.subject == "FAST/NEW" && u.fields == "phase" && u.condition.rfind("advisory fast-fp8-prefill", 0) == 0;
+  }));
 }
 
 TEST_CASE("advisories round-trip through the catalog writer and need format 2", "[advisory]") {
@@ -221,6 +229,17 @@ TEST_CASE("descriptors built in C++ get the same advisory checks as catalogs", "
     a.variant = "NOPE";
     b.advisories = {a};
     CHECK_THROWS_WITH(reg.add(b), Catch::Matchers::Contains("variant 'NOPE'"));
+  }
+  SECTION("an upstream that is not https") {
+    a.upstream = {"http://example.org/1"};
+    b.advisories = {a};
+    CHECK_THROWS_WITH(reg.add(b), Catch::Matchers::Contains("is not an https:// URL"));
+  }
+  SECTION("a condition that can never hold") {
+    a.upstream = {"https://example.org/1"};
+    a.when.never = true;
+    b.advisories = {a};
+    CHECK_THROWS_WITH(reg.add(b), Catch::Matchers::Contains("can never hold"));
   }
   SECTION("valid") {
     a.upstream = {"https://example.org/1"};

@@ -150,3 +150,23 @@ TEST_CASE("a catalog without linear backends says so", "[domains][linear]") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == error_code::no_backend);
 }
+
+TEST_CASE("a backend's own check sees a drafter that drafts as the decoder in the decoder domain",
+          "[domains][drafter]") {
+  registry reg;
+  backend_descriptor b;
+  b.name = "PICKY";
+  b.extra_check = [](const capabilities&, const query& q, const platform&, std::string* why) {
+    if (q.domain == attention_domain::decoder) return true;
+    if (why != nullptr) *why = "saw the " + std::string(to_string(q.domain)) + " domain";
+    return false;
+  };
+  reg.add(b);
+  for (const bool cache : {true, false}) {
+    selector_options so;
+    so.cache = cache;
+    const selector bound(reg, platform::cuda(9, 0), override_set{}, so);
+    CHECK(bound.select(in(attention_domain::drafter))->name() == "PICKY");
+  }
+  CHECK(select(reg, in(attention_domain::drafter), platform::cuda(9, 0))->name() == "PICKY");
+}

@@ -219,7 +219,7 @@ constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
   detail::advisory_fields(visit, a, b);
 }
 
-/// `vllm-fa4-batch-invariant-sinks (demote FA4 cuda [10.0, 10.3] when +batch_invariant, +sinks)`.
+/// `vllm-fa4-batch-invariant-sinks (demote FA4 when +batch_invariant, +sinks)`.
 [[nodiscard]] std::string to_string(const advisory& a);
 
 /// A cross-field rule no declarative field can express. Returns true when the combination is

@@ -225,7 +225,7 @@ struct enum_table<attention_mode> {
       {attention_mode::standard, "standard", "mha", "multi-head / grouped-query attention"},
       {attention_mode::mla, "mla", "", "multi-head latent attention (DeepSeek)"},
       {attention_mode::sparse_mla, "sparse_mla", "sparse", "sparse MLA (DeepSeek V3.2)"},
-      {attention_mode::gated_delta, "gated_delta", "gdn kda",
+      {attention_mode::gated_delta, "gated_delta", "gdn",
        "gated delta-rule linear attention: GDN (Qwen3-Next, Qwen3.5), KDA (Kimi Linear; feature kda)"},
       {attention_mode::mamba1, "mamba1", "", "Mamba-1 selective state space (Mamba, Jamba)"},
       {attention_mode::mamba2, "mamba2", "", "Mamba-2 state space (Nemotron-H, Falcon-H1, Granite 4 hybrid)"},

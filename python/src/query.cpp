@@ -93,7 +93,7 @@ const std::vector<field>& fields() {
       optional_count<&query::block_size, attnsel::max_block_size>("block_size", "None when not pinned."),
       enumerated<&query::attn_type>("attn_type", "decoder, encoder, encoder_only or encoder_decoder."),
       enumerated<&query::mode>("mode", "standard, mla or sparse_mla."),
-      enumerated<&query::domain>("domain", "Which override applies: decoder or encoder."),
+      enumerated<&query::domain>("domain", "Model part: decoder, encoder, drafter or linear."),
       optional_count<&query::num_heads, attnsel::max_num_heads>("num_heads", "None when unknown."),
       {"features", set_features, get_features, "Required features, a frozenset of names."},
       optional_count<&query::num_kv_heads, attnsel::max_num_heads>(

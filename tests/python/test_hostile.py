@@ -571,7 +571,7 @@ CONSTRUCTORS = {
     "OverrideSet": (attnsel.OverrideSet, ["decoder", "encoder", "source", "prefill", "decode", "drafter", "linear"]),
     # A valid registry and platform unless the draw replaces them: otherwise nearly every draw fails on them.
     "Selector": (lambda **kw: attnsel.Selector(**{"registry": REFERENCE, "platform": HOPPER, **kw}),
-                 ["registry", "platform", "override", "prefer", "cache", "cache_slots"]),
+                 ["registry", "platform", "override", "prefer", "refuse_advisories", "cache", "cache_slots"]),
     "Reason": (attnsel.Reason, ["code", "message"]),
     "Candidate": (attnsel.Candidate, ["name", "variant", "rank", "verdict", "forced", "reasons"]),
 }

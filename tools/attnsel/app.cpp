@@ -39,6 +39,7 @@ Run 'attnsel COMMAND --help' for the flags of a command.
 Exit status: 0 selected (or done), 1 selection failed or bad catalog, 2 usage error,
 70 internal error.
 Environment: ATTNSEL_BACKEND (decoder override), ATTNSEL_ENCODER_BACKEND (encoder override),
+ATTNSEL_DRAFTER_BACKEND (drafter; else the decoder's), ATTNSEL_LINEAR_BACKEND (linear layers),
 NO_COLOR (no colour even on a terminal).)";
 
 // One line: CLI11 messages may span lines, the contract says one.

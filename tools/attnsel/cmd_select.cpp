@@ -38,7 +38,9 @@ constexpr const char* select_footer = R"(Examples:
   attnsel select --platform cuda --arch 10.0 --mla --backend FLASHMLA,auto --json
   ATTNSEL_BACKEND=TRITON_ATTN attnsel select --platform cuda --arch 9.0
 
-Override: --backend wins over $ATTNSEL_BACKEND (decoder) / $ATTNSEL_ENCODER_BACKEND (encoder).
+Override: --backend wins over the domain's variable: $ATTNSEL_BACKEND (decoder),
+$ATTNSEL_ENCODER_BACKEND (encoder), $ATTNSEL_DRAFTER_BACKEND (drafter; else the decoder's),
+$ATTNSEL_LINEAR_BACKEND (linear).
 Exit status: 0 selected, 1 selection failed (message on stderr), 2 usage error.)";
 
 constexpr const char* explain_footer = R"(Examples:
@@ -215,9 +217,13 @@ int run_plan(const select_flags& flags) {
   const auto prefill = choose_phase_override(flags.prefill_backend, attnsel::attention_phase::prefill);
   const auto decode = choose_phase_override(flags.decode_backend, attnsel::attention_phase::decode);
   attnsel::override_set overrides;
-  if (q.domain == attnsel::attention_domain::drafter && !base.inherited)
+  if (q.domain == attnsel::attention_domain::drafter && !base.inherited) {
     overrides.drafter = base.request();  // the drafter's own: its phases read it too
-  else
+    if (prefill || decode)
+      print_diagnostic("note", "the drafter's own override (" + base.origin +
+                                   ") serves both phases; --prefill-backend and --decode-backend are for the "
+                                   "decoder and a drafter that inherits its override");
+  } else
     overrides.decoder = base.request();
   if (prefill) overrides.prefill = prefill->request();
   if (decode) overrides.decode = decode->request();

@@ -25,14 +25,14 @@ chosen_override choose_override(bool flag_given, const std::string& flag, attnse
   const char* env = std::getenv(variable);
   bool env_set = env != nullptr && *env != '\0';
   // A drafter without an override of its own inherits the decoder's (attnsel::override_set::drafter).
-  if (!flag_given && !env_set && domain == attnsel::attention_domain::drafter) {
+  const bool inherited = !flag_given && !env_set && domain == attnsel::attention_domain::drafter;
+  if (inherited) {
     variable = override_variable(attnsel::attention_domain::decoder);
     env = std::getenv(variable);
     env_set = env != nullptr && *env != '\0';
   }
   chosen_override out;
-  out.inherited = !flag_given && domain == attnsel::attention_domain::drafter &&
-                  variable == override_variable(attnsel::attention_domain::decoder);
+  out.inherited = inherited;
   if (flag_given) {
     out.spec = flag;
     out.source = attnsel::override_source::flag;

@@ -55,9 +55,10 @@ struct bound_token {
 
 // Everything the selector decided for one domain.
 struct bound_domain {
-  std::vector<bound_candidate> candidates;        // by registry index
-  std::vector<bound_rule> rules;                  // in policy order
-  std::vector<std::uint32_t> registration_order;  // serving backends not skipped, when no rule matches
+  attention_domain domain = attention_domain::decoder;  // the domain its backends and rules serve
+  std::vector<bound_candidate> candidates;              // by registry index
+  std::vector<bound_rule> rules;                        // in policy order
+  std::vector<std::uint32_t> registration_order;        // serving backends not skipped, when no rule matches
   std::vector<bound_token> tokens;
   std::string spec;  // the override, owned
   override_source source = override_source::none;
@@ -103,6 +104,7 @@ constexpr bool answer_fell_back(std::uint64_t a) noexcept { return (a & answer_f
 
 inline void bind_domain(const registry& reg, const platform& p, attention_domain domain, const override_request& ovr,
                         bound_domain& d) {
+  d.domain = domain;
   d.spec = std::string(ovr.spec);
   d.source = ovr.source;
   d.answer_source = trim(d.spec).empty() ? override_source::none : d.source;  // as the free select
@@ -156,6 +158,14 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
 // per query only each candidate's query gates, the rules' and the entries' query halves run.
 // The packed answer, or 0 when no candidate passes.
 inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, const query& q) noexcept {
+  if (q.domain != d.domain) {
+    // A drafter the catalog does not serve walks the decoder's slot: the gates (a backend's own
+    // extra_check among them) see the query in that domain, as the free select's do. The cache key
+    // keeps the drafter's own domain. The copy shares the feature list: nothing is allocated.
+    query in_domain = q;
+    in_domain.domain = d.domain;
+    return walk_bound(s, d, in_domain);
+  }
   std::size_t rank = 0;
   std::uint64_t answer = 0;
   const auto try_backend = [&](std::uint32_t index, bool forced) {

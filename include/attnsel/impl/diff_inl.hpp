@@ -1007,11 +1007,12 @@ inline std::vector<std::string> forced_candidates(const registry& a, const regis
                                                   attention_domain d, attention_mode m) {
   std::vector<std::string> out;
   std::set<std::string> seen;
-  const auto could_serve = [&](const backend_descriptor* x) {
+  const auto could_serve = [&](const backend_descriptor* x, const registry& in) {
     if (!x) return false;
     bool any = false;
+    const auto serving = in.selecting_domain(d);
     const auto look = [&](const capabilities& c) {
-      if (serves(*x, c, d) && c.mode == m && runs_on_vendor(c, v)) any = true;
+      if (serves(*x, c, serving) && c.mode == m && runs_on_vendor(c, v)) any = true;
     };
     if (x->variants.empty()) look(x->caps);
     for (const auto& c : x->variants) look(c);
@@ -1022,7 +1023,7 @@ inline std::vector<std::string> forced_candidates(const registry& a, const regis
     const auto* in_a = a.find(x.name);
     const auto* in_b = b.find(x.name);
     if (in_a && in_b && *in_a == *in_b) return;
-    if (!in_a || !in_b || could_serve(in_a) || could_serve(in_b)) out.push_back(x.name);
+    if (!in_a || !in_b || could_serve(in_a, a) || could_serve(in_b, b)) out.push_back(x.name);
   };
   for (const auto& x : a.backends()) consider(x);
   for (const auto& x : b.backends()) consider(x);
@@ -1052,7 +1053,9 @@ inline std::string decision_of(const selection_result& r) {
 
 inline std::string rule_of(const registry& reg, const query& q, const platform& p, const std::string& spec) {
   if (!spec.empty()) return "forced " + spec;
-  const auto* rule = reg.policy().match(q, p);
+  query selecting = q;
+  selecting.domain = reg.selecting_domain(q.domain);  // a drafter this catalog does not serve: the decoder's rules
+  const auto* rule = reg.policy().match(selecting, p);
   return rule ? to_string(*rule) : std::string("registration order");
 }
 

@@ -116,7 +116,9 @@ ATTNSEL_INLINE void validate_descriptor(const backend_descriptor& b) {
   for (std::size_t i = 0; i < b.advisories.size(); ++i) {
     const auto& a = b.advisories[i];
     const auto where = "backend " + b.name + " advisory '" + detail::escape_text(a.id, limits::echoed_text) + "'";
-    if (!is_valid_advisory_id(a.id)) throw registry_error(where + ": the id is not lower-kebab ([a-z0-9][a-z0-9.-]*)");
+    if (!is_valid_advisory_id(a.id))
+      throw registry_error(where + ": the id is not lower-kebab ([a-z0-9][a-z0-9.-]*, at most " +
+                           std::to_string(limits::name_length) + " characters)");
     for (std::size_t k = 0; k < i; ++k)
       if (b.advisories[k].id == a.id) throw registry_error(where + " is listed twice");
     if (!a.variant.empty() && std::none_of(b.variants.begin(), b.variants.end(),
@@ -125,6 +127,17 @@ ATTNSEL_INLINE void validate_descriptor(const backend_descriptor& b) {
                            "', which the backend does not have");
     if (a.message.empty()) throw registry_error(where + " has no message");
     if (a.upstream.empty()) throw registry_error(where + " cites no upstream issue");
+    for (const auto& url : a.upstream)
+      if (url.rfind("https://", 0) != 0 || url.size() > limits::url_length)
+        throw registry_error(where + ": upstream '" + detail::escape_text(url, limits::echoed_text) +
+                             "' is not an https:// URL of at most " + std::to_string(limits::url_length) +
+                             " characters");
+    for (const auto& pc : a.platforms)
+      if (!pc.unmatchable_field(pc.vendor).empty() ||
+          (pc.min_capability && pc.max_capability && *pc.max_capability < *pc.min_capability))
+        throw registry_error(where + ": platform " + to_string(pc) + " can never match");
+    if (a.when.never || a.when.phases.contains(attention_phase::unstated))
+      throw registry_error(where + ": its condition can never hold (never, or the phase unstated)");
   }
 }
 

@@ -164,6 +164,10 @@ inline std::vector<unstated_dependency> unstated_dependencies(const registry& re
       if (!more.empty() && fields.find(more) == std::string::npos) fields += (fields.empty() ? "" : ", ") + more;
       out.push_back({subject, fields, to_string(rule) + (rule.note.empty() ? "" : " (" + rule.note + ")")});
     }
+    // An advisory that hangs on an unstated field is not applied.
+    for (const auto& a : reg.backends()[*index].advisories)
+      if (a.holds(*v, q, p) == truth::unknown)
+        out.push_back({subject, unstated_fields(a.when, q), "advisory " + to_string(a)});
   }
   const auto* matched = reg.policy().match(q, p);
   for (const auto& rule : reg.policy().rules) {
@@ -216,7 +220,10 @@ struct trace_visitor {
     r.reasons = check_backend(b, q, p);
     if (r.reasons.empty()) {
       r.warnings = holding_warnings(b, q, p);
-      if (refuse_advisories) r.reasons = std::move(r.warnings);  // the caller refuses them
+      if (refuse_advisories) {
+        r.reasons = std::move(r.warnings);  // the caller refuses them
+        r.warnings.clear();
+      }
     }
     if (!r.reasons.empty()) {
       r.outcome = verdict::rejected;
@@ -247,14 +254,15 @@ inline std::string reasons_text(const std::vector<reason>& reasons) {
 }
 
 // Backends of the domain that would pass, in automatic order first, then registration order.
-inline std::vector<std::string> working_alternatives(const registry& reg, const query& q, const platform& p) {
+inline std::vector<std::string> working_alternatives(const registry& reg, const query& q, const platform& p,
+                                                     bool refuse_advisories) {
   std::vector<std::string> out;
   std::vector<bool> listed(reg.size(), false);  // error path: linear, not a search per backend
   const auto consider = [&](std::size_t i) {
     if (listed[i] || out.size() >= limits::listed_alternatives) return;
     listed[i] = true;
     const auto& b = reg.backends()[i];
-    if (!first_failure(b, q, p)) out.push_back(b.name);
+    if (!first_failure(b, q, p) && !refused_by_advisory(b, q, p, refuse_advisories)) out.push_back(b.name);
   };
   if (const auto* rule = reg.policy().match(q, p)) {
     const auto r = static_cast<std::size_t>(rule - reg.policy().rules.data());
@@ -281,7 +289,7 @@ inline std::string candidate_lines(const std::vector<candidate_report>& candidat
 }
 
 inline selection_error make_error(const registry& reg, const query& q, const platform& p, const override_plan& plan,
-                                  std::vector<candidate_report> candidates) {
+                                  bool refuse_advisories, std::vector<candidate_report> candidates) {
   selection_error e;
   const bool forced_only = !plan.automatic();
   e.code = forced_only ? error_code::backend_rejected : error_code::no_backend;
@@ -292,7 +300,7 @@ inline selection_error make_error(const registry& reg, const query& q, const pla
       if (c.forced) forced.push_back(c.name);
     e.message = "Selected backend " + join_limited(forced, ", ") + " is not valid for " + text + ".";
     e.message += candidate_lines(candidates, false);
-    e.suggestions = working_alternatives(reg, q, p);
+    e.suggestions = working_alternatives(reg, q, p, refuse_advisories);
     if (!e.suggestions.empty()) {
       e.message += "\nBackends that support this configuration:";
       for (const auto& s : e.suggestions) e.message += " " + s;
@@ -464,7 +472,7 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
   // Error path: re-run with the tracing visitor so the error carries every reason.
   detail::trace_visitor trace{reg, q, p, options.refuse_advisories};
   detail::walk(reg, q, p, plan, fallback_auto, trace);
-  return detail::make_error(reg, q, p, plan, std::move(trace.out));
+  return detail::make_error(reg, q, p, plan, options.refuse_advisories, std::move(trace.out));
 }
 
 ATTNSEL_INLINE selection select_or_throw(const registry& reg, const query& q, const platform& p,
