@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -84,6 +85,8 @@ namespace detail {
 /// Fast path of the domain and platform gates for `domain`: the first failing code, or std::nullopt.
 [[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend,
                                                                 attention_domain domain, const platform& p) noexcept;
+/// `advisory ID: MESSAGE (URL)`: an advisory as a reason's message.
+[[nodiscard]] std::string advisory_message(const advisory& a);
 }  // namespace detail
 
 /// Convenience: true when `backend` supports the query on `p`.

@@ -335,12 +335,6 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_custom(const gate_context& g, reason_si
   return false;
 }
 
-inline std::string advisory_message(const advisory& a) {
-  std::string out = "advisory " + a.id + ": " + a.message;
-  if (!a.upstream.empty()) out += " (" + a.upstream.front() + ")";
-  return out;
-}
-
 // An advisory that demotes its backend and holds for the stated call refuses it. One that hangs on an
 // unstated field is not applied (explain lists it); a warning never fails the gate.
 ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_advisory(const gate_context& g, reason_sink& sink) {
@@ -450,6 +444,12 @@ ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const b
   const capabilities* variant = backend.domains.contains(domain) ? resolve_variant(backend, domain, p) : nullptr;
   detail::run_gates<0, detail::first_query_gate()>(detail::gate_context{backend, variant, q, p}, sink);
   return sink.first();
+}
+
+ATTNSEL_INLINE std::string detail::advisory_message(const advisory& a) {
+  std::string out = "advisory " + a.id + ": " + a.message;
+  if (!a.upstream.empty()) out += " (" + a.upstream.front() + ")";
+  return out;
 }
 
 ATTNSEL_INLINE const advisory* first_warning(const backend_descriptor& backend, const capabilities& variant,
