@@ -186,10 +186,10 @@ struct advisory {
   std::string message;                ///< what goes wrong, in a sentence (shown by explain and in errors)
   std::vector<std::string> upstream;  ///< the issues or pull requests that record it (URLs), at least one
 
-  /// Whether it holds for `variant` (the capabilities the selection checked), `q` and `p`: `unknown` when
+  /// Whether it holds for `checked` (the variant the selection checked), `q` and `p`: `unknown` when
   /// the answer hangs on a field the query leaves unstated (then it is not applied; explain lists it).
   /// Allocates nothing.
-  [[nodiscard]] truth holds(const capabilities& variant, const query& q, const platform& p) const noexcept;
+  [[nodiscard]] truth holds(const capabilities& checked, const query& q, const platform& p) const noexcept;
 
   friend bool operator==(const advisory& a, const advisory& b) { return detail::fields_equal(a, b); }
 };
