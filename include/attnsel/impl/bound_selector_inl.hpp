@@ -76,7 +76,7 @@ struct bound_state {
   selector_options options;
   // By slot: the decoder, the encoder, the decoder's prefill and decode phases when the overrides set
   // them apart; the drafter and its two phases when it selects apart from the decoder (its own override,
-  // or backends of its own); the linear domain when some backend serves it.
+  // or backends of its own); the linear domain (always bound: its override may name a backend).
   std::array<bound_domain, 8> domains;
   bool prefill_apart = false;
   bool decode_apart = false;
