@@ -86,14 +86,15 @@ TEST_CASE("attnsel lint exits 0 on built-ins, 1 with pointed findings, 2 on unre
 TEST_CASE("list --catalogs names every built-in catalog with its source commits", "[cli][catalogs]") {
   const auto r = run({"list", "--catalogs"});
   CHECK(r.status == 0);
-  for (const char* name : {"vllm ", "vllm@0.33.0", "vllm@main-2026-12", "vllm@00159db", "vllm@0013943",
-                           "vllm-rocm-env@e2a00c7b", "torch_sdpa", "sglang ", "sglang@0.5.23", "sglang@main-2026-12"})
+  for (const char* name :
+       {"vllm ", "vllm@0.33.0", "vllm@main-2026-12", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b",
+        "torch_sdpa", "torch_sdpa@2.14.0", "sglang ", "sglang@0.5.23", "sglang@main-2026-12"})
     CHECK(r.out.find(name) != std::string::npos);
   CHECK(r.out.find("vllm  alias of vllm@0.33.0") != std::string::npos);
   CHECK(r.out.find("vllm-project/vllm@e2a00c7b342a") != std::string::npos);
   CHECK(r.out.find("sgl-project/sglang@001067fffe33") != std::string::npos);
   const auto j = nlohmann::json::parse(run({"list", "--catalogs", "--json"}).out);
-  REQUIRE(j.size() == 10);
+  REQUIRE(j.size() == 11);
   CHECK(j[0].at("name") == "vllm");
   CHECK(j[0].at("alias_of") == "vllm@0.33.0");
   CHECK(j[1].at("name") == "vllm@0.33.0");

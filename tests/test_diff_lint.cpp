@@ -315,6 +315,44 @@ catalog catalog_v2(const std::string& name, const std::string& backends, const s
 
 }  // namespace
 
+TEST_CASE("diff samples each component version a call rule bounds, on both sides of the bound", "[diff]") {
+  // FAST takes heads above 128 only with lib >= `min` (as torch_sdpa@2.14.0's cuDNN takes 256 from 9.22.1):
+  // moving the bound changes the answer only for versions between the two bounds, which the diff must
+  // sample although no requirement names them.
+  const auto doc = [](const std::string& min) {
+    return catalog_v2(
+        "t" + min,
+        R"({"name": "FAST", "domains": ["decoder"], "head_sizes": [64, 256], "requires": [{"component": "lib",
+      "min_version": "1.0"}], "call_rules": [{"when": {"head_sizes": {"min": 129}, "components": [{"component": "lib",
+      "below_version": ")" +
+            min + R"("}]}, "require": {"never": true}, "note": "old lib"}]},
+      {"name": "SLOW", "domains": ["decoder"]})",
+        R"({"domain": "decoder", "vendor": "cpu", "order": ["FAST", "SLOW"]})");
+  };
+  const auto a = doc("1.5");
+  const auto b = doc("2.2.1");
+  diff_options options;
+  options.encoder = false;
+  options.overrides = false;
+  const auto d = diff_catalogs(a, b, options);
+  REQUIRE_FALSE(d.empty());
+  for (const auto& g : d.groups)
+    for (const auto& t : g.transitions) {
+      CHECK(t.from == "FAST");
+      CHECK(t.to == "SLOW");
+      for (const auto& e : t.examples) {
+        const auto* lib = e.platform.find_component("lib");
+        REQUIRE(lib != nullptr);
+        REQUIRE(lib->version);
+        CHECK_FALSE(*lib->version < *parse_component_version("1.5"));
+        CHECK(*lib->version < *parse_component_version("2.2.1"));
+        CHECK(e.query.head_size > 128);
+      }
+    }
+  check_examples(d, a, b);
+  CHECK(diff_catalogs(a, a, options).empty());
+}
+
 TEST_CASE("diff refuses a space of many distinct call thresholds from the axis sizes, before building any (issue 35)",
           "[diff]") {
   // 100 rules, each with its own length, batch and GQA-group range: about 15 KB of catalog whose calls

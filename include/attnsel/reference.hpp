@@ -15,11 +15,12 @@ ATTNSEL_BEGIN_NAMESPACE
 /// `sglang@0.5.23`. `vllm@main-2026-12` and `sglang@main-2026-12` are the engines' main branches as read by
 /// hand before the oracle (the cases in tests/data/*_cases.json hold on them); `vllm@00159db` and
 /// `vllm@0013943` are the catalog as it stood before issue 20 and before issue 11; `vllm-rocm-env@e2a00c7b`
-/// is the vLLM catalog with the ROCm decoder order from before vLLM's priority refactor. Every name but the
+/// is the vLLM catalog with the ROCm decoder order from before vLLM's priority refactor. `torch_sdpa` is PyTorch
+/// 2.11's SDPA (the GPU host's release) and `torch_sdpa@2.14.0` the newest release's. Every name but the
 /// aliases is one file catalog/<name>.json (the CMake list ATTNSEL_CATALOGS).
-inline constexpr std::array<std::string_view, 10> builtin_catalog_names{
+inline constexpr std::array<std::string_view, 11> builtin_catalog_names{
     {"vllm", "vllm@0.33.0", "vllm@main-2026-12", "vllm@00159db", "vllm@0013943", "vllm-rocm-env@e2a00c7b", "torch_sdpa",
-     "sglang", "sglang@0.5.23", "sglang@main-2026-12"}};
+     "torch_sdpa@2.14.0", "sglang", "sglang@0.5.23", "sglang@main-2026-12"}};
 
 /// An unversioned built-in name and the versioned catalog it stands for.
 struct builtin_catalog_alias {

@@ -94,7 +94,8 @@ def _name_unknown_keywords(owner, attr, label, names, static=False):
 _name_unknown_keywords(OverrideSet, "__init__", "OverrideSet",
                        ("decoder", "encoder", "source", "prefill", "decode", "drafter", "linear"))
 _name_unknown_keywords(Reason, "__init__", "Reason", ("code", "message"))
-_name_unknown_keywords(Candidate, "__init__", "Candidate", ("name", "variant", "rank", "verdict", "forced", "reasons"))
+_name_unknown_keywords(Candidate, "__init__", "Candidate",
+                       ("name", "variant", "rank", "verdict", "forced", "reasons", "warnings"))
 _name_unknown_keywords(Platform, "__init__", "Platform", ("vendor", "arch", "components"))
 # Selector.select is left as it is: a wrapper would cost every cached call a Python frame.
 _name_unknown_keywords(Selector, "__init__", "Selector",

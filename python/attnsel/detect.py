@@ -19,7 +19,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ._attnsel import _DETECT_OPTIONS, Platform, _detect
 
-__all__ = ["PYTHON_PACKAGES", "Detection", "DetectedFact", "detect_platform", "python_components"]
+__all__ = ["PYTHON_PACKAGES", "Detection", "DetectedFact", "detect_platform", "python_components", "sdpa_catalog"]
 
 #: Python packages reported as platform components: component name -> distribution names to ask
 #: importlib.metadata for the version (the first one installed wins). The components are those the
@@ -70,6 +70,21 @@ def _numeric_version(text: object) -> Optional[str]:
     if match is None or any(len(part) > 9 for part in match.group(0).split(".")):
         return None
     return match.group(0)
+
+
+#: The built-in catalogs of PyTorch SDPA, newest first: (first release it models, catalog name).
+_SDPA_CATALOGS: Tuple[Tuple[Tuple[int, ...], str], ...] = (((2, 14), "torch_sdpa@2.14.0"), ((0,), "torch_sdpa"))
+
+
+def sdpa_catalog(torch_version: str) -> str:
+    """The built-in catalog that models this PyTorch release's SDPA selection: 'torch_sdpa@2.14.0' from
+    2.14 on, else 'torch_sdpa' (2.11's rules; 2.12 and 2.13 were not checked). `torch_version` is
+    torch.__version__ ('2.14.0+cu130'); a text that does not start with a version raises ValueError."""
+    numeric = _numeric_version(torch_version)
+    if numeric is None:
+        raise ValueError(f"torch version: {torch_version!r:.60} does not start with a version such as 2.14.0")
+    parts = tuple(int(x) for x in numeric.split("."))
+    return next(name for first, name in _SDPA_CATALOGS if parts >= first)
 
 
 def _find_spec(module: str):

@@ -27,8 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from . import DTYPES, OverrideSet, Platform, Query, Registry, Selection, select, torch_sdpa_registry
-from .detect import PYTHON_PACKAGES, python_components
+from . import DTYPES, OverrideSet, Platform, Query, Registry, Selection, builtin_catalog, select
+from .detect import PYTHON_PACKAGES, python_components, sdpa_catalog
 
 __all__ = [
     "PYTHON_PACKAGES",
@@ -132,8 +132,9 @@ def cudnn_version() -> Optional[str]:
 
 
 def _cudnn_preferred(cudnn: Optional[str], major: int, minor: int) -> bool:
-    # PyTorch check_prefer_cudnn_attention (2.11): runtime cuDNN > 9.15.0, TORCH_CUDNN_SDPA_DEPRIORITIZED
-    # not set to 1, sm9x/sm10x, and on CUDA < 13 builds only capability minor 0 or 3.
+    # PyTorch check_prefer_cudnn_attention: runtime cuDNN > 9.15.0, TORCH_CUDNN_SDPA_DEPRIORITIZED not set
+    # to 1, sm9x/sm10x, and capability minor 0 or 3: always in 2.11, only on CUDA < 13 builds from 2.14
+    # (docs/torch-sdpa-sources.md).
     if cudnn is None or tuple(int(x) for x in cudnn.split(".")) <= (9, 15, 0):
         return False
     if os.environ.get("TORCH_CUDNN_SDPA_DEPRIORITIZED") == "1":
@@ -141,7 +142,8 @@ def _cudnn_preferred(cudnn: Optional[str], major: int, minor: int) -> bool:
     if major not in (9, 10):
         return False
     cuda = torch.version.cuda
-    if cuda is not None and int(cuda.split(".")[0]) < 13 and minor not in (0, 3):
+    minor_tested = sdpa_catalog(torch.__version__) == "torch_sdpa" or (cuda is not None and int(cuda.split(".")[0]) < 13)
+    if minor_tested and minor not in (0, 3):
         return False
     return True
 
@@ -185,8 +187,9 @@ def platform(device: Union[None, str, int, torch.device] = None) -> Platform:
 
 @functools.lru_cache(maxsize=None)
 def registry() -> Registry:
-    """The torch_sdpa catalog, loaded once per process."""
-    return torch_sdpa_registry()
+    """The catalog of the installed PyTorch's SDPA (detect.sdpa_catalog: torch_sdpa@2.14.0 from 2.14 on, else
+    torch_sdpa), loaded once per process."""
+    return builtin_catalog(sdpa_catalog(torch.__version__))
 
 
 @functools.lru_cache(maxsize=64)

@@ -165,7 +165,7 @@ py::list candidate_list(const std::vector<candidate_report>& cs) {
 
 bool same(const candidate_report& a, const candidate_report& b) {
   return a.name == b.name && a.variant == b.variant && a.rank == b.rank && a.outcome == b.outcome &&
-         a.forced == b.forced && a.reasons == b.reasons && a.measured == b.measured;
+         a.forced == b.forced && a.reasons == b.reasons && a.measured == b.measured && a.warnings == b.warnings;
 }
 
 bool same(const std::vector<candidate_report>& a, const std::vector<candidate_report>& b) {
@@ -187,8 +187,22 @@ std::string reason_repr(const attnsel::reason& r) {
   return "attnsel.Reason(code='" + std::string(attnsel::to_string(r.code)) + "', message=" + text_repr(r.message) + ")";
 }
 
+// A list argument of Reason values (`reasons`, `warnings`), bounded like every list.
+std::vector<attnsel::reason> reason_list_arg(const char* what, py::handle items) {
+  if (PyUnicode_Check(items.ptr()) || !py::isinstance<py::iterable>(items))
+    throw py::type_error(std::string(what) + ": expected a list of attnsel.Reason, got " + type_name(items));
+  std::vector<attnsel::reason> out;
+  for (const auto& r : items) {
+    if (out.size() == attnsel::limits::elements_per_list)
+      throw py::value_error(std::string(what) + ": more than " + std::to_string(attnsel::limits::elements_per_list) +
+                            " entries");
+    out.push_back(value_arg<py_reason>(what, r));
+  }
+  return out;
+}
+
 candidate_report make_candidate(py::handle name, py::handle variant, py::handle rank, py::handle verdict,
-                                py::handle forced, py::handle reasons) {
+                                py::handle forced, py::handle reasons, py::handle warnings) {
   candidate_report c;
   c.name = str_arg("name", name);
   c.variant = str_arg("variant", variant);
@@ -196,27 +210,28 @@ candidate_report make_candidate(py::handle name, py::handle variant, py::handle 
   c.outcome = enum_arg<attnsel::verdict>("verdict", verdict);
   if (!PyBool_Check(forced.ptr())) throw py::type_error("forced: expected a bool, got " + type_name(forced));
   c.forced = forced.ptr() == Py_True;
-  if (PyUnicode_Check(reasons.ptr()) || !py::isinstance<py::iterable>(reasons))
-    throw py::type_error("reasons: expected a list of attnsel.Reason, got " + type_name(reasons));
-  for (const auto& r : reasons) {
-    if (c.reasons.size() == attnsel::limits::elements_per_list)
-      throw py::value_error("reasons: more than " + std::to_string(attnsel::limits::elements_per_list) + " entries");
-    c.reasons.push_back(value_arg<py_reason>("reasons", r));
-  }
+  c.reasons = reason_list_arg("reasons", reasons);
+  c.warnings = reason_list_arg("warnings", warnings);
   return c;
 }
 
 std::string candidate_repr(const candidate_report& c) {
-  std::string reasons;
-  for (const auto& r : c.reasons) reasons += (reasons.empty() ? "" : ", ") + reason_repr(r);
+  const auto listed = [](const std::vector<attnsel::reason>& rs) {
+    std::string out;
+    for (const auto& r : rs) out += (out.empty() ? "" : ", ") + reason_repr(r);
+    return "[" + out + "]";
+  };
   return "attnsel.Candidate(name=" + text_repr(c.name) + ", variant=" + text_repr(c.variant) +
          ", rank=" + std::to_string(c.rank) + ", verdict='" + std::string(attnsel::to_string(c.outcome)) +
-         "', forced=" + (c.forced ? "True" : "False") + ", reasons=[" + reasons + "])";
+         "', forced=" + (c.forced ? "True" : "False") + ", reasons=" + listed(c.reasons) +
+         (c.warnings.empty() ? "" : ", warnings=" + listed(c.warnings)) + ")";
 }
 
 py::dict candidate_state(const candidate_report& c) {
   py::list reasons;
   for (const auto& r : c.reasons) reasons.append(py::cast(py_reason(r)));
+  py::list warnings;
+  for (const auto& r : c.warnings) warnings.append(py::cast(py_reason(r)));
   py::dict out;
   out["name"] = c.name;
   out["variant"] = c.variant;
@@ -224,6 +239,7 @@ py::dict candidate_state(const candidate_report& c) {
   out["verdict"] = std::string(attnsel::to_string(c.outcome));
   out["forced"] = c.forced;
   out["reasons"] = reasons;
+  out["warnings"] = warnings;
   if (c.measured) out["measured"] = py::make_tuple(c.measured->median_us, c.measured->spread_pct);
   return out;
 }
@@ -398,11 +414,12 @@ void bind_selection(py::module_& m) {
 
   py::class_<py_candidate>(m, "Candidate", "One backend in a trace: its trial rank, verdict and every reason.")
       .def(py::init([](const py::handle& name, const py::handle& variant, const py::handle& rank,
-                       const py::handle& verdict, const py::handle& forced, const py::handle& reasons) -> py_candidate {
-             return make_candidate(name, variant, rank, verdict, forced, reasons);
+                       const py::handle& verdict, const py::handle& forced, const py::handle& reasons,
+                       const py::handle& warnings) -> py_candidate {
+             return make_candidate(name, variant, rank, verdict, forced, reasons, warnings);
            }),
            py::kw_only(), py::arg("name"), py::arg("variant") = "", py::arg("rank") = 0, py::arg("verdict") = "skipped",
-           py::arg("forced") = false, py::arg("reasons") = py::list())
+           py::arg("forced") = false, py::arg("reasons") = py::list(), py::arg("warnings") = py::list())
       .def_property_readonly("name", guard([](const py_candidate& c) { return c.name; }))
       .def_property_readonly("variant", guard([](const py_candidate& c) { return c.variant; }),
                              "The variant that was checked; '' if none applied.")
@@ -417,6 +434,13 @@ void bind_selection(py::module_& m) {
                                for (const auto& r : c.reasons) out.append(py::cast(py_reason(r)));
                                return out;
                              }))
+      .def_property_readonly("warnings", guard([](const py_candidate& c) {
+                               py::list out;
+                               for (const auto& r : c.warnings) out.append(py::cast(py_reason(r)));
+                               return out;
+                             }),
+                             "The warn advisories that hold for this call (code 'advisory'): the backend still "
+                             "runs. Filled by explain for a backend that passed its checks.")
       .def_property_readonly("measured", guard([](const py_candidate& c) -> py::object {
                                if (!c.measured) return py::none();
                                py::dict out;
@@ -430,7 +454,7 @@ void bind_selection(py::module_& m) {
       .def("__eq__", guard([](const py_candidate& a, const py_candidate& b) { return same(a, b); }), py::is_operator())
       .def("__hash__", guard([](const py_candidate& c) {
              return py::hash(py::make_tuple(c.name, c.variant, c.rank, std::string(attnsel::to_string(c.outcome)),
-                                            c.forced, c.reasons.size()));
+                                            c.forced, c.reasons.size(), c.warnings.size()));
            }))
       .def(py::pickle(
           guard([](const py_candidate& c) -> py::object { return candidate_state(c); }),
@@ -440,7 +464,9 @@ void bind_selection(py::module_& m) {
             const auto d = py::reinterpret_borrow<py::dict>(state);
             for (const char* key : {"name", "variant", "rank", "verdict", "forced", "reasons"})
               if (!d.contains(key)) throw py::value_error(std::string("Candidate.__setstate__: missing ") + key);
-            auto c = make_candidate(d["name"], d["variant"], d["rank"], d["verdict"], d["forced"], d["reasons"]);
+            // A state pickled before warnings existed has none.
+            auto c = make_candidate(d["name"], d["variant"], d["rank"], d["verdict"], d["forced"], d["reasons"],
+                                    d.contains("warnings") ? py::object(d["warnings"]) : py::object(py::list()));
             if (d.contains("measured")) {
               const auto t = py::reinterpret_borrow<py::object>(d["measured"]);
               if (!py::isinstance<py::tuple>(t) || py::len(t) != 2)

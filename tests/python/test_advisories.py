@@ -46,6 +46,14 @@ def test_a_warning_advisory_rides_on_the_selection(advised):
     report = json.loads(attnsel.to_json(ex))
     assert report["advisory"]["id"] == "fast-fp8"
     assert [w["code"] for w in report["candidates"][0]["warnings"]] == ["advisory"]
+    fast, slow = ex.candidates[0], next(c for c in ex.candidates if c.name == "SLOW")
+    assert [(w.code, "fast-fp8" in w.message) for w in fast.warnings] == [("advisory", True)]
+    assert fast.reasons == [] and slow.warnings == []
+    assert "warnings=[attnsel.Reason(code='advisory'" in repr(fast) and "warnings" not in repr(slow)
+    assert pickle.loads(pickle.dumps(fast)) == fast and pickle.loads(pickle.dumps(fast)).warnings == fast.warnings
+    assert attnsel.Candidate(name="FAST", warnings=fast.warnings) != attnsel.Candidate(name="FAST")
+    with pytest.raises(TypeError, match="warnings: expected a list of attnsel.Reason, got str"):
+        attnsel.Candidate(name="FAST", warnings="advisory")
 
 
 def test_refuse_advisories_refuses_the_warned_backend(advised):

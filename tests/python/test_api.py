@@ -73,7 +73,8 @@ def test_builtin_registries(reference):
     assert attnsel.builtin_catalog("torch_sdpa") == sdpa
     assert attnsel.builtin_catalog("vllm") == reference
     assert attnsel.BUILTIN_CATALOGS == ("vllm", "vllm@0.33.0", "vllm@main-2026-12", "vllm@00159db", "vllm@0013943",
-                                        "vllm-rocm-env@e2a00c7b", "torch_sdpa", "sglang", "sglang@0.5.23",
+                                        "vllm-rocm-env@e2a00c7b", "torch_sdpa", "torch_sdpa@2.14.0", "sglang",
+                                        "sglang@0.5.23",
                                         "sglang@main-2026-12")
     assert reference.name == "vllm@0.33.0" and reference.description and reference.source
     assert attnsel.builtin_catalog("vllm@0.33.0") == reference

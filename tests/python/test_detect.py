@@ -192,3 +192,17 @@ def test_the_cudnn_fact_is_what_the_loader_finds_stated_either_way():
     off = hermetic.find("cudnn.version")
     assert off is None or not off.found
     assert "cudnn" not in hermetic.platform.components
+
+
+def test_sdpa_catalog_names_the_catalog_of_each_torch_release():
+    from attnsel.detect import sdpa_catalog
+
+    assert sdpa_catalog("2.11.0+cu130") == "torch_sdpa"
+    assert sdpa_catalog("2.13.1") == "torch_sdpa"
+    assert sdpa_catalog("2.14.0+cu130") == "torch_sdpa@2.14.0"
+    assert sdpa_catalog("2.15.0.dev20261201") == "torch_sdpa@2.14.0"
+    assert sdpa_catalog("3.0") == "torch_sdpa@2.14.0"
+    for name in ("torch_sdpa", "torch_sdpa@2.14.0"):
+        assert attnsel.builtin_catalog(name).name == name
+    with pytest.raises(ValueError, match="torch version: 'nightly' does not start with a version"):
+        sdpa_catalog("nightly")

@@ -410,15 +410,35 @@ inline component_family component_sets_linear(const diff_scope& s, std::vector<c
 }
 
 // Every set of the components this scope reads (power set up to 8 names; beyond, the empty set,
-// each single name, all of them and all but each one).
+// each single name, all of them and all but each one). A present component takes the highest minimum
+// version its requirements name and, up to 8 names, each higher version a requirement or a call rule
+// bounds (`cudnn >= 9.22.1`, `< 9.24.1`), so that version-keyed limits are sampled on both sides.
 inline component_family component_sets(const diff_scope& s) {
   std::map<std::string, std::optional<component_version>> names;
+  std::map<std::string, std::set<component_version>> bounds;
   const auto note = [&](const std::string& name, const std::optional<component_version>& version) {
     auto& slot = names[name];
     if (version && (!slot || *slot < *version)) slot = version;
   };
-  for (const auto* c : s.caps)
-    for (const auto& req : c->requires_components) note(req.name, req.min_version);
+  const auto bound = [&](const std::string& name, const std::optional<component_version>& min,
+                         const std::optional<component_version>& below) {
+    names.emplace(name, std::nullopt);
+    if (min) bounds[name].insert(*min);
+    if (below) bounds[name].insert(*below);
+  };
+  std::vector<const component_condition*> conditions;  // every call-rule component condition, for the signature
+  for (const auto* c : s.caps) {
+    for (const auto& req : c->requires_components) {
+      note(req.name, req.min_version);
+      bound(req.name, std::nullopt, req.below_version);
+    }
+    for (const auto& r : c->call_rules)
+      for (const auto* cond : {&r.when, &r.require})
+        for (const auto& comp : cond->components) {
+          bound(comp.name, comp.min_version, comp.below_version);
+          conditions.push_back(&comp);
+        }
+  }
   for (const auto* r : s.rules)
     for (const auto& e : r->order) {
       for (const auto& n : e.when) note(n, std::nullopt);
@@ -427,32 +447,56 @@ inline component_family component_sets(const diff_scope& s) {
   std::vector<component> all;
   all.reserve(names.size());
   for (const auto& [name, version] : names) all.push_back({name, version});
-  std::vector<std::vector<component>> sets;
   const std::size_t n = all.size();
   if (n > 8) return component_sets_linear(s, std::move(all));
-  {
-    for (std::size_t mask = 0; mask < (std::size_t{1} << n); ++mask) {
-      std::vector<component> set;
-      for (std::size_t i = 0; i < n; ++i)
-        if (mask & (std::size_t{1} << i)) set.push_back(all[i]);
-      sets.push_back(std::move(set));
-    }
+  // Each name: absent, or present at one of its version points.
+  std::vector<std::vector<component>> points(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    points[i].push_back(all[i]);
+    if (const auto it = bounds.find(all[i].name); it != bounds.end())
+      for (const auto& v : it->second)
+        if (!all[i].version || *all[i].version < v) points[i].push_back({all[i].name, v});
   }
-  // Components matter only through requirements and entry conditions: merge sets that satisfy the same ones.
-  const auto has = [](const std::vector<component>& set, const std::string& name) {
-    return std::any_of(set.begin(), set.end(), [&](const component& c) { return c.name == name; });
+  // In the order of a binary count over the names (the first name varies fastest), so the first set
+  // holding a name, which a diff's example shows, is the smallest.
+  std::vector<std::vector<component>> sets{{}};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t without = sets.size();
+    sets.reserve(without * (points[i].size() + 1));
+    for (const auto& c : points[i])
+      for (std::size_t k = 0; k < without; ++k) {
+        sets.push_back(sets[k]);
+        sets.back().push_back(c);
+      }
+  }
+  const auto find = [](const std::vector<component>& set, const std::string& name) -> const component* {
+    const auto it = std::find_if(set.begin(), set.end(), [&](const component& c) { return c.name == name; });
+    return it == set.end() ? nullptr : &*it;
   };
+  const auto in_range = [&](const std::vector<component>& set, const std::string& name,
+                            const std::optional<component_version>& min,
+                            const std::optional<component_version>& below) {
+    const component* c = find(set, name);
+    if (c == nullptr) return false;
+    if (!min && !below) return true;
+    if (!c->version) return false;
+    return !(min && *c->version < *min) && !(below && !(*c->version < *below));
+  };
+  // Components matter only through requirements, call-rule conditions and entry conditions: merge sets
+  // that satisfy the same ones.
   component_family out;
   out.listed = distinct_by(sets, [&](const std::vector<component>& set) {
     std::vector<bool> sig;
     for (const auto* c : s.caps)
-      sig.push_back(std::all_of(c->requires_components.begin(), c->requires_components.end(),
-                                [&](const component_requirement& r) { return has(set, r.name); }));
+      for (const auto& r : c->requires_components) sig.push_back(in_range(set, r.name, r.min_version, r.below_version));
+    for (const auto* cond : conditions)
+      sig.push_back(in_range(set, cond->name, cond->min_version, cond->below_version));
     for (const auto* r : s.rules)
       for (const auto& e : r->order) {
-        const bool when = std::all_of(e.when.begin(), e.when.end(), [&](const std::string& x) { return has(set, x); });
-        const bool unless =
-            std::none_of(e.unless.begin(), e.unless.end(), [&](const std::string& x) { return has(set, x); });
+        const bool when =
+            std::all_of(e.when.begin(), e.when.end(), [&](const std::string& x) { return find(set, x) != nullptr; });
+        const bool unless = std::none_of(e.unless.begin(), e.unless.end(),
+                                         [&](const std::string& x) { return find(set, x) != nullptr; });
         sig.push_back(when && unless);
       }
     return sig;
@@ -706,9 +750,16 @@ inline diff_axes axes_of(const diff_scope& s) {
       if (h.multiple_of > 1) heads.push_back(((h.min + h.multiple_of - 1) / h.multiple_of) * h.multiple_of + 4);
     }
   };
+  // A call rule's head sizes (its `when` or its `require`) tell heads apart as a variant's own do.
+  const auto call_rule_heads = [](const capabilities& c, auto&& visit) {
+    for (const auto& r : c.call_rules)
+      for (const auto* cond : {&r.when, &r.require})
+        if (cond->head_sizes) visit(*cond->head_sizes);
+  };
   for (const auto* c : s.caps) {
     add_boundaries(c->head_sizes);
     for (const auto& d : c->head_sizes_by_dtype) add_boundaries(d.head_sizes);
+    call_rule_heads(*c, add_boundaries);
   }
   for (const auto* r : s.rules) heads.insert(heads.end(), r->head_sizes.begin(), r->head_sizes.end());
   heads.erase(std::remove_if(heads.begin(), heads.end(), [](std::uint32_t h) { return h == 0 || h > max_head_size; }),
@@ -718,6 +769,7 @@ inline diff_axes axes_of(const diff_scope& s) {
     for (const auto* c : s.caps) {
       sig.push_back(c->head_sizes.accepts(h));
       for (const auto& d : c->head_sizes_by_dtype) sig.push_back(d.head_sizes.accepts(h));
+      call_rule_heads(*c, [&](const head_size_spec& spec) { sig.push_back(spec.accepts(h)); });
     }
     for (const auto* r : s.rules)
       sig.push_back(r->head_sizes.empty() || std::binary_search(r->head_sizes.begin(), r->head_sizes.end(), h));
