@@ -144,11 +144,17 @@ TEST_CASE("vLLM 0.33.0 picks a linear layer's backend by its kind and reads no o
 }
 
 TEST_CASE("a catalog without linear backends says so", "[domains][linear]") {
-  const auto& reg = builtin_catalog("sglang@0.5.23").registry;
+  const auto& reg = builtin_catalog("sglang@main-2026-12").registry;
   REQUIRE_FALSE(reg.serves(attention_domain::linear));
   const auto r = both(reg, platform::cuda(9, 0), linear_layer(attention_mode::gated_delta));
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == error_code::no_backend);
+  // The release catalog serves linear layers with SGLang's kernels, each kind its own.
+  const auto& release = builtin_catalog("sglang@0.5.23").registry;
+  REQUIRE(release.serves(attention_domain::linear));
+  CHECK(both(release, platform::cuda(8, 0), linear_layer(attention_mode::gated_delta))->name() == "TRITON_LINEAR");
+  CHECK(both(release, platform::cuda(8, 0), linear_layer(attention_mode::mamba2))->name() == "TRITON_MAMBA2");
+  CHECK(both(release, platform::cpu(), linear_layer(attention_mode::short_conv))->name() == "SHORT_CONV");
 }
 
 TEST_CASE("a backend's own check sees a drafter that drafts as the decoder in the decoder domain",

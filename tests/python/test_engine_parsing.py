@@ -113,10 +113,46 @@ def test_sglang_refuses_what_sglang_refuses(line):
     (lambda: sglang.flags(encoder="TRTLLM_MHA"), "a decoder backend, not one for the multimodal encoder"),
     (lambda: sglang.flags("FA3", page_size=-64), "page_size: expected an integer"),
     (lambda: sglang.flags("FA3", page_size=0.5), "page_size: expected an integer"),
+    (lambda: sglang.flags("TRITON_LINEAR"), "a linear-layer kernel: pass it as linear="),
+    (lambda: sglang.flags(linear="SEG_LA"), "not a linear-layer kernel SGLang has a flag for"),
+    (lambda: sglang.flags(linear="FA3"), "not a linear-layer kernel SGLang has a flag for"),
 ])
 def test_sglang_flags_refuse_what_sglang_refuses(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_sglang_linear_flags_name_each_layer_kinds_kernel():
+    # Gated delta-rule layers (GDN, KDA) read --linear-attn-backend; mamba layers read --mamba-backend.
+    gdn = sglang.parse_flags("--linear-attn-backend triton --mamba-backend flashinfer")
+    assert (gdn.linear, gdn.decoder) == ("TRITON_LINEAR", None)
+    assert sglang.parse_flags("--linear-attn-backend helion").linear == "HELION"
+    mamba = sglang.parse_flags("--linear-attn-backend cutedsl --mamba-backend flashinfer", linear_mode="mamba2")
+    assert mamba.linear == "FLASHINFER_MAMBA2"
+    assert sglang.parse_flags("--mamba-backend triton", linear_mode="mamba1").linear == "TRITON_MAMBA1"
+    assert sglang.parse_flags("--linear-attn-backend triton", linear_mode="lightning").linear is None
+    assert sglang.flags(linear="FLASHINFER_MAMBA2") == ["--mamba-backend", "flashinfer"]
+    assert sglang.flags(linear="INTEL_XPU_LINEAR") == ["--linear-attn-backend", "intel_xpu"]
+    back = sglang.parse_flags(sglang.flags("FA3", linear="CUTEDSL"))
+    assert (back.decoder, back.linear) == ("FA3", "CUTEDSL")
+    assert back.override_set().linear == "CUTEDSL" and back.override_set("decode").linear == "CUTEDSL"
+    # Each flag's value is checked against its own choices, whichever kind the model has.
+    with pytest.raises(ValueError, match=r"--mamba-backend: 'helion' is not .* a kernel of the other linear-layer "
+                                         r"flag \(--linear-attn-backend\)"):
+        sglang.parse_flags("--mamba-backend helion")
+    with pytest.raises(ValueError, match="an attention backend .*, not a linear-layer kernel"):
+        sglang.parse_flags("--linear-attn-backend fa3")
+    with pytest.raises(ValueError, match="linear_mode: 'mla' is not one of"):
+        sglang.parse_flags("", linear_mode="mla")
+    # The drafter's flag: unset, the draft inherits the decoder's backend.
+    spec = sglang.parse_flags("--attention-backend fa3 --speculative-draft-attention-backend triton")
+    assert (spec.drafter, spec.override_set().drafter, back.override_set().drafter) == ("TRITON", "TRITON", None)
+    assert sglang.flags(drafter="FA3_MLA") == ["--speculative-draft-attention-backend", "fa3"]
+    # The selection reaches the engine: a Blackwell GDN decode with a bf16 state runs FlashInfer.
+    sel = attnsel.select(attnsel.builtin_catalog("sglang"),
+                         attnsel.Query(domain="linear", mode="gated_delta", phase="decode", features=["bf16_ssm_state"]),
+                         attnsel.Platform.cuda(10, 0, components={"cuda_runtime": "12.8", "flashinfer": None}))
+    assert sglang.flags(linear=sel) == ["--linear-attn-backend", "flashinfer"]
 
 
 def test_sglang_flags_round_trip_through_parse_flags():
@@ -135,6 +171,10 @@ SGLANG_0_5_23_DECODER_CHOICES = {
     "triton", "torch_native", "flex_attention", "dsa", "nsa", "qsa", "dsv4", "compressed", "fa3", "fa4",
     "flashinfer", "llada2_cfg_flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "trtllm_mha",
     "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend", "intel_xpu"}
+# arg_groups/choices.py LINEAR_ATTN_KERNEL_BACKEND_CHOICES and arg_groups/fields/exec_.py --mamba-backend.
+SGLANG_0_5_23_LINEAR_CHOICES = {"triton", "cutedsl", "flashinfer", "flashkda", "nvidia_kda", "ptx_kda", "helion",
+                                "intel_xpu"}
+SGLANG_0_5_23_MAMBA_CHOICES = {"triton", "flashinfer"}
 SGLANG_0_5_23_ENCODER_CHOICES = {"sdpa", "fa3", "fa4", "triton_attn", "ascend_attn", "aiter_attn", "flashinfer_cudnn",
                                  "amx_attn", "xpu_attn"}
 
@@ -143,10 +183,14 @@ def test_sglang_adapter_speaks_only_sglang_0_5_23_choices():
     # Every name the adapter emits or accepts is one SGLang's argparse takes, in the flag it takes it.
     assert sglang.decoder_names() <= SGLANG_0_5_23_DECODER_CHOICES
     assert sglang.encoder_names() <= SGLANG_0_5_23_ENCODER_CHOICES
+    assert sglang.linear_names("gated_delta") == SGLANG_0_5_23_LINEAR_CHOICES
+    assert sglang.linear_names("mamba2") == sglang.linear_names("mamba1") == SGLANG_0_5_23_MAMBA_CHOICES
     catalog = attnsel.builtin_catalog("sglang")
+    no_flag = {"SEG_LA", "SHORT_CONV"}  # lightning and short-conv layers: SGLang reads no flag
     for backend in catalog.backends:
         name = sglang.to_sglang(backend)
-        assert name in SGLANG_0_5_23_DECODER_CHOICES | SGLANG_0_5_23_ENCODER_CHOICES, backend
+        every = SGLANG_0_5_23_DECODER_CHOICES | SGLANG_0_5_23_ENCODER_CHOICES | SGLANG_0_5_23_LINEAR_CHOICES
+        assert name in every or backend in no_flag, backend
     # The MLA flavours of intel_amx and torch_native (SGLang's CPU MLA backends) are SGLang's plain names.
     assert sglang.flags("INTEL_AMX_MLA") == ["--attention-backend", "intel_amx"]
     assert sglang.parse_flags("--attention-backend torch_native", mode="mla").decoder == "TORCH_NATIVE_MLA"

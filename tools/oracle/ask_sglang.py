@@ -12,6 +12,9 @@ from typing import Any, Dict, List
 # Models of the grid (engine_sglang.model_config) -> attention mode, fixed features, MLA head size.
 MLA_MODELS = ("deepseek_v2", "deepseek_v3")
 SPARSE_MODELS = ("deepseek_v32",)
+# The linear group's hybrid models -> the linear layers' mode and features (engine_sglang.LINEAR_KIND).
+LINEAR_MODELS = {"qwen3_next": ("gated_delta", []), "kimi_linear": ("gated_delta", ["kda"]),
+                 "kimi_linear_safe_gate": ("gated_delta", ["kda", "safe_gate"]), "nemotron_h": ("mamba2", [])}
 MLA_HEAD_SIZE = 576  # kv_lora_rank 512 + qk_rope_head_dim 64, as attnsel.Query.from_model_config
 # SGLang --kv-cache-dtype -> attnsel kv_cache_dtype
 KV_DTYPES = {"auto": "auto", "bf16": "bfloat16", "bfloat16": "bfloat16", "fp8_e4m3": "fp8_e4m3",
@@ -56,6 +59,17 @@ def query_json(case: Dict[str, Any]) -> Dict[str, Any]:
     if case["group"] == "encoder":
         # a vision tower's attention: non-causal, no KV cache (Query.from_model_config(part="vision"))
         return {"domain": "encoder", "attn_type": "encoder_only", "head_size": q["head_size"], "dtype": q["dtype"]}
+    if case["group"] == "linear":
+        mode, feats = LINEAR_MODELS[q["model"]]
+        feats = list(feats)
+        if q.get("ssm_dtype") == "bfloat16":  # --mamba-ssm-dtype bfloat16 on the command line
+            feats.append("bf16_ssm_state")
+        if q.get("deterministic"):
+            feats.append("deterministic")
+        out = {"domain": "linear", "mode": mode, "dtype": q.get("dtype", "bfloat16"), "phase": q.get("phase", "decode")}
+        if feats:
+            out["features"] = sorted(feats)
+        return out
     mode = mode_of(q)
     out: Dict[str, Any] = {"dtype": q.get("dtype", "bfloat16"),
                            "kv_cache_dtype": KV_DTYPES.get(q.get("kv_cache_dtype", "auto"), q.get("kv_cache_dtype")),
@@ -91,6 +105,10 @@ def flags_of(case: Dict[str, Any]) -> List[str]:
     q = case["query"]
     if case["group"] == "encoder":
         return ["--mm-attention-backend", q["override"]] if q.get("override") else []
+    if case["group"] == "linear":
+        if not q.get("override"):
+            return []
+        return ["--mamba-backend" if LINEAR_MODELS[q["model"]][0] == "mamba2" else "--linear-attn-backend", q["override"]]
     argv: List[str] = []
     for key, flag in (("override", "--attention-backend"), ("prefill_override", "--prefill-attention-backend"),
                       ("decode_override", "--decode-attention-backend")):
@@ -110,19 +128,25 @@ def _vocabulary(attnsel, reg):
     key = id(reg)
     if _VOCAB.get("key") != key:
         doc = json.loads(attnsel.to_json(reg))
-        names = {"decoder": set(), "encoder": set()}
+        names = {"decoder": set(), "encoder": set(), "linear": set()}
         mla = set()
+        backends = tuple((b["name"], tuple(b.get("aliases", ())), tuple(b["domains"]), b.get("mode", "standard"))
+                         for b in doc["backends"])
+        linear: Dict[str, frozenset] = {}
+        for name, _, domains, mode in backends:
+            if "linear" in domains:
+                linear[mode] = linear.get(mode, frozenset()) | {name}
         for b in doc["backends"]:
             for n in [b["name"]] + list(b.get("aliases", [])):
                 low = n.lower()
                 if low.endswith("_mla") and b.get("mode") == "mla" and any(
-                        x["name"] == n[: -len("_MLA")] for x in doc["backends"]):
+                        x["name"] == n[: -len("_MLA")] and "decoder" in x["domains"] for x in doc["backends"]):
                     mla.add(low[: -len("_mla")])
                     low = low[: -len("_mla")]
                 for d in b["domains"]:
                     names[d].add(low)
         _VOCAB.update(key=key, decoder=frozenset(names["decoder"]), encoder=frozenset(names["encoder"]),
-                      mla=tuple(sorted(mla)), reg=reg)
+                      mla=tuple(sorted(mla)), reg=reg, backends=backends, linear=linear)
     return _VOCAB
 
 
@@ -133,20 +157,22 @@ def ask(attnsel, reg, case: Dict[str, Any]) -> Dict[str, Any]:
     from attnsel.engines import sglang as sg
 
     vocab = _vocabulary(attnsel, reg)
-    saved = (sg.decoder_names, sg.encoder_names, sg._MLA_FLAVOURED)
+    saved = (sg.decoder_names, sg.encoder_names, sg._MLA_FLAVOURED, sg._catalog_backends, sg._linear_backends)
     sg.decoder_names, sg.encoder_names = (lambda: vocab["decoder"]), (lambda: vocab["encoder"])
     sg._MLA_FLAVOURED = vocab["mla"]
+    sg._catalog_backends, sg._linear_backends = (lambda: vocab["backends"]), (lambda: vocab["linear"])
     try:
         return _ask(attnsel, reg, case, sg)
     finally:
-        sg.decoder_names, sg.encoder_names, sg._MLA_FLAVOURED = saved
+        sg.decoder_names, sg.encoder_names, sg._MLA_FLAVOURED, sg._catalog_backends, sg._linear_backends = saved
 
 
 def _ask(attnsel, reg, case: Dict[str, Any], sg) -> Dict[str, Any]:
     platform = attnsel.Platform.from_json(json.dumps(platform_json(case["world"])))
     query = attnsel.Query.from_json(json.dumps(query_json(case)))
     try:
-        overrides = sg.parse_flags(flags_of(case), mode=mode_of(case["query"]))
+        linear_mode = LINEAR_MODELS[case["query"]["model"]][0] if case["group"] == "linear" else "gated_delta"
+        overrides = sg.parse_flags(flags_of(case), mode=mode_of(case["query"]), linear_mode=linear_mode)
     except ValueError as e:  # a name attnsel's SGLang vocabulary does not hold
         return {"error": "flag_refused", "message": str(e)[:300]}
     oset = overrides.override_set()

@@ -18,6 +18,13 @@ SGLang's real code:
       the answer is the phase's backend, arg_groups/model_override_base.py attention_backends_of.
   encoder (vision): layers/attention/vision.py VisionAttention._determine_attention_backend, with
       --mm-attention-backend parsed by the same parser.
+  linear (GDN, KDA and mamba2 layers of hybrid models): the same parse and resolve_once, then what a
+      model runner does: the runtime FlashInfer prefill default (gdn_backend.py / kda_backend.py
+      flashinfer_*_prefill_default, on a stand-in runner holding the resolved state dtype), the phase
+      kernels (layers/attention/linear/utils.py resolve_linear_attn_backends) and the kernel dispatcher's
+      own refusals (GDNKernelDispatcher / KDAKernelDispatcher, their kernel classes replaced by empty
+      stand-ins: building a kernel needs a GPU). Mamba layers read --mamba-backend
+      (resolution_result mamba_backend) for decode; their prefill scan is Triton whatever it says.
 """
 import argparse
 import contextlib
@@ -28,6 +35,7 @@ import shutil
 import sys
 import tempfile
 import time
+import types
 from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -55,6 +63,16 @@ PREIMPORT = ("torch", "transformers", "transformers.models.llama.configuration_l
 # sgl_kernel CPU ops SGLang reads at import in an AMX world (see _setup_world).
 AMX_OPS = ("convert_weight_packed", "flash_attn_varlen_func", "apply_rotary_pos_emb_cpu")
 _LIBS: List[Any] = []  # keeps the torch.library registrations alive
+
+# The linear kernel classes the dispatchers build (module, class): replaced by an empty stand-in, since
+# building a real kernel needs a GPU (and, for some, packages the venv lacks: cutlass, helion, flash_kda).
+LINEAR_KERNELS = (("gdn_triton", "TritonGDNKernel"), ("gdn_cutedsl", "CuteDSLGDNKernel"),
+                  ("gdn_flashinfer", "FlashInferGDNKernel"), ("kda_triton", "TritonKDAKernel"),
+                  ("kda_helion", "HelionKDAKernel"), ("kda_cutedsl", "CuteDSLKDAKernel"),
+                  ("kda_flashinfer", "FlashInferKDAKernel"), ("kda_flashinfer_prefill", "FlashInferKDAPrefillKernel"),
+                  ("kda_flashkda", "FlashKDAKernel"), ("kda_nvidia", "NvidiaKDAKernel"), ("kda_ptx", "PtxKDAKernel"))
+# sgl_kernel CPU ops gdn_backend binds at import in a CPU world (defined, never run).
+GDN_CPU_OPS = ("fused_gdn_gating_cpu", "fused_sigmoid_gating_delta_rule_update_cpu", "fused_rmsnorm_gated_cpu")
 
 # The gfx target -> torch.cuda.get_device_capability() of ROCm's torch (major, minor of the gfx name).
 ROCM_CAPABILITY = {"gfx90a": (9, 0), "gfx942": (9, 4), "gfx950": (9, 5), "gfx1100": (11, 0), "gfx1201": (12, 0)}
@@ -106,11 +124,15 @@ def worlds_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
-DOMAIN_OF = {"mha": "decoder", "spec": "decoder", "mha_asym": "decoder", "gpt_oss": "decoder", "mla": "decoder", "dsa": "decoder",
+DOMAIN_OF = {"linear": "linear", "mha": "decoder", "spec": "decoder", "mha_asym": "decoder", "gpt_oss": "decoder", "mla": "decoder", "dsa": "decoder",
              "override": "decoder", "override_mla": "decoder", "split": "decoder", "encoder": "encoder"}
-MODELS = ("llama", "mistral_swa", "gpt_oss", "deepseek_v2", "deepseek_v3", "deepseek_v32")
+MODELS = ("llama", "mistral_swa", "gpt_oss", "deepseek_v2", "deepseek_v3", "deepseek_v32", "qwen3_next", "kimi_linear",
+          "kimi_linear_safe_gate", "nemotron_h")
+# The hybrid models of the linear group and their linear layers' kind (ask_sglang.LINEAR_MODELS reads the same).
+LINEAR_KIND = {"qwen3_next": "gdn", "kimi_linear": "kda", "kimi_linear_safe_gate": "kda", "nemotron_h": "mamba2"}
 QUERY_AXES = ("model", "head_size", "head_size_v", "num_heads", "num_kv_heads", "dtype", "kv_cache_dtype", "features",
-              "page_size", "deterministic", "spec_topk", "override", "prefill_override", "decode_override", "phase")
+              "page_size", "deterministic", "spec_topk", "override", "prefill_override", "decode_override", "phase",
+              "ssm_dtype")
 
 
 def cases_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -163,6 +185,28 @@ def model_config(q: Dict[str, Any]) -> Dict[str, Any]:
                 "head_dim": q.get("head_size", 64), "sliding_window": 128,
                 "layer_types": ["sliding_attention", "full_attention"], "num_local_experts": 32,
                 "num_experts_per_tok": 4, "vocab_size": 201088, "max_position_embeddings": 131072}
+    if model == "qwen3_next":  # GDN layers, 128-wide linear heads (Qwen3-Next-80B's)
+        return {**base, "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "num_hidden_layers": 4,
+                "hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+                "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+                "linear_num_value_heads": 32, "full_attention_interval": 4, "num_experts": 8,
+                "num_experts_per_tok": 2, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+                "intermediate_size": 4096}
+    if model in ("kimi_linear", "kimi_linear_safe_gate"):  # KDA layers; the safe gate is gate_lower_bound
+        linear = {"kda_layers": [1, 2, 3], "full_attn_layers": [4], "num_heads": 16, "head_dim": 128,
+                  "short_conv_kernel_size": 4}
+        if model == "kimi_linear_safe_gate":
+            linear["gate_lower_bound"] = -5.0
+        return {**base, "architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "num_hidden_layers": 4,
+                "hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 128,
+                "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                "linear_attn_config": linear, "num_experts": 8, "num_experts_per_token": 2,
+                "moe_intermediate_size": 512, "intermediate_size": 4096}
+    if model == "nemotron_h":  # mamba2 layers
+        return {**base, "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "num_hidden_layers": 4,
+                "hybrid_override_pattern": "M*M-", "hidden_size": 2048, "num_attention_heads": 16,
+                "num_key_value_heads": 2, "head_dim": 128, "mamba_num_heads": 32, "mamba_head_dim": 64,
+                "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "intermediate_size": 4096}
     heads = q.get("num_heads") or 128
     arch = {"deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
             "deepseek_v32": "DeepseekV32ForCausalLM"}[model]
@@ -194,8 +238,6 @@ def _setup_world(world: Dict[str, Any]) -> None:
         stand_ins.append("aiter")  # installed on SGLang's ROCm images; a binary package
     install_stand_ins(stand_ins)
     hide_modules(HIDDEN)
-    import types
-
     import torch
 
     def _no_nvml(index):  # utils.common._get_device_sm_via_nvml then falls back to torch.cuda
@@ -279,6 +321,17 @@ def argv_of(q: Dict[str, Any], model_dir: str) -> List[str]:
         argv += ["--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", model_dir,
                  "--speculative-eagle-topk", str(q["spec_topk"]), "--speculative-num-steps", "3",
                  "--speculative-num-draft-tokens", str(4 if q["spec_topk"] == 1 else 8)]
+    kind = LINEAR_KIND.get(q.get("model", "llama"))
+    if kind is not None:  # the linear group: the override is the linear layers' flag
+        # No radix cache: SGLang's hybrid-model cache (extra_buffer) needs platform support that a CPU
+        # world lacks, and a non-triton linear backend changes its strategy (overrides.py); neither
+        # chooses a kernel.
+        argv += ["--disable-radix-cache"]
+        if q.get("ssm_dtype"):
+            argv += ["--mamba-ssm-dtype", q["ssm_dtype"]]
+        if q.get("override"):
+            argv += ["--mamba-backend" if kind == "mamba2" else "--linear-attn-backend", q["override"]]
+        return argv
     for key, flag in (("override", "--attention-backend"), ("prefill_override", "--prefill-attention-backend"),
                       ("decode_override", "--decode-attention-backend")):
         if q.get(key):
@@ -343,6 +396,86 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]], model_dirs: D
             resolved[key] = _answer_from(go)
         return resolved[key]
 
+    linear_modules: Dict[str, Any] = {}
+
+    def linear_setup() -> Dict[str, Any]:
+        """The linear-attention modules, imported once per world, with empty kernel stand-ins."""
+        if linear_modules:
+            return linear_modules
+        import importlib
+
+        if world["vendor"] == "cpu":
+            lib = torch.library.Library("sgl_kernel", "FRAGMENT")
+            for op in GDN_CPU_OPS:
+                lib.define(f"{op}(Tensor x) -> Tensor")
+            _LIBS.append(lib)
+
+        class _Kernel:  # a kernel class's stand-in: the dispatcher only builds it
+            supports_prefill = True
+            supports_target_verify = True
+            supports_packed_decode = False
+
+            def __init__(self, *args, **kwargs):
+                pass
+
+        base = "sglang.srt.layers.attention.linear.kernels."
+        for module, cls in LINEAR_KERNELS:
+            try:
+                m = importlib.import_module(base + module)
+            except Exception:  # noqa: BLE001 (a kernel package the venv lacks: the stand-in module)
+                m = types.ModuleType(base + module)
+                sys.modules[base + module] = m
+            setattr(m, cls, _Kernel)
+        # The FlashInfer GDN prefill kernel is importable where flashinfer (with its cutlass DSL) is.
+        fi = sys.modules[base + "gdn_flashinfer"]
+        fi.is_flashinfer_gdn_prefill_available = lambda: bool(world.get("flashinfer", False))
+        from sglang.srt.configs.hybrid_arch import hybrid_gdn_config
+        from sglang.srt.configs.mamba_utils import mamba2_state_dtype
+        from sglang.srt.configs.model_config import ModelConfig
+        from sglang.srt.layers.attention.linear import gdn_backend, kda_backend
+        from sglang.srt.layers.attention.linear.utils import resolve_linear_attn_backends
+        from sglang.srt.runtime_context import publish
+
+        gdn_backend.TritonGDNKernel = _Kernel
+        kda_backend.TritonKDAKernel = _Kernel
+        linear_modules.update(gdn=gdn_backend, kda=kda_backend, resolve=resolve_linear_attn_backends, publish=publish,
+                              ModelConfig=ModelConfig, state_dtype=mamba2_state_dtype, is_gdn=hybrid_gdn_config)
+        return linear_modules
+
+    def ask_linear(q: Dict[str, Any], argv: List[str]) -> Dict[str, Any]:
+        key = ("linear",) + tuple(argv)
+        if key in resolved:
+            return resolved[key]
+        kind = LINEAR_KIND[q["model"]]
+
+        def go():
+            os.environ.pop("SGLANG_MAMBA_SSM_DTYPE", None)  # resolution writes it; read live by the next case
+            sa = parse(argv)
+            sa.resolve_once()
+            if kind == "mamba2":  # --mamba-backend: the decode (state update) kernel; prefill scans in Triton
+                return {"prefill": "triton", "decode": resolution_result(sa, "mamba_backend")}
+            m = linear_setup()
+            m["publish"](sa, role="oracle")
+            mc = m["ModelConfig"].from_server_args(sa)
+            state = m["state_dtype"](mc.hf_config).temporal
+            runner = types.SimpleNamespace(model_config=mc, req_to_token_pool=types.SimpleNamespace(
+                mamba_pool=types.SimpleNamespace(mamba_cache=types.SimpleNamespace(temporal=torch.empty(0, dtype=state)))))
+            # attention_registry.attn_backend_wrapper: the runtime prefill default (not on NPU)
+            if kind == "gdn":
+                default = m["gdn"].flashinfer_gdn_prefill_default(runner)
+                dispatcher = m["gdn"].GDNKernelDispatcher
+            else:
+                default = m["kda"].flashinfer_kda_prefill_default(runner)
+                dispatcher = m["kda"].KDAKernelDispatcher
+            b = m["resolve"](prefill_default=default)
+            if kind == "gdn":  # GDNAttnBackend.__init__'s check, before it builds the dispatcher
+                m["gdn"]._validate_gdn_linear_attn_backends(b)
+            dispatcher(b.decode, b.prefill, b.verify)  # its own refusals by name and platform
+            return {"prefill": b.prefill.value, "decode": b.decode.value, "verify": b.verify.value}
+
+        resolved[key] = _answer_from(go)
+        return resolved[key]
+
     class _Mm:  # what get_mm() returns once the `mm` namespace is published: the parsed flag
         mm_attention_backend: Optional[str] = None
 
@@ -358,6 +491,9 @@ def run_worker(world: Dict[str, Any], cases: List[Dict[str, Any]], model_dirs: D
                 mm.mm_attention_backend = sa.mm_attention_backend
                 return {"backend": vision.VisionAttention._determine_attention_backend(None, None)}
             ans = _answer_from(ask)
+        elif c["group"] == "linear":
+            r = ask_linear(q, argv_of(q, model_dirs[model_key(q)]))
+            ans = r if "error" in r else {"backend": r[q.get("phase", "decode")], "resolved": r}
         else:
             r = resolve(argv_of(q, model_dirs[model_key(q)]))
             if "error" in r:

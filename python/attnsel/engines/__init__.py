@@ -26,7 +26,9 @@ class EngineOverrides:
     """The attention-backend overrides an engine command line carries, in attnsel's names.
 
     ``decoder`` is the base backend; ``prefill`` and ``decode`` are per-phase backends, which inherit the
-    base when unset (SGLang's rule; see :meth:`for_phase`); ``encoder`` is the multimodal-encoder backend.
+    base when unset (SGLang's rule; see :meth:`for_phase`); ``encoder`` is the multimodal-encoder backend;
+    ``linear`` is the kernel of the model's linear-attention or mamba layers (attnsel's ``linear`` domain);
+    ``drafter`` is the speculative-decoding draft model's backend (unset: the draft inherits the decoder's).
     Every name is attnsel's canonical name (``FA3``), or None when the command line does not set it.
     """
 
@@ -34,6 +36,8 @@ class EngineOverrides:
     prefill: Optional[str] = None
     decode: Optional[str] = None
     encoder: Optional[str] = None
+    linear: Optional[str] = None
+    drafter: Optional[str] = None
 
     def for_phase(self, phase: str) -> Optional[str]:
         """The backend of 'prefill' or 'decode', falling back to the base backend."""
@@ -46,9 +50,10 @@ class EngineOverrides:
         """The attnsel OverrideSet: without `phase`, the base, per-phase and encoder overrides (an unset
         phase inherits the base); with `phase`, that phase's backend as the decoder override."""
         if phase is not None:
-            return OverrideSet(decoder=self.for_phase(phase) or "", encoder=self.encoder or "", source=source)
+            return OverrideSet(decoder=self.for_phase(phase) or "", encoder=self.encoder or "", source=source,
+                               linear=self.linear or "", drafter=self.drafter)
         return OverrideSet(decoder=self.decoder or "", encoder=self.encoder or "", source=source,
-                           prefill=self.prefill, decode=self.decode)
+                           prefill=self.prefill, decode=self.decode, linear=self.linear or "", drafter=self.drafter)
 
 
 # attnsel's limits::block_size: the largest KV-cache block (page) size a query or flag may carry.
