@@ -16,6 +16,8 @@ sys.path.insert(0, str(ORACLE))
 
 import common  # noqa: E402
 import compare  # noqa: E402
+import ask_sglang  # noqa: E402
+import engine_sglang  # noqa: E402
 import engine_vllm  # noqa: E402
 
 
@@ -144,6 +146,47 @@ def test_the_committed_grids_read_and_are_large_enough():
     assert {c["domain"] for c in cases} == {"decoder", "encoder", "mla_prefill", "linear"}
     # the sample is fixed: the same seed gives the same cases
     assert common.sample(cases, 50) == common.sample(cases, 50)
+
+
+def test_the_sglang_grid_reads_with_its_linear_group_in_every_world():
+    grid = common.load_json(str(SOURCE_DIR / "tests" / "data" / "oracle" / "sglang_grid.json"), "grid")
+    cases = engine_sglang.cases_of(grid)
+    assert len(cases) >= 2_000
+    assert {c["domain"] for c in cases} == {"decoder", "encoder", "linear"}
+    linear = [c for c in cases if c["group"] == "linear"]
+    assert {c["world"]["vendor"] for c in linear} == {"cuda", "rocm", "xpu", "cpu"}
+    assert {c["query"]["model"] for c in linear} == set(engine_sglang.LINEAR_KIND) == set(ask_sglang.LINEAR_MODELS)
+
+
+def test_a_linear_case_is_asked_as_a_linear_layer_with_its_kinds_flag():
+    world = {"vendor": "cuda", "arch": "10.0", "cuda_runtime": "12.8", "flashinfer": True}
+    kda = {"group": "linear", "world": world, "query": {"model": "kimi_linear_safe_gate", "dtype": "bfloat16",
+                                                       "ssm_dtype": "bfloat16", "override": "helion", "phase": "decode"}}
+    assert ask_sglang.query_json(kda) == {"domain": "linear", "mode": "gated_delta", "dtype": "bfloat16",
+                                          "phase": "decode", "features": ["bf16_ssm_state", "kda", "safe_gate"]}
+    assert ask_sglang.flags_of(kda) == ["--linear-attn-backend", "helion"]
+    mamba = {**kda, "query": {"model": "nemotron_h", "override": "flashinfer", "phase": "prefill"}}
+    assert ask_sglang.flags_of(mamba) == ["--mamba-backend", "flashinfer"]
+    assert ask_sglang.query_json(mamba)["mode"] == "mamba2"
+    # The engine side writes the same flags, and drops the radix cache a CPU world cannot hold.
+    argv = engine_sglang.argv_of(kda["query"], "/m")
+    assert argv[-5:] == ["--disable-radix-cache", "--mamba-ssm-dtype", "bfloat16", "--linear-attn-backend", "helion"]
+    assert engine_sglang.argv_of(mamba["query"], "/m")[-2:] == ["--mamba-backend", "flashinfer"]
+
+
+@pytest.mark.parametrize("domains, message", [
+    ({"linear": {"model": ["llama"]}}, "grid/domains/linear/model: 'llama' is not a hybrid model of the linear group"),
+    ({"mha": {"model": ["qwen3_next"]}}, "grid/domains/mha/model: 'qwen3_next' is a hybrid model: ask for it in the "
+                                         "linear group"),
+    ({"linear": {"model": ["nemotron_h"], "ssm_dtype": ["bf16"]}}, "grid/domains/linear/ssm_dtype: 'bf16' is not one"),
+])
+def test_a_bad_sglang_grid_is_refused_with_where(tmp_path, domains, message):
+    path = tmp_path / "grid.json"
+    path.write_text(json.dumps({"engine": "sglang", "worlds": {"cpu": {"amx": [False]}}, "domains": domains}))
+    r = run([sys.executable, str(ORACLE / "engine_sglang.py"), "--grid", str(path), "--out", str(tmp_path / "a.json")])
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize("grid, message", [

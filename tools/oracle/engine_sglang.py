@@ -153,6 +153,14 @@ def cases_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
                     raise OracleError(f"grid/domains/{group}/phase: '{q['phase']}' is not prefill or decode")
                 if q.get("model", "llama") not in MODELS:
                     raise OracleError(f"grid/domains/{group}/model: unknown model '{q['model']}' ({', '.join(MODELS)})")
+                hybrid = q.get("model", "llama") in LINEAR_KIND
+                if (group == "linear") != hybrid:
+                    raise OracleError(f"grid/domains/{group}/model: '{q.get('model', 'llama')}' " + (
+                        f"is not a hybrid model of the linear group ({', '.join(LINEAR_KIND)})" if group == "linear"
+                        else "is a hybrid model: ask for it in the linear group"))
+                if q.get("ssm_dtype") not in (None, "float32", "bfloat16", "float16"):
+                    raise OracleError(f"grid/domains/{group}/ssm_dtype: '{q['ssm_dtype']}' is not one of float32, "
+                                      "bfloat16, float16 (--mamba-ssm-dtype)")
                 cases.append({"id": f"sglang/{world['name']}/{group}/{len(cases)}", "engine": "sglang",
                               "world": world, "group": group, "domain": DOMAIN_OF[group], "query": q})
     return cases
