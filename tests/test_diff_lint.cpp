@@ -353,6 +353,33 @@ TEST_CASE("diff samples each component version a call rule bounds, on both sides
   CHECK(diff_catalogs(a, a, options).empty());
 }
 
+TEST_CASE("diff samples a version below the highest requirement, where a raised minimum changes answers", "[diff]") {
+  // B raises FAST's minimum from 1.0 to 1.2: versions in [1.0, 1.2) now fall to SLOW. The highest minimum
+  // of both (1.2) alone would never show it.
+  const auto doc = [](const std::string& min) {
+    return catalog_v2("m" + min, R"({"name": "FAST", "domains": ["decoder"], "requires": [{"component": "lib",
+      "min_version": ")" + min + R"("}]}, {"name": "SLOW", "domains": ["decoder"]})",
+                      R"({"domain": "decoder", "vendor": "cpu", "order": ["FAST", "SLOW"]})");
+  };
+  const auto a = doc("1.0");
+  const auto b = doc("1.2");
+  diff_options options;
+  options.encoder = false;
+  options.overrides = false;
+  const auto d = diff_catalogs(a, b, options);
+  REQUIRE_FALSE(d.empty());
+  for (const auto& g : d.groups)
+    for (const auto& t : g.transitions)
+      for (const auto& e : t.examples) {
+        const auto* lib = e.platform.find_component("lib");
+        REQUIRE(lib != nullptr);
+        REQUIRE(lib->version);
+        CHECK(*lib->version < *parse_component_version("1.2"));
+        CHECK_FALSE(*lib->version < *parse_component_version("1.0"));
+      }
+  check_examples(d, a, b);
+}
+
 TEST_CASE("diff refuses a space of many distinct call thresholds from the axis sizes, before building any (issue 35)",
           "[diff]") {
   // 100 rules, each with its own length, batch and GQA-group range: about 15 KB of catalog whose calls

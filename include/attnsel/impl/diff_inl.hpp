@@ -411,11 +411,19 @@ inline component_family component_sets_linear(const diff_scope& s, std::vector<c
 
 // Every set of the components this scope reads (power set up to 8 names; beyond, the empty set,
 // each single name, all of them and all but each one). A present component takes the highest minimum
-// version its requirements name and, up to 8 names, each higher version a requirement or a call rule
-// bounds (`cudnn >= 9.22.1`, `< 9.24.1`), so that version-keyed limits are sampled on both sides.
+// version its requirements name and, up to 8 names, also each version a requirement or a call rule
+// bounds (`cudnn >= 9.22.1`, `< 9.24.1`) and one below them all, one per range of versions that the
+// conditions tell apart, so that version-keyed limits are sampled on both sides of every bound. Where
+// those versions would make more than `max_version_sets` sets, each name keeps its one version.
+inline constexpr std::size_t max_version_sets = 4096;
+
 inline component_family component_sets(const diff_scope& s) {
   std::map<std::string, std::optional<component_version>> names;
   std::map<std::string, std::set<component_version>> bounds;
+  // Every version condition, by the name it reads: (min, below), for the signatures.
+  std::vector<const component_condition*> conditions;  // every call-rule component condition
+  std::map<std::string, std::vector<std::pair<std::optional<component_version>, std::optional<component_version>>>>
+      ranges;
   const auto note = [&](const std::string& name, const std::optional<component_version>& version) {
     auto& slot = names[name];
     if (version && (!slot || *slot < *version)) slot = version;
@@ -425,12 +433,12 @@ inline component_family component_sets(const diff_scope& s) {
     names.emplace(name, std::nullopt);
     if (min) bounds[name].insert(*min);
     if (below) bounds[name].insert(*below);
+    if (min || below) ranges[name].emplace_back(min, below);
   };
-  std::vector<const component_condition*> conditions;  // every call-rule component condition, for the signature
   for (const auto* c : s.caps) {
     for (const auto& req : c->requires_components) {
       note(req.name, req.min_version);
-      bound(req.name, std::nullopt, req.below_version);
+      bound(req.name, req.min_version, req.below_version);
     }
     for (const auto& r : c->call_rules)
       for (const auto* cond : {&r.when, &r.require})
@@ -449,14 +457,35 @@ inline component_family component_sets(const diff_scope& s) {
   for (const auto& [name, version] : names) all.push_back({name, version});
   const std::size_t n = all.size();
   if (n > 8) return component_sets_linear(s, std::move(all));
-  // Each name: absent, or present at one of its version points.
+  const auto version_in = [](const std::optional<component_version>& v, const std::optional<component_version>& min,
+                             const std::optional<component_version>& below) {
+    if (!min && !below) return true;
+    if (!v) return false;
+    return !(min && *v < *min) && !(below && !(*v < *below));
+  };
+  // Each name: absent, or present at one version of each range its conditions tell apart (its own
+  // version first; then every bound, and a version below them all).
   std::vector<std::vector<component>> points(n);
+  std::size_t total = 1;
   for (std::size_t i = 0; i < n; ++i) {
-    points[i].push_back(all[i]);
-    if (const auto it = bounds.find(all[i].name); it != bounds.end())
-      for (const auto& v : it->second)
-        if (!all[i].version || *all[i].version < v) points[i].push_back({all[i].name, v});
+    std::vector<std::optional<component_version>> candidates{all[i].version};
+    if (const auto it = bounds.find(all[i].name); it != bounds.end()) {
+      component_version zero;  // `0`: below every bound
+      zero.count = 1;
+      candidates.emplace_back(zero);
+      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    }
+    const auto& conds = ranges[all[i].name];
+    const auto seen = distinct_by(candidates, [&](const std::optional<component_version>& v) {
+      std::vector<bool> sig;
+      for (const auto& [min, below] : conds) sig.push_back(version_in(v, min, below));
+      return sig;
+    });
+    for (const auto& v : seen) points[i].push_back({all[i].name, v});
+    total *= points[i].size() + 1;
   }
+  if (total > max_version_sets)
+    for (std::size_t i = 0; i < n; ++i) points[i].resize(1);
   // In the order of a binary count over the names (the first name varies fastest), so the first set
   // holding a name, which a diff's example shows, is the smallest.
   std::vector<std::vector<component>> sets{{}};
@@ -488,7 +517,9 @@ inline component_family component_sets(const diff_scope& s) {
   out.listed = distinct_by(sets, [&](const std::vector<component>& set) {
     std::vector<bool> sig;
     for (const auto* c : s.caps)
-      for (const auto& r : c->requires_components) sig.push_back(in_range(set, r.name, r.min_version, r.below_version));
+      sig.push_back(std::all_of(
+          c->requires_components.begin(), c->requires_components.end(),
+          [&](const component_requirement& r) { return in_range(set, r.name, r.min_version, r.below_version); }));
     for (const auto* cond : conditions)
       sig.push_back(in_range(set, cond->name, cond->min_version, cond->below_version));
     for (const auto* r : s.rules)

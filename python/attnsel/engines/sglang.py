@@ -126,9 +126,10 @@ def to_sglang(backend: Backend) -> str:
     name = _name(backend).lower()
     if name.endswith("_mla") and name[: -len("_mla")] in _MLA_FLAVOURED:
         name = name[: -len("_mla")]
-    for suffix in _LINEAR_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
+    if name.upper() in _domain_backends("linear"):
+        for suffix in _LINEAR_SUFFIXES:
+            if name.endswith(suffix):
+                return name[: -len(suffix)]
     return name
 
 
@@ -173,7 +174,8 @@ def flags(
     `backend` sets --attention-backend (both phases); `prefill` / `decode` set the per-phase flags, which
     SGLang lets inherit --attention-backend when unset; `encoder` sets --mm-attention-backend;
     `page_size` (e.g. ``sel.block_size_for(0)``) adds --page-size; `linear` (a linear-domain backend)
-    sets --linear-attn-backend or, for a mamba kernel, --mamba-backend; `drafter` sets
+    sets --linear-attn-backend or, for a mamba kernel, --mamba-backend: the base flag, so SGLang runs it in
+    every phase it has no other default for (a selection made for one phase may differ in the other); `drafter` sets
     --speculative-draft-attention-backend (the draft model's backend; unset, it inherits the decoder's).
     """
     out: List[str] = []
@@ -219,8 +221,10 @@ def parse_flags(args: Union[str, Sequence[str]], *, mode: str = "standard",
     `linear_mode` is the kind of the model's linear layers ('gated_delta', 'mamba2', 'mamba1',
     'lightning', 'short_conv'): `.linear` reads --linear-attn-backend for gated delta-rule layers and
     --mamba-backend for mamba layers; each flag's value is checked against its own choices either way.
-    `.drafter` is --speculative-draft-attention-backend (SGLang's draft workers fall back from a name
-    outside their allow-list, which the catalog does not model).
+    The per-phase linear flags (--linear-attn-prefill/decode/verify-backend) are not read: attnsel's linear
+    override has no phases. `.drafter` is --speculative-draft-attention-backend, checked against the
+    decoder's names (SGLang's draft workers fall back from a name outside their allow-list, which the
+    catalog does not model).
     """
     found = _scan(args, (ATTENTION_BACKEND_FLAG, PREFILL_FLAG, DECODE_FLAG, ENCODER_FLAG, KV_CACHE_DTYPE_FLAG,
                          LINEAR_FLAG, MAMBA_FLAG, DRAFT_FLAG))
