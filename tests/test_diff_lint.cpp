@@ -315,6 +315,41 @@ catalog catalog_v2(const std::string& name, const std::string& backends, const s
 
 }  // namespace
 
+namespace {
+
+// Decoder decisions only, automatic selection only: the version tests' space.
+diff_options decoder_only() {
+  diff_options options;
+  options.encoder = false;
+  options.overrides = false;
+  return options;
+}
+
+// Every change moves FAST to SLOW; `check` looks at each example.
+template <class Check>
+void check_fast_to_slow(const catalog_diff& d, Check&& check) {
+  REQUIRE_FALSE(d.empty());
+  for (const auto& g : d.groups)
+    for (const auto& t : g.transitions) {
+      CHECK(t.from == "FAST");
+      CHECK(t.to == "SLOW");
+      for (const auto& e : t.examples) check(e);
+    }
+}
+
+// Every change moves FAST to SLOW, and every example's `lib` version lies in [lo, hi).
+void check_lib_between(const catalog_diff& d, const std::string& lo, const std::string& hi) {
+  check_fast_to_slow(d, [&](const diff_configuration& e) {
+    const auto* lib = e.platform.find_component("lib");
+    REQUIRE(lib != nullptr);
+    REQUIRE(lib->version);
+    CHECK_FALSE(*lib->version < *parse_component_version(lo));
+    CHECK(*lib->version < *parse_component_version(hi));
+  });
+}
+
+}  // namespace
+
 TEST_CASE("diff samples each component version a call rule bounds, on both sides of the bound", "[diff]") {
   // FAST takes heads above 128 only with lib >= `min` (as torch_sdpa@2.14.0's cuDNN takes 256 from 9.22.1):
   // moving the bound changes the answer only for versions between the two bounds, which the diff must
@@ -331,26 +366,13 @@ TEST_CASE("diff samples each component version a call rule bounds, on both sides
   };
   const auto a = doc("1.5");
   const auto b = doc("2.2.1");
-  diff_options options;
-  options.encoder = false;
-  options.overrides = false;
-  const auto d = diff_catalogs(a, b, options);
-  REQUIRE_FALSE(d.empty());
+  const auto d = diff_catalogs(a, b, decoder_only());
+  check_lib_between(d, "1.5", "2.2.1");
   for (const auto& g : d.groups)
-    for (const auto& t : g.transitions) {
-      CHECK(t.from == "FAST");
-      CHECK(t.to == "SLOW");
-      for (const auto& e : t.examples) {
-        const auto* lib = e.platform.find_component("lib");
-        REQUIRE(lib != nullptr);
-        REQUIRE(lib->version);
-        CHECK_FALSE(*lib->version < *parse_component_version("1.5"));
-        CHECK(*lib->version < *parse_component_version("2.2.1"));
-        CHECK(e.query.head_size > 128);
-      }
-    }
+    for (const auto& t : g.transitions)
+      for (const auto& e : t.examples) CHECK(e.query.head_size > 128);
   check_examples(d, a, b);
-  CHECK(diff_catalogs(a, a, options).empty());
+  CHECK(diff_catalogs(a, a, decoder_only()).empty());
 }
 
 TEST_CASE("diff samples a version below the highest requirement, where a raised minimum changes answers", "[diff]") {
@@ -363,20 +385,8 @@ TEST_CASE("diff samples a version below the highest requirement, where a raised 
   };
   const auto a = doc("1.0");
   const auto b = doc("1.2");
-  diff_options options;
-  options.encoder = false;
-  options.overrides = false;
-  const auto d = diff_catalogs(a, b, options);
-  REQUIRE_FALSE(d.empty());
-  for (const auto& g : d.groups)
-    for (const auto& t : g.transitions)
-      for (const auto& e : t.examples) {
-        const auto* lib = e.platform.find_component("lib");
-        REQUIRE(lib != nullptr);
-        REQUIRE(lib->version);
-        CHECK(*lib->version < *parse_component_version("1.2"));
-        CHECK_FALSE(*lib->version < *parse_component_version("1.0"));
-      }
+  const auto d = diff_catalogs(a, b, decoder_only());
+  check_lib_between(d, "1.0", "1.2");
   check_examples(d, a, b);
 }
 
@@ -459,23 +469,14 @@ TEST_CASE(
   };
   const auto a = doc(29);
   const auto b = doc(30);
-  diff_options options;
-  options.encoder = false;
-  options.overrides = false;
-  const auto d = diff_catalogs(a, b, options);
-  REQUIRE_FALSE(d.empty());
-  for (const auto& g : d.groups)
-    for (const auto& t : g.transitions) {
-      CHECK(t.from == "FAST");
-      CHECK(t.to == "SLOW");
-      for (const auto& e : t.examples) {
-        REQUIRE(e.query.num_kv_heads != 0);
-        CHECK(e.query.num_heads / e.query.num_kv_heads == 29u);
-      }
-    }
+  const auto d = diff_catalogs(a, b, decoder_only());
+  check_fast_to_slow(d, [](const diff_configuration& e) {
+    REQUIRE(e.query.num_kv_heads != 0);
+    CHECK(e.query.num_heads / e.query.num_kv_heads == 29u);
+  });
   check_examples(d, a, b);
   CHECK(d.space.gqa_unrealised == 0);
-  CHECK(diff_catalogs(a, a, options).empty());
+  CHECK(diff_catalogs(a, a, decoder_only()).empty());
 }
 
 TEST_CASE("a group no head count of its class can state is counted and reported, never skipped silently (issue 35)",
