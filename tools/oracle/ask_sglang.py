@@ -130,12 +130,10 @@ def _vocabulary(attnsel, reg):
         doc = json.loads(attnsel.to_json(reg))
         names = {"decoder": set(), "encoder": set(), "linear": set()}
         mla = set()
-        backends = tuple((b["name"], tuple(b.get("aliases", ())), tuple(b["domains"]), b.get("mode", "standard"))
-                         for b in doc["backends"])
-        linear: Dict[str, frozenset] = {}
-        for name, _, domains, mode in backends:
-            if "linear" in domains:
-                linear[mode] = linear.get(mode, frozenset()) | {name}
+        from attnsel.engines import sglang as sg
+
+        backends = sg._backends_of(doc)
+        linear = sg._linear_by_mode(backends)
         for b in doc["backends"]:
             for n in [b["name"]] + list(b.get("aliases", [])):
                 low = n.lower()

@@ -55,11 +55,25 @@ def decoder_names() -> FrozenSet[str]:
     return frozenset(to_sglang(b) for b in _domain_backends("decoder")) - frozenset(_ENCODER_ONLY)
 
 
+def _backends_of(doc: Dict) -> tuple:
+    """A catalog document's backends (attnsel.to_json of a registry): (name, aliases, domains, mode) each."""
+    return tuple((b["name"], tuple(b.get("aliases", ())), tuple(b["domains"]), b.get("mode", "standard"))
+                 for b in doc["backends"])
+
+
+def _linear_by_mode(backends: tuple) -> Dict[str, FrozenSet[str]]:
+    """attnsel's names of the linear-domain backends among `backends` (_backends_of), by attention mode."""
+    out: Dict[str, FrozenSet[str]] = {}
+    for name, _, domains, mode in backends:
+        if "linear" in domains:
+            out[mode] = out.get(mode, frozenset()) | {name}
+    return out
+
+
 @functools.lru_cache(maxsize=None)
 def _catalog_backends() -> tuple:
     """The sglang catalog's backends: (name, aliases, domains, mode) each."""
-    return tuple((b["name"], tuple(b.get("aliases", ())), tuple(b["domains"]), b.get("mode", "standard"))
-                 for b in json.loads(to_json(builtin_catalog("sglang")))["backends"])
+    return _backends_of(json.loads(to_json(builtin_catalog("sglang"))))
 
 
 def _domain_backends(domain: str) -> FrozenSet[str]:
@@ -71,11 +85,7 @@ def _domain_backends(domain: str) -> FrozenSet[str]:
 @functools.lru_cache(maxsize=None)
 def _linear_backends() -> Dict[str, FrozenSet[str]]:
     """attnsel's names of the sglang catalog's linear-domain backends, by attention mode."""
-    out: Dict[str, FrozenSet[str]] = {}
-    for name, _, domains, mode in _catalog_backends():
-        if "linear" in domains:
-            out[mode] = out.get(mode, frozenset()) | {name}
-    return out
+    return _linear_by_mode(_catalog_backends())
 
 
 def linear_names(mode: str = "gated_delta") -> FrozenSet[str]:
