@@ -506,10 +506,7 @@ inline component_family component_sets(const diff_scope& s) {
                             const std::optional<component_version>& min,
                             const std::optional<component_version>& below) {
     const component* c = find(set, name);
-    if (c == nullptr) return false;
-    if (!min && !below) return true;
-    if (!c->version) return false;
-    return !(min && *c->version < *min) && !(below && !(*c->version < *below));
+    return c != nullptr && version_in(c->version, min, below);
   };
   // Components matter only through requirements, call-rule conditions and entry conditions: merge sets
   // that satisfy the same ones.
