@@ -338,6 +338,38 @@ TEST_CASE("a cache hit never answers differently from a miss (random queries)", 
   CHECK(hits_expected > 0);
 }
 
+TEST_CASE("the screened rule match finds the rule the policy's own match finds (random calls)", "[bound][policy]") {
+  // registry::match_rule runs each rule's packed cheap tests (detail::rule_screen) before
+  // policy_rule::matches; a screen that rejected a call matches accepts would change the answer.
+  std::mt19937 rng(20261206);
+  std::size_t matched = 0;
+  std::size_t screened_out = 0;
+  for (const auto name : builtin_catalog_names) {
+    const auto& reg = catalog_registry(std::string(name));
+    auto platforms = test_platforms();
+    platforms.push_back(platform::cuda(12, 0));
+    platforms.push_back(platform::xpu());
+    for (const auto& p : platforms) {
+      for (int i = 0; i < 200; ++i) {
+        auto q = random_query(rng);
+        const auto phase = std::uniform_int_distribution<int>(0, 2)(rng);
+        q.phase = static_cast<attention_phase>(phase);
+        if (std::uniform_int_distribution<int>(0, 5)(rng) == 0) q.domain = attention_domain::linear;
+        if (std::uniform_int_distribution<int>(0, 5)(rng) == 0) q.domain = attention_domain::drafter;
+        INFO(name << " on " << to_string(p) << ": " << to_string(q));
+        const auto* expected = reg.policy().match(q, p);
+        REQUIRE(reg.match_rule(q, p) == expected);
+        if (expected != nullptr) ++matched;
+        for (const auto& rule : reg.policy().rules)
+          if (!detail::rule_screen::of(rule).passes(detail::call_facts::of(q, p))) ++screened_out;
+      }
+    }
+  }
+  // Both sides of the screen were exercised.
+  CHECK(matched > 1000);
+  CHECK(screened_out > 1000);
+}
+
 TEST_CASE("the cache counts hits and misses and can be cleared", "[bound][cache]") {
   const auto reg = reference_registry();
   const selector bound(reg, platform::cuda(9, 0));

@@ -148,7 +148,72 @@ constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
 namespace detail {
 /// True when the query states `phases` (empty: any) and every range of `shape` holds for a stated field.
 [[nodiscard]] bool call_matches(const phase_set& phases, const shape_limits& shape, const query& q) noexcept;
+
+/// What a rule screen reads of one call, computed once per walk.
+struct call_facts {
+  attention_domain domain = attention_domain::decoder;
+  device_vendor vendor = device_vendor::cpu;
+  std::uint32_t mode = 0;   ///< the query's mode as a bit of attention_mode_set
+  std::uint32_t phase = 0;  ///< its phase as a bit of phase_set; 0 when unstated (no phase rule holds)
+  std::uint32_t dtype = 0;  ///< bits of data_type_set and cache_dtype_set
+  std::uint32_t kv_dtype = 0;
+  int capability = -1;       ///< cuda_capability::value(); -1 when the platform has none
+  std::size_t features = 0;  ///< how many features the query requires
+
+  static call_facts of(const query& q, const platform& p) noexcept {
+    call_facts c;
+    c.domain = q.domain;
+    c.vendor = p.vendor();
+    c.mode = attention_mode_set{q.mode}.bits();
+    c.phase = q.phase == attention_phase::unstated ? 0 : phase_set{q.phase}.bits();
+    c.dtype = data_type_set{q.dtype}.bits();
+    c.kv_dtype = cache_dtype_set{q.kv_cache_dtype}.bits();
+    c.capability = p.capability() ? p.capability()->value() : -1;
+    c.features = q.required.size();
+    return c;
+  }
+};
+
+/// A policy rule's cheapest tests, packed: domain, vendor, modes, phases, dtypes, capability range and
+/// the number of required features. It rejects only calls that policy_rule::matches rejects (never a
+/// decision on its own), so a walk that runs matches on the rules it passes finds the same first rule
+/// with a few instructions for each rule it passes over. A registry keeps one per rule.
+struct rule_screen {
+  attention_domain domain = attention_domain::decoder;
+  device_vendor vendor = device_vendor::cuda;
+  std::uint32_t modes = 0;      ///< 0: any
+  std::uint32_t phases = 0;     ///< 0: any
+  std::uint32_t dtypes = 0;     ///< 0: any
+  std::uint32_t kv_dtypes = 0;  ///< 0: any
+  int min_capability = -1;      ///< -1: unbounded
+  int max_capability = -1;      ///< -1: unbounded
+  std::size_t features = 0;     ///< the rule's required features: a query with fewer cannot hold them all
+
+  static rule_screen of(const policy_rule& r) noexcept;
+  [[nodiscard]] bool passes(const call_facts& c) const noexcept {
+    if (domain != c.domain || vendor != c.vendor || c.features < features) return false;
+    if ((modes != 0 && (modes & c.mode) == 0) || (phases != 0 && (phases & c.phase) == 0)) return false;
+    if ((dtypes != 0 && (dtypes & c.dtype) == 0) || (kv_dtypes != 0 && (kv_dtypes & c.kv_dtype) == 0)) return false;
+    if (min_capability < 0 && max_capability < 0) return true;
+    return c.capability >= 0 && c.capability >= min_capability &&
+           (max_capability < 0 || c.capability <= max_capability);
+  }
+};
 }  // namespace detail
+
+inline detail::rule_screen detail::rule_screen::of(const policy_rule& r) noexcept {
+  rule_screen s;
+  s.domain = r.domain;
+  s.vendor = r.vendor;
+  s.modes = r.modes.bits();
+  s.phases = r.phases.bits();
+  s.dtypes = r.dtypes.bits();
+  s.kv_dtypes = r.kv_cache_dtypes.bits();
+  s.min_capability = r.min_capability ? r.min_capability->value() : -1;
+  s.max_capability = r.max_capability ? r.max_capability->value() : -1;
+  s.features = r.features.size();
+  return s;
+}
 
 /// `decoder cuda [10.0, 10.9] mode mla`: a one-line summary of a rule for docs and traces.
 [[nodiscard]] std::string to_string(const policy_rule& rule);

@@ -92,6 +92,9 @@ class registry {
   [[nodiscard]] static registry from_validated(detail::validated_catalog, std::vector<backend_descriptor> backends,
                                                priority_policy policy, std::vector<component_implication> implications);
 
+  /// The first rule of the policy that matches the call: `policy().match(q, p)`, each rule screened first by
+  /// its cheapest tests (detail::rule_screen), kept from the last change of the policy. Allocates nothing.
+  [[nodiscard]] const policy_rule* match_rule(const query& q, const platform& p) const noexcept;
   /// Backend index of entry `entry` of rule `rule` (both positions in `policy().rules`).
   [[nodiscard]] std::size_t resolved(std::size_t rule, std::size_t entry) const noexcept {
     return resolved_[rule_starts_[rule] + entry];
@@ -114,6 +117,7 @@ class registry {
   std::vector<std::pair<std::string, std::size_t>> names_;  // sorted: name or alias -> index
   std::vector<std::size_t> resolved_;                       // every rule's entries' backend indices, rule after rule
   std::vector<std::size_t> rule_starts_;                    // rule -> its first entry in resolved_
+  std::vector<detail::rule_screen> screens_;                // rule -> its packed cheap tests
   std::vector<component_implication> implications_;
   domain_set served_;  // the union of the backends' domains
 };

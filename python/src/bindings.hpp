@@ -12,6 +12,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -93,6 +94,40 @@ struct py_candidate : attnsel::candidate_report, bound_value {
       : attnsel::candidate_report(std::move(c)) {}
 };
 
+/// The Selection objects a registry's answers have produced, by content: a Selection is immutable, so an
+/// answer equal to an earlier one returns that object instead of building another (a new pybind11
+/// instance, its registration and its destruction cost about 2,300 instructions: docs/performance.md,
+/// "Python bindings"). A direct-mapped table of `slots` entries: bounded memory, one probe; a collision
+/// replaces the older entry. Selections carrying a prefer-mode fallback list are never kept. Used under
+/// the GIL only. A copy starts empty: each Python object has its own, and a copy kept in a C++ static (the
+/// built-in registries) holds no Python reference past the interpreter's end.
+class selection_memo {
+ public:
+  static constexpr std::size_t slots = 64;
+  selection_memo() = default;
+  selection_memo(const selection_memo&) noexcept {}
+  selection_memo& operator=(const selection_memo&) noexcept {
+    clear();
+    return *this;
+  }
+  ~selection_memo() = default;
+  /// The Selection for `sel` from `keep`'s registry: the kept object when an equal one was built.
+  py::object get(const attnsel::selection& sel, const std::shared_ptr<const attnsel::registry>& keep);
+  void clear() noexcept;
+
+ private:
+  struct entry {
+    const attnsel::registry* reg = nullptr;
+    const attnsel::backend_descriptor* backend = nullptr;
+    const attnsel::capabilities* variant = nullptr;
+    const attnsel::advisory* warning = nullptr;
+    std::size_t rank = 0;
+    std::uint32_t flags = 0;  ///< overridden, source (the selection's other fields)
+    py::object object;
+  };
+  std::array<entry, slots> entries_{};
+};
+
 /// A registry as Python sees it. The registry itself is never changed in place: `merge` builds a new
 /// one and swaps the pointer (under the GIL), so a selection running without the GIL, or a Selection
 /// pointing into the old registry, keeps a valid one.
@@ -102,6 +137,8 @@ struct registry_handle : bound_value {
   /// Names the registry `reg` points to, for caches keyed on a Registry (attnsel.torch.select_sdpa):
   /// a new value for every registry built or merged in this process, never reused, shared by copies.
   std::uint64_t generation = next_registry_generation();
+  /// The Selection objects select() returned from `reg` (cleared when merge() replaces it).
+  mutable selection_memo memo{};
 
   /// Under the GIL, as every handle is built and merged.
   static std::uint64_t next_registry_generation() {
@@ -202,8 +239,16 @@ std::vector<std::string> str_list_arg(std::string_view name, py::handle value);
 
 /// The C++ value inside a pybind11 object of class `T`, checked: TypeError naming `argument` when `value`
 /// is not a `T`, and when it is one built without its constructor (`T.__new__(T)`), which has no value.
+/// The hot path (a constructed `T`) reads the value where pybind11 keeps it, the first value of the
+/// instance (pybind11::detail::instance, stable since 2.2): handle::cast looks the C++ type up in
+/// pybind11's registry by name, ~500 instructions a call (docs/performance.md, "Python bindings").
 template <class T>
 const T& value_arg(std::string_view argument, py::handle value) {
+  static auto* const type = reinterpret_cast<PyTypeObject*>(py::type::of<T>().ptr());
+  if (PyObject_TypeCheck(value.ptr(), type)) {
+    const void* stored = reinterpret_cast<py::detail::instance*>(value.ptr())->get_value_and_holder().value_ptr();
+    if (stored != nullptr && static_cast<const T*>(stored)->constructed) return *static_cast<const T*>(stored);
+  }
   if (!py::isinstance<T>(value))
     throw py::type_error(std::string(argument) + ": expected an " + class_name(py::type::of<T>()) + ", got " +
                          type_name(value));
@@ -221,6 +266,46 @@ void add_component(attnsel::platform& p, const std::string& spec, std::string_vi
 /// so that each insert is at the end: O(n log n) for any order.
 void add_components(attnsel::platform& p, std::vector<std::string> specs, std::string_view argument);
 
+// ---- entry points called through CPython's vectorcall (fast_call.cpp) ---------------------------------
+// The calls an engine makes per layer (select, Selector.select, Query) skip pybind11's generic dispatcher,
+// which costs several times the work they do (docs/performance.md, "Python bindings").
+
+/// A vectorcall signature: `names` in order, the first `positional` of them accepted by position, the
+/// first `required` of them required.
+struct fast_signature {
+  const char* callable;
+  const char* const* names;
+  std::size_t count;
+  std::size_t positional;
+  std::size_t required;
+};
+
+/// Reads a vectorcall's arguments into `out` (`sig.count` slots, nullptr where not given); TypeError worded
+/// as CPython's for too many positionals, an unknown keyword (with did-you-mean), a repeated or a missing one.
+void fast_arguments(const fast_signature& sig, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                    PyObject** out);
+
+/// A flag argument by its truth value; `absent` when not given.
+bool truth_arg(PyObject* value, bool absent);
+
+/// Inside a catch block: sets the Python error for the exception in flight (what pybind11's dispatcher
+/// does), so that nothing crosses into the interpreter.
+void set_python_error() noexcept;
+
+/// Runs `f` (returning py::object) as a CPython entry point: its new reference, or nullptr with the error set.
+template <class F>
+PyObject* python_entry(F&& f) noexcept {
+  try {
+    return f().release().ptr();
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
+/// Adds `def` (METH_FASTCALL | METH_KEYWORDS, a static definition) to the class `cls` as a method.
+void add_fast_method(py::handle cls, PyMethodDef* def);
+
 // ---- the exception types -----------------------------------------------------------------------------
 
 /// An (unraised) attnsel.SelectionError carrying code, message, candidates and suggestions. C++
@@ -232,6 +317,9 @@ py::object make_selection_error(const attnsel::selection_error& e);
 
 /// A Python Selection keeping `keep` alive.
 py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel::registry> keep);
+/// The same, through `memo`: the object an equal earlier selection returned, when it has one.
+py::object make_selection(const attnsel::selection& sel, const std::shared_ptr<const attnsel::registry>& keep,
+                          selection_memo& memo);
 /// A Python Explanation of `ex`, keeping `keep` alive; its JSON report states `q`, `p` and the override
 /// string the query read (`request`).
 py::object make_explanation(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,

@@ -75,18 +75,41 @@ std::vector<std::string> str_list_arg(std::string_view name, py::handle value) {
   const auto too_many = [&] {
     return py::value_error(std::string(name) + ": more than " + std::to_string(most) + " entries");
   };
-  if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()))
+  PyObject* const v = value.ptr();
+  if (PyUnicode_Check(v) || PyBytes_Check(v))
     throw py::type_error(std::string(name) + ": expected a collection of str, got a " + type_name(value));
-  if (!py::isinstance<py::iterable>(value))
-    throw py::type_error(std::string(name) + ": expected a collection of str, got " + type_name(value));
-  if (py::hasattr(value, "__len__") && py::len(value) > most) throw too_many();
+  // CPython's own iteration protocol (a Query's features are read on every Query()): pybind11's iterator
+  // and len() wrappers cost about as much as the rest of the constructor.
+  const auto* type = Py_TYPE(v);
+  const bool sized = (type->tp_as_sequence && type->tp_as_sequence->sq_length) ||
+                     (type->tp_as_mapping && type->tp_as_mapping->mp_length);
   std::vector<std::string> out;
-  for (const auto& item : value) {
-    if (out.size() == most) throw too_many();
-    if (!PyUnicode_Check(item.ptr()))
-      throw py::type_error(std::string(name) + ": every entry must be a str, got " + type_name(item));
-    out.push_back(str_arg(name, item));
+  if (sized) {
+    const Py_ssize_t size = PyObject_Size(v);
+    if (size < 0) throw py::error_already_set();
+    if (static_cast<std::size_t>(size) > most) throw too_many();
+    out.reserve(static_cast<std::size_t>(size));
   }
+  auto iterator = py::reinterpret_steal<py::object>(PyObject_GetIter(v));
+  if (!iterator) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
+    throw py::type_error(std::string(name) + ": expected a collection of str, got " + type_name(value));
+  }
+  while (PyObject* next = PyIter_Next(iterator.ptr())) {
+    const auto item = py::reinterpret_steal<py::object>(next);
+    if (out.size() == most) throw too_many();
+    if (!PyUnicode_Check(next))
+      throw py::type_error(std::string(name) + ": every entry must be a str, got " + type_name(item));
+    Py_ssize_t length = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(next, &length);
+    if (data == nullptr) {
+      PyErr_Clear();
+      throw py::value_error(std::string(name) + ": not valid Unicode text (a lone surrogate?)");
+    }
+    out.emplace_back(data, static_cast<std::size_t>(length));
+  }
+  if (PyErr_Occurred()) throw py::error_already_set();
   return out;
 }
 

@@ -68,6 +68,7 @@ void merge(registry_handle& self, const py::handle& other) {
     attnsel::merge_catalog_file(*merged, fspath("other", other));
   self.reg = std::move(merged);
   self.generation = registry_handle::next_registry_generation();  // what a cache keyed on it held is stale
+  self.memo.clear();
 }
 
 std::string catalog_text(const registry_handle& r) {

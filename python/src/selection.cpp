@@ -57,76 +57,28 @@ py::object select_checked(const registry_handle& r, const attnsel::query& q, con
     without_gil nogil;
     result.emplace(attnsel::select(*keep, q, p, request, options));
   }
-  if (result->ok()) return make_selection(result->value(), std::move(keep));
+  if (result->ok()) return make_selection(result->value(), keep, r.memo);
   auto error = make_selection_error(result->error());
   if (raise_on_error) raise_instance(error);
   return error;
 }
 
-// The C++ value of a pybind11 object of exactly (or derived from) `T`, with the checks of value_arg;
-// the type object is looked up once.
-template <class T>
-const T& fast_arg(const char* argument, PyObject* obj) {
-  static auto* const type = reinterpret_cast<PyTypeObject*>(py::type::of<T>().ptr());
-  if (!PyObject_TypeCheck(obj, type)) return value_arg<T>(argument, obj);  // raises the named TypeError
-  const T& out = py::handle(obj).cast<const T&>();
-  require_constructed(out);
-  return out;
-}
-
 // select(registry, query, platform, override=None, *, prefer=False, raise_on_error=True,
-// refuse_advisories=False), parsed by hand
-// through CPython's public vectorcall API: pybind11's generic dispatcher costs 2-3 times the selection
-// itself (docs/python.md, "Speed"), and select is the call an engine makes per layer. Only public
-// pybind11 API is used (cast, type::of, the Selection class).
-// NOLINTNEXTLINE(bugprone-exception-escape): every exception is caught below
+// refuse_advisories=False) through CPython's vectorcall: select is the call an engine makes per layer.
 PyObject* select_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
-  try {
+  return python_entry([&] {
     static const char* const names[] = {"registry", "query",          "platform",         "override",
                                         "prefer",   "raise_on_error", "refuse_advisories"};
-    constexpr std::size_t count = sizeof(names) / sizeof(names[0]);
-    PyObject* a[count] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
-    if (nargs > 4)
-      throw py::type_error("select() takes at most 4 positional arguments (" + std::to_string(nargs) + " given)");
-    for (Py_ssize_t i = 0; i < nargs; ++i) a[i] = args[i];
-    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t j = 0; j < nkw; ++j) {
-      PyObject* key = PyTuple_GET_ITEM(kwnames, j);
-      std::size_t i = 0;
-      while (i < count && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) ++i;
-      if (i == count) {
-        std::vector<std::string> known(std::begin(names), std::end(names));
-        unexpected_keyword("select", str_arg("keyword", key), known);
-      }
-      if (a[i]) throw py::type_error(std::string("select() got multiple values for argument '") + names[i] + "'");
-      a[i] = args[nargs + j];
-    }
-    for (std::size_t i = 0; i < 3; ++i)
-      if (!a[i]) throw py::type_error(std::string("select() missing required argument '") + names[i] + "'");
-    bool flags[3] = {false, true, false};  // prefer, raise_on_error, refuse_advisories
-    for (std::size_t i = 0; i < 3; ++i) {
-      if (!a[4 + i]) continue;
-      const int v = PyObject_IsTrue(a[4 + i]);
-      if (v < 0) throw py::error_already_set();
-      flags[i] = v != 0;
-    }
+    static const fast_signature sig{"select", names, 7, 4, 3};
+    PyObject* a[7] = {};
+    fast_arguments(sig, args, nargs, kwnames, a);
     attnsel::select_options options;
-    options.prefer = flags[0];
-    options.refuse_advisories = flags[2];
-    return select_checked(fast_arg<registry_handle>("registry", a[0]), fast_arg<py_query>("query", a[1]),
-                          fast_arg<py_platform>("platform", a[2]), a[3] ? a[3] : Py_None, options, flags[1])
-        .release()
-        .ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  } catch (...) {  // nothing may cross into the interpreter
-    PyErr_SetString(PyExc_RuntimeError, "attnsel: unknown C++ exception");
-  }
-  return nullptr;
+    options.prefer = truth_arg(a[4], false);
+    options.refuse_advisories = truth_arg(a[6], false);
+    return select_checked(value_arg<registry_handle>("registry", a[0]), value_arg<py_query>("query", a[1]),
+                          value_arg<py_platform>("platform", a[2]), a[3] ? a[3] : Py_None, options,
+                          truth_arg(a[5], true));
+  });
 }
 
 explanation_handle make_explanation_handle(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,
@@ -382,6 +334,30 @@ explanation_handle explanation_from_state(const py::handle& state) {
 
 py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel::registry> keep) {
   return py::cast(selection_handle{{}, std::move(sel), std::move(keep)});
+}
+
+py::object make_selection(const attnsel::selection& sel, const std::shared_ptr<const attnsel::registry>& keep,
+                          selection_memo& memo) {
+  return memo.get(sel, keep);
+}
+
+py::object selection_memo::get(const attnsel::selection& sel, const std::shared_ptr<const attnsel::registry>& keep) {
+  if (!sel.fallback.empty()) return make_selection(sel, keep);
+  const auto flags = static_cast<std::uint32_t>(sel.overridden) | (static_cast<std::uint32_t>(sel.source) << 1) |
+                     (static_cast<std::uint32_t>(sel.fell_back) << 9);
+  const auto word = [](const void* p) { return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p)); };
+  const std::size_t hash = (word(sel.backend) >> 4) ^ (word(sel.variant) >> 3) ^ (sel.rank * 0x9E3779B1U) ^ flags;
+  auto& e = entries_[hash % slots];
+  if (e.object && e.reg == keep.get() && e.backend == sel.backend && e.variant == sel.variant &&
+      e.warning == sel.warning && e.rank == sel.rank && e.flags == flags)
+    return e.object;
+  py::object made = make_selection(sel, keep);
+  e = entry{keep.get(), sel.backend, sel.variant, sel.warning, sel.rank, flags, made};
+  return made;
+}
+
+void selection_memo::clear() noexcept {
+  for (auto& e : entries_) e = entry{};
 }
 
 py::object make_explanation(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,

@@ -24,6 +24,7 @@ struct selector_handle : bound_value {
   std::string catalog;                           ///< the registry's catalog name, for repr
   std::optional<override_set_handle> overrides;  ///< an OverrideSet, or a str for both domains
   attnsel::select_options options;               ///< prefer, refuse_advisories
+  mutable selection_memo memo;                   ///< the Selections select() returned
 
   [[nodiscard]] attnsel::override_request request_for(const attnsel::query& q) const {
     if (!overrides) return {};
@@ -69,10 +70,22 @@ selector_handle make_selector(const py::handle& registry, const py::handle& plat
 py::object selector_select(const selector_handle& h, const py::handle& query, bool raise_on_error) {
   const auto& q = value_arg<py_query>("query", query);
   auto result = h.sel->select(q);
-  if (result.ok()) return make_selection(result.value(), h.keep);
+  if (result.ok()) return make_selection(result.value(), h.keep, h.memo);
   auto error = make_selection_error(result.error());
   if (raise_on_error) raise_instance(error);
   return error;
+}
+
+// Selector.select(query, *, raise_on_error=True) through CPython's vectorcall: a cached answer costs less
+// than pybind11's dispatcher.
+PyObject* selector_select_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept {
+  return python_entry([&] {
+    static const char* const names[] = {"query", "raise_on_error"};
+    static const fast_signature sig{"select", names, 2, 1, 1};
+    PyObject* a[2] = {};
+    fast_arguments(sig, args, nargs, kwnames, a);
+    return selector_select(value_arg<selector_handle>("self", self), a[0], truth_arg(a[1], true));
+  });
 }
 
 std::string selector_repr(const selector_handle& h) {
@@ -91,45 +104,48 @@ std::string selector_repr(const selector_handle& h) {
 }  // namespace
 
 void bind_selector(py::module_& m) {
-  py::class_<selector_handle>(
-      m, "Selector",
-      "A registry, platform and override bound once, with a decision cache: select(query) answers as "
-      "attnsel.select(registry, query, platform, override) does, for less. Thread-safe; holds the GIL.")
-      .def(py::init([](const py::handle& registry, const py::handle& platform, const py::handle& override,
-                       const py::handle& prefer, const py::handle& refuse_advisories, const py::handle& cache,
-                       const py::handle& cache_slots) {
-             return make_selector(registry, platform, override, truth(prefer), truth(refuse_advisories), truth(cache),
-                                  cache_slots);
-           }),
-           py::arg("registry"), py::arg("platform"), py::arg("override") = py::none(), py::kw_only(),
-           py::arg("prefer") = false, py::arg("refuse_advisories") = false, py::arg("cache") = true,
-           py::arg("cache_slots") = 1024)
-      .def("select", guard([](const selector_handle& h, const py::handle& query, const py::handle& raise_on_error) {
-             return selector_select(h, query, truth(raise_on_error));
-           }),
-           py::arg("query"), py::kw_only(), py::arg("raise_on_error") = true,
-           "The Selection attnsel.select gives for this query. Raises SelectionError on failure, or returns it "
-           "when raise_on_error=False.")
-      .def("explain", guard([](const selector_handle& h, const py::handle& query) {
-             const auto& q = value_arg<py_query>("query", query);
-             return make_explanation(h.sel->explain(q), h.keep, q, h.platform, h.request_for(q), h.options);
-           }),
-           py::arg("query"), "The Explanation attnsel.explain gives for this query.")
-      .def_property_readonly("platform", guard([](const selector_handle& h) { return py_platform(h.platform); }),
-                             "The platform as given.")
-      .def_property_readonly("cache_enabled", guard([](const selector_handle& h) { return h.sel->cache_enabled(); }))
-      .def_property_readonly("stats", guard([](const selector_handle& h) {
-                               const auto s = h.sel->stats();
-                               py::dict out;
-                               out["hits"] = s.hits;
-                               out["misses"] = s.misses;
-                               return out;
-                             }),
-                             "{'hits', 'misses'} of the decision cache (zeros when it is off).")
-      .def("clear_cache", guard([](selector_handle& h) { h.sel->clear_cache(); }),
-           "Forgets every cached decision and the hit and miss counts (the next select of each query computes "
-           "it again).")
-      .def("__repr__", guard(&selector_repr));
+  auto cls =
+      py::class_<selector_handle>(
+          m, "Selector",
+          "A registry, platform and override bound once, with a decision cache: select(query) answers as "
+          "attnsel.select(registry, query, platform, override) does, for less. Thread-safe; holds the GIL.")
+          .def(py::init([](const py::handle& registry, const py::handle& platform, const py::handle& override,
+                           const py::handle& prefer, const py::handle& refuse_advisories, const py::handle& cache,
+                           const py::handle& cache_slots) {
+                 return make_selector(registry, platform, override, truth(prefer), truth(refuse_advisories),
+                                      truth(cache), cache_slots);
+               }),
+               py::arg("registry"), py::arg("platform"), py::arg("override") = py::none(), py::kw_only(),
+               py::arg("prefer") = false, py::arg("refuse_advisories") = false, py::arg("cache") = true,
+               py::arg("cache_slots") = 1024)
+          .def("explain", guard([](const selector_handle& h, const py::handle& query) {
+                 const auto& q = value_arg<py_query>("query", query);
+                 return make_explanation(h.sel->explain(q), h.keep, q, h.platform, h.request_for(q), h.options);
+               }),
+               py::arg("query"), "The Explanation attnsel.explain gives for this query.")
+          .def_property_readonly("platform", guard([](const selector_handle& h) { return py_platform(h.platform); }),
+                                 "The platform as given.")
+          .def_property_readonly("cache_enabled",
+                                 guard([](const selector_handle& h) { return h.sel->cache_enabled(); }))
+          .def_property_readonly("stats", guard([](const selector_handle& h) {
+                                   const auto s = h.sel->stats();
+                                   py::dict out;
+                                   out["hits"] = s.hits;
+                                   out["misses"] = s.misses;
+                                   return out;
+                                 }),
+                                 "{'hits', 'misses'} of the decision cache (zeros when it is off).")
+          .def("clear_cache", guard([](selector_handle& h) { h.sel->clear_cache(); }),
+               "Forgets every cached decision and the hit and miss counts (the next select of each query computes "
+               "it again).")
+          .def("__repr__", guard(&selector_repr));
+  static PyMethodDef select_def = {
+      "select", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&selector_select_fast)),
+      METH_FASTCALL | METH_KEYWORDS,
+      "select($self, query, *, raise_on_error=True)\n--\n\n"
+      "The Selection attnsel.select gives for this query. Raises SelectionError on failure, or returns it when "
+      "raise_on_error=False."};
+  add_fast_method(cls, &select_def);
 }
 
 }  // namespace attnsel_py

@@ -43,6 +43,7 @@ struct bound_entry {
 // A rule whose platform half matches; its query half (policy_rule::matches_query) is left.
 struct bound_rule {
   const policy_rule* rule = nullptr;
+  rule_screen screen;  // the query half's cheapest tests, run before matches_query
   std::vector<bound_entry> order;
 };
 
@@ -142,6 +143,7 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
     if (rules[r].domain != domain || !rules[r].matches_platform(p)) continue;
     bound_rule br;
     br.rule = &rules[r];
+    br.screen = rule_screen::of(rules[r]);
     for (std::size_t k = 0; k < rules[r].order.size(); ++k) {
       const auto& e = rules[r].order[k];
       bound_entry be;
@@ -168,6 +170,8 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
   }
   std::size_t rank = 0;
   std::uint64_t answer = 0;
+  const auto facts = call_facts::of(q, s.plat);
+  const auto rule_matches = [&](const bound_rule& r) { return r.screen.passes(facts) && r.rule->matches_query(q); };
   const auto try_backend = [&](std::uint32_t index, bool forced) {
     ++rank;
     const auto& c = d.candidates[index];
@@ -180,8 +184,7 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
   };
   const bound_rule* rule = nullptr;  // the automatic walk's rule, once it ran
   const auto walk_automatic = [&] {
-    const auto it =
-        std::find_if(d.rules.begin(), d.rules.end(), [&](const bound_rule& r) { return r.rule->matches_query(q); });
+    const auto it = std::find_if(d.rules.begin(), d.rules.end(), rule_matches);
     rule = it == d.rules.end() ? nullptr : &*it;
     // try_backend records the answer; the walk stops at the first backend that takes the query.
     if (rule == nullptr)
@@ -200,8 +203,7 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
   // A forced backend where the matching rule states an engine that substitutes (policy_rule::forced):
   // the free select answers and explains it.
   if (d.has_forced) {
-    const auto it =
-        std::find_if(d.rules.begin(), d.rules.end(), [&](const bound_rule& r) { return r.rule->matches_query(q); });
+    const auto it = std::find_if(d.rules.begin(), d.rules.end(), rule_matches);
     if (it != d.rules.end() && it->rule->forced != forced_handling::honoured) return 0;
   }
   const bool fallback_auto = s.options.select.prefer && d.has_forced;

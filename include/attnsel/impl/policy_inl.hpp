@@ -37,7 +37,10 @@ ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) con
 }
 
 ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) const noexcept {
-  return q.domain == domain && matches_platform(p) && matches_query(q);
+  // matches_platform and matches_query, cheapest tests first: most rules a walk passes over differ from the
+  // call in domain, vendor, mode, phase or a required feature, and the arch test costs more than those.
+  return q.domain == domain && p.vendor() == vendor && matches_query(q) && arch_filter::accepts(p) &&
+         (!measured || measured->holds_on(p));
 }
 
 ATTNSEL_INLINE bool policy_rule::matches_platform(const platform& p) const noexcept {

@@ -212,11 +212,22 @@ ATTNSEL_INLINE void registry::reindex() {
       resolved.push_back(it->second);
     }
   }
+  std::vector<detail::rule_screen> screens;
+  screens.reserve(policy_.rules.size());
+  for (const auto& rule : policy_.rules) screens.push_back(detail::rule_screen::of(rule));
   names_ = std::move(names);
   resolved_ = std::move(resolved);
   rule_starts_ = std::move(starts);
+  screens_ = std::move(screens);
   served_ = {};
   for (const auto& b : backends_) b.domains.for_each([&](attention_domain d) { served_.insert(d); });
+}
+
+ATTNSEL_INLINE const policy_rule* registry::match_rule(const query& q, const platform& p) const noexcept {
+  const auto facts = detail::call_facts::of(q, p);
+  for (std::size_t r = 0; r < screens_.size(); ++r)
+    if (screens_[r].passes(facts) && policy_.rules[r].matches(q, p)) return &policy_.rules[r];
+  return nullptr;
 }
 
 // Adding a backend leaves every index of the resolved policy valid: only its names enter the sorted

@@ -32,7 +32,7 @@ void walk(const registry& reg, const query& q, const platform& p, const override
   const policy_rule* rule = nullptr;  // the automatic walk's rule, once it ran
   bool stop = false;
   const auto walk_automatic = [&] {
-    rule = reg.policy().match(q, p);
+    rule = reg.match_rule(q, p);
     const std::size_t count = rule ? rule->order.size() : reg.size();
     for (std::size_t k = 0; k < count && !stop; ++k) {
       const std::size_t index = rule ? reg.resolved(static_cast<std::size_t>(rule - rules.data()), k) : k;
@@ -169,7 +169,7 @@ inline std::vector<unstated_dependency> unstated_dependencies(const registry& re
       if (a.holds(*v, q, p) == truth::unknown)
         out.push_back({subject, unstated_fields(a.when, q), "advisory " + to_string(a)});
   }
-  const auto* matched = reg.policy().match(q, p);
+  const auto* matched = reg.match_rule(q, p);
   for (const auto& rule : reg.policy().rules) {
     if (&rule == matched) {
       for (const auto& e : rule.order) {
@@ -264,7 +264,7 @@ inline std::vector<std::string> working_alternatives(const registry& reg, const 
     const auto& b = reg.backends()[i];
     if (!first_failure(b, q, p) && !refused_by_advisory(b, q, p, refuse_advisories)) out.push_back(b.name);
   };
-  if (const auto* rule = reg.policy().match(q, p)) {
+  if (const auto* rule = reg.match_rule(q, p)) {
     const auto r = static_cast<std::size_t>(rule - reg.policy().rules.data());
     for (std::size_t k = 0; k < rule->order.size(); ++k) consider(reg.resolved(r, k));
   }
@@ -321,7 +321,7 @@ inline selection_error make_error(const registry& reg, const query& q, const pla
 // still force. Other modes' backends (MLA for a standard layer) are left out as noise.
 inline void append_unvisited(const registry& reg, const query& q, const platform& p,
                              std::vector<candidate_report>& out) {
-  const auto* rule = reg.policy().match(q, p);
+  const auto* rule = reg.match_rule(q, p);
   std::vector<char> listed(reg.size(), 0);  // by backend index: explain stays O(n log n) in the backends
   for (const auto& c : out)
     if (const auto i = reg.index_of(c.name)) listed[*i] = 1;
@@ -374,7 +374,7 @@ namespace detail {
 // What the engine does with a forced backend for `q`: the matching rule's `forced`, honoured when no
 // rule matches.
 inline forced_handling forced_handling_for(const registry& reg, const query& q, const platform& p) noexcept {
-  const policy_rule* rule = reg.policy().match(q, p);
+  const policy_rule* rule = reg.match_rule(q, p);
   return rule ? rule->forced : forced_handling::honoured;
 }
 
@@ -388,7 +388,7 @@ inline selection_result select_ignoring_override(const registry& reg, const quer
   selection s = result.value();
   s.source = ovr.source;
   s.fell_back = true;
-  const policy_rule* rule = reg.policy().match(q, p);
+  const policy_rule* rule = reg.match_rule(q, p);
   const std::string why = "the engine does not read a forced backend here" +
                           (rule && !rule->note.empty() ? " (" + rule->note + ")" : std::string());
   plan.for_each([&](const override_token& t) {
@@ -518,7 +518,7 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
   const auto handling = plan.has_forced() ? detail::forced_handling_for(reg, q, p) : forced_handling::honoured;
   const bool fallback_auto = (options.prefer || handling == forced_handling::fallback) && plan.has_forced();
   const bool walked_automatic = plan.automatic() || fallback_auto || handling == forced_handling::ignored;
-  const policy_rule* rule = walked_automatic ? reg.policy().match(q, p) : nullptr;
+  const policy_rule* rule = walked_automatic ? reg.match_rule(q, p) : nullptr;
   if (rule) {
     ex.rule = to_string(*rule);
     ex.note = rule->note;
