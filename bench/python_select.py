@@ -47,6 +47,8 @@ def attnsel_cases():
         "select with override 'TRITON_ATTN'": lambda: attnsel.select(reg, q, hopper, "TRITON_ATTN"),
         "Selector.select cuda 9.0 (cache hit)": lambda: bound_hopper.select(q),
         "Selector.select rocm gfx942 sinks (cache hit)": lambda: bound_mi300.select(sinks),
+        "Selector.select, an equal Query built afresh (cache hit)": lambda: bound_hopper.select(attnsel.Query(
+            head_size=64, dtype="bfloat16", num_heads=16, num_kv_heads=4, features={"sinks"})),
         "select failing, raise_on_error=False": lambda: attnsel.select(reg, bad, hopper, "FLASH_ATTN",
                                                                        raise_on_error=False),
         # select_sdpa's work after reading the tensors: a keyword Query, then select on torch_sdpa.
@@ -148,6 +150,18 @@ def main() -> int:
             ratios[name] = r = paired(a, b, args.calls, args.reps)
             print(f"{name}: median {r['median_ratio']:.2f}x  (min {r['min_ratio']:.2f}, max {r['max_ratio']:.2f}; "
                   f"alternating, {r['reps']} x {r['calls']} calls each)")
+    torch_name = "torch._fused_sdp_choice (bf16 causal d128)"
+    if torch_name in results:
+        # One table, every figure from this process: what each call costs beside torch's own choice.
+        base = results[torch_name]["median_ns"]
+        print(f"\n| call | median ns | min-max ns | {torch_name.split(' ')[0]} / this |\n|---|---:|---:|---:|")
+        for name, r in results.items():
+            if name.startswith("part:"):
+                continue
+            print(f"| {name} | {r['median_ns']:.0f} | {r['min_ns']:.0f}-{r['max_ns']:.0f} | "
+                  f"{base / r['median_ns']:.2f}x |")
+        for name, r in ratios.items():
+            print(f"| alternating: {name} | | | {r['median_ratio']:.2f}x ({r['min_ratio']:.2f}-{r['max_ratio']:.2f}) |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"python": sys.version, "attnsel": attnsel.__version__, "results": results, "ratios": ratios},

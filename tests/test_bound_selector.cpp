@@ -287,6 +287,14 @@ query random_query(std::mt19937& rng) {
   for (const auto& f : features::known)
     if (std::uniform_int_distribution<int>(0, 9)(rng) == 0) q.required.insert(f.name);
   if (std::uniform_int_distribution<int>(0, 49)(rng) == 0) q.required.insert("no_backend_has_this");
+  // The PyTorch catalogs' features, which their call rules read (dropout with one query token, backward).
+  for (const char* f : {"dropout", "requires_grad", "nested", "gqa", "attn_mask", "deterministic"})
+    if (std::uniform_int_distribution<int>(0, 5)(rng) == 0) q.required.insert(f);
+  if (std::uniform_int_distribution<int>(0, 1)(rng) == 0) {
+    q.seq_len_q = pick(1U, 1U, 16U, 128U, 4096U);
+    q.seq_len_kv = pick(q.seq_len_q, 128U, 8192U);
+    q.batch_size = pick(1U, 8U, 70000U);
+  }
   return q;
 }
 
@@ -299,6 +307,16 @@ std::vector<platform> test_platforms() {
   auto flashinfer = platform::cuda(10, 0);
   flashinfer.add_component("flashinfer", parse_component_version("0.3.0"));
   out.push_back(flashinfer);
+  // Component versions that call rules' conditions read (the PyTorch catalogs' cuDNN rules), on both
+  // sides of their bounds: the bound selector decides those conditions once (detail::resolved_on).
+  for (const char* version : {"9.5.0", "9.12.0", "9.19.0", "9.22.1"}) {
+    for (const std::uint8_t major : {std::uint8_t{9}, std::uint8_t{10}}) {
+      auto cudnn = platform::cuda(major, 0);
+      cudnn.add_component("cudnn", parse_component_version(version));
+      if (version[2] == '1') cudnn.add_component("cudnn_preferred");
+      out.push_back(cudnn);
+    }
+  }
   return out;
 }
 

@@ -81,7 +81,8 @@ class selector {
   [[nodiscard]] selection select_or_throw(const query& q) const;
   /// The winner `select(q)` picks, as a trivially copyable `decision` (empty when `select` fails):
   /// the fields of `selection` but the prefer-mode trace. Allocates nothing when it succeeds; with the
-  /// cache on, a query seen before costs a table look-up.
+  /// cache on, a query seen before costs a table look-up. "Seen" is by value: an equal query built afresh
+  /// (its own feature_set of equal names) hits.
   [[nodiscard]] decision decide(const query& q) const;
   /// Same answer as `attnsel::explain` for the bound registry, platform and override.
   [[nodiscard]] explanation explain(const query& q) const;

@@ -85,6 +85,14 @@ namespace detail {
 /// Fast path of the domain and platform gates for `domain`: the first failing code, or std::nullopt.
 [[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend,
                                                                 attention_domain domain, const platform& p) noexcept;
+/// `variant` with what `p` alone decides of its call rules taken out, for a walk bound to `p`: a rule whose
+/// `when` names a component condition `p` fails is dropped (it never applies on `p`), a `require` naming one
+/// becomes `never`, and the component conditions `p` passes are removed (they always hold). For every
+/// query, first_query_failure on `p` answers the same with the result as with `variant`; a backend with an
+/// extra_check (which may read the variant) is never given one.
+[[nodiscard]] capabilities resolved_on(const capabilities& variant, const platform& p);
+/// True when resolved_on(variant, p) would differ from `variant`: some call rule names a component.
+[[nodiscard]] bool platform_decides_call_rules(const capabilities& variant) noexcept;
 /// `advisory ID: MESSAGE (URL)`: an advisory as a reason's message.
 [[nodiscard]] std::string advisory_message(const advisory& a);
 }  // namespace detail

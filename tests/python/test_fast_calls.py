@@ -124,3 +124,13 @@ def test_a_merge_forgets_the_selections_of_the_registry_it_replaced():
     after = attnsel.select(reg, fresh_query(), HOPPER)
     assert after.backend == "MY_KERNEL" and before.backend != "MY_KERNEL"
     assert attnsel.select(reg, fresh_query(), HOPPER) is after
+
+
+def test_equal_queries_built_afresh_hit_the_selector_cache():
+    s = attnsel.Selector(attnsel.reference_registry(), HOPPER)
+    answers = {s.select(fresh_query()) for _ in range(1000)}
+    assert len(answers) == 1
+    assert s.stats == {"hits": 999, "misses": 1}
+    # A different query is a miss, and its own answer.
+    s.select(fresh_query().replace(head_size=128))
+    assert s.stats["misses"] == 2

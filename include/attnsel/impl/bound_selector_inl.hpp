@@ -29,6 +29,7 @@ static_assert(max_cache_slots == selector_options::max_cache_slots, "one bound o
 struct bound_candidate {
   const backend_descriptor* backend = nullptr;  // the registry's descriptor
   const capabilities* variant = nullptr;        // the variant that runs here; null when none resolved
+  const capabilities* checked = nullptr;        // what the query gates read: `variant`, or its resolved_on copy
   bool usable = false;                          // every domain and platform gate passed
   bool serves = false;                          // the backend serves the domain (the order when no rule matches)
 };
@@ -43,7 +44,6 @@ struct bound_entry {
 // A rule whose platform half matches; its query half (policy_rule::matches_query) is left.
 struct bound_rule {
   const policy_rule* rule = nullptr;
-  rule_screen screen;  // the query half's cheapest tests, run before matches_query
   std::vector<bound_entry> order;
 };
 
@@ -58,6 +58,7 @@ struct bound_token {
 struct bound_domain {
   attention_domain domain = attention_domain::decoder;  // the domain its backends and rules serve
   std::vector<bound_candidate> candidates;              // by registry index
+  std::vector<capabilities> resolved;                   // variants resolved_on the platform (reserved: stable)
   std::vector<bound_rule> rules;                        // in policy order
   std::vector<std::uint32_t> registration_order;        // serving backends not skipped, when no rule matches
   std::vector<bound_token> tokens;
@@ -129,6 +130,7 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
   });
 
   d.candidates.resize(reg.size());
+  d.resolved.reserve(reg.size());
   for (std::size_t i = 0; i < reg.size(); ++i) {
     const auto& b = reg.backends()[i];
     auto& c = d.candidates[i];
@@ -136,6 +138,13 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
     c.serves = b.domains.contains(domain);
     c.usable = !first_platform_failure(b, domain, p);
     c.variant = c.serves ? resolve_variant(b, domain, p) : nullptr;
+    c.checked = c.variant;
+    // The call rules' component conditions are decided here, once (a custom check may read the variant,
+    // so its backend keeps the registry's).
+    if (c.usable && c.variant != nullptr && !b.extra_check && platform_decides_call_rules(*c.variant)) {
+      d.resolved.push_back(resolved_on(*c.variant, p));
+      c.checked = &d.resolved.back();
+    }
     if (c.serves && skip[i] == 0) d.registration_order.push_back(static_cast<std::uint32_t>(i));
   }
   const auto& rules = reg.policy().rules;
@@ -143,7 +152,6 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
     if (rules[r].domain != domain || !rules[r].matches_platform(p)) continue;
     bound_rule br;
     br.rule = &rules[r];
-    br.screen = rule_screen::of(rules[r]);
     for (std::size_t k = 0; k < rules[r].order.size(); ++k) {
       const auto& e = rules[r].order[k];
       bound_entry be;
@@ -170,12 +178,11 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
   }
   std::size_t rank = 0;
   std::uint64_t answer = 0;
-  const auto facts = call_facts::of(q, s.plat);
-  const auto rule_matches = [&](const bound_rule& r) { return r.screen.passes(facts) && r.rule->matches_query(q); };
+  const auto rule_matches = [&](const bound_rule& r) { return r.rule->matches_query(q); };
   const auto try_backend = [&](std::uint32_t index, bool forced) {
     ++rank;
     const auto& c = d.candidates[index];
-    if (!c.usable || first_query_failure(*c.backend, *c.variant, q, s.plat)) return false;
+    if (!c.usable || first_query_failure(*c.backend, *c.checked, q, s.plat)) return false;
     if (s.options.select.refuse_advisories && !c.backend->advisories.empty() &&
         first_warning(*c.backend, *c.variant, q, s.plat) != nullptr)
       return false;

@@ -446,6 +446,36 @@ ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const b
   return sink.first();
 }
 
+ATTNSEL_INLINE bool detail::platform_decides_call_rules(const capabilities& variant) noexcept {
+  return std::any_of(variant.call_rules.begin(), variant.call_rules.end(),
+                     [](const call_rule& r) { return !r.when.components.empty() || !r.require.components.empty(); });
+}
+
+ATTNSEL_INLINE capabilities detail::resolved_on(const capabilities& variant, const platform& p) {
+  // call_condition::evaluate reads the platform only through `components`, after everything else, and
+  // answers `no` when one is out of range: so a condition whose components hold answers as it does
+  // without them, and one whose components fail answers `no` for every query (as `never` does).
+  const auto components_hold = [&p](const call_condition& c) {
+    return std::all_of(c.components.begin(), c.components.end(),
+                       [&p](const component_condition& cc) { return component_in_range(cc, p); });
+  };
+  capabilities out = variant;
+  out.call_rules.clear();
+  for (const auto& rule : variant.call_rules) {
+    if (!components_hold(rule.when)) continue;  // `when` is `no` on p: the rule never applies
+    call_rule kept = rule;
+    kept.when.components.clear();
+    if (components_hold(rule.require)) {
+      kept.require.components.clear();
+    } else {
+      kept.require = call_condition{};
+      kept.require.never = true;
+    }
+    out.call_rules.push_back(std::move(kept));
+  }
+  return out;
+}
+
 ATTNSEL_INLINE std::string detail::advisory_message(const advisory& a) {
   std::string out = "advisory " + a.id + ": " + a.message;
   if (!a.upstream.empty()) out += " (" + a.upstream.front() + ")";
