@@ -179,6 +179,8 @@ struct call_facts {
 /// decision on its own), so a walk that runs matches on the rules it passes finds the same first rule
 /// with a few instructions for each rule it passes over. A registry keeps one per rule.
 struct rule_screen {
+  /// The fewest rules a policy must hold for screening to pay (registry::match_rule).
+  static constexpr std::size_t worth_from = 8;
   attention_domain domain = attention_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
   std::uint32_t modes = 0;      ///< 0: any
