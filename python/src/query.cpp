@@ -124,18 +124,19 @@ const std::vector<std::string>& field_names() {
 constexpr std::size_t max_fields = 32;
 
 // The field names as interned Python strings, in table order: a keyword is matched by identity first
-// (CPython interns the keyword names written in code), then by value.
+// (CPython interns the keyword names written in code), then by value. Never destroyed: a C++ static's
+// destructor runs after the interpreter has finalized, too late to release a Python reference.
 const std::vector<py::object>& interned_names() {
-  static const std::vector<py::object> names = [] {
-    std::vector<py::object> out;
+  static const auto* const names = [] {
+    auto* out = new std::vector<py::object>();
     for (const auto& f : fields()) {
       PyObject* name = PyUnicode_InternFromString(f.name);
       if (name == nullptr) throw py::error_already_set();
-      out.push_back(py::reinterpret_steal<py::object>(name));
+      out->push_back(py::reinterpret_steal<py::object>(name));
     }
     return out;
   }();
-  return names;
+  return *names;
 }
 
 // The arguments a call gave, one slot per field in table order (nullptr: not given).
