@@ -480,7 +480,7 @@ void bind_selection(py::module_& m) {
                                py::list upstream;
                                for (const auto& u : a->upstream) upstream.append(py::str(u));
                                d["upstream"] = upstream;
-                               return py::object(std::move(d));
+                               return {std::move(d)};
                              }),
                              "The chosen backend's warning advisory that holds for the call (a known-bad "
                              "combination the engine runs anyway): a dict of id, action, message, upstream; None "
