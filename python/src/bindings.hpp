@@ -122,7 +122,7 @@ class selection_memo {
     const attnsel::capabilities* variant = nullptr;
     const attnsel::advisory* warning = nullptr;
     std::size_t rank = 0;
-    std::uint32_t flags = 0;  ///< overridden, source (the selection's other fields)
+    std::uint32_t flags = 0;  ///< overridden, source, fell_back (the selection's other fields)
     py::object object;
   };
   std::array<entry, slots> entries_{};
@@ -317,9 +317,6 @@ py::object make_selection_error(const attnsel::selection_error& e);
 
 /// A Python Selection keeping `keep` alive.
 py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel::registry> keep);
-/// The same, through `memo`: the object an equal earlier selection returned, when it has one.
-py::object make_selection(const attnsel::selection& sel, const std::shared_ptr<const attnsel::registry>& keep,
-                          selection_memo& memo);
 /// A Python Explanation of `ex`, keeping `keep` alive; its JSON report states `q`, `p` and the override
 /// string the query read (`request`).
 py::object make_explanation(attnsel::explanation ex, std::shared_ptr<const attnsel::registry> keep,

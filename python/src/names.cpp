@@ -101,13 +101,7 @@ std::vector<std::string> str_list_arg(std::string_view name, py::handle value) {
     if (out.size() == most) throw too_many();
     if (!PyUnicode_Check(next))
       throw py::type_error(std::string(name) + ": every entry must be a str, got " + type_name(item));
-    Py_ssize_t length = 0;
-    const char* data = PyUnicode_AsUTF8AndSize(next, &length);
-    if (data == nullptr) {
-      PyErr_Clear();
-      throw py::value_error(std::string(name) + ": not valid Unicode text (a lone surrogate?)");
-    }
-    out.emplace_back(data, static_cast<std::size_t>(length));
+    out.push_back(str_arg(name, item));
   }
   if (PyErr_Occurred()) throw py::error_already_set();
   return out;

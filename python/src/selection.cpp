@@ -57,7 +57,7 @@ py::object select_checked(const registry_handle& r, const attnsel::query& q, con
     without_gil nogil;
     result.emplace(attnsel::select(*keep, q, p, request, options));
   }
-  if (result->ok()) return make_selection(result->value(), keep, r.memo);
+  if (result->ok()) return r.memo.get(result->value(), keep);
   auto error = make_selection_error(result->error());
   if (raise_on_error) raise_instance(error);
   return error;
@@ -334,11 +334,6 @@ explanation_handle explanation_from_state(const py::handle& state) {
 
 py::object make_selection(attnsel::selection sel, std::shared_ptr<const attnsel::registry> keep) {
   return py::cast(selection_handle{{}, std::move(sel), std::move(keep)});
-}
-
-py::object make_selection(const attnsel::selection& sel, const std::shared_ptr<const attnsel::registry>& keep,
-                          selection_memo& memo) {
-  return memo.get(sel, keep);
 }
 
 py::object selection_memo::get(const attnsel::selection& sel, const std::shared_ptr<const attnsel::registry>& keep) {

@@ -32,13 +32,6 @@ struct selector_handle : bound_value {
   }
 };
 
-// A flag argument read as select() reads prefer and raise_on_error: by its truth value.
-bool truth(const py::handle& value) {
-  const int v = PyObject_IsTrue(value.ptr());
-  if (v < 0) throw py::error_already_set();
-  return v != 0;
-}
-
 selector_handle make_selector(const py::handle& registry, const py::handle& platform, const py::handle& override,
                               bool prefer, bool refuse_advisories, bool cache, const py::handle& cache_slots) {
   const auto& r = value_arg<registry_handle>("registry", registry);
@@ -70,7 +63,7 @@ selector_handle make_selector(const py::handle& registry, const py::handle& plat
 py::object selector_select(const selector_handle& h, const py::handle& query, bool raise_on_error) {
   const auto& q = value_arg<py_query>("query", query);
   auto result = h.sel->select(q);
-  if (result.ok()) return make_selection(result.value(), h.keep, h.memo);
+  if (result.ok()) return h.memo.get(result.value(), h.keep);
   auto error = make_selection_error(result.error());
   if (raise_on_error) raise_instance(error);
   return error;
@@ -112,8 +105,9 @@ void bind_selector(py::module_& m) {
           .def(py::init([](const py::handle& registry, const py::handle& platform, const py::handle& override,
                            const py::handle& prefer, const py::handle& refuse_advisories, const py::handle& cache,
                            const py::handle& cache_slots) {
-                 return make_selector(registry, platform, override, truth(prefer), truth(refuse_advisories),
-                                      truth(cache), cache_slots);
+                 return make_selector(registry, platform, override, truth_arg(prefer.ptr(), false),
+                                      truth_arg(refuse_advisories.ptr(), false), truth_arg(cache.ptr(), true),
+                                      cache_slots);
                }),
                py::arg("registry"), py::arg("platform"), py::arg("override") = py::none(), py::kw_only(),
                py::arg("prefer") = false, py::arg("refuse_advisories") = false, py::arg("cache") = true,

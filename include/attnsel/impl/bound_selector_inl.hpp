@@ -58,7 +58,7 @@ struct bound_token {
 struct bound_domain {
   attention_domain domain = attention_domain::decoder;  // the domain its backends and rules serve
   std::vector<bound_candidate> candidates;              // by registry index
-  std::vector<capabilities> resolved;                   // variants resolved_on the platform (reserved: stable)
+  std::vector<capabilities> resolved;                   // variants resolved_on the platform (never grows after bind)
   std::vector<bound_rule> rules;                        // in policy order
   std::vector<std::uint32_t> registration_order;        // serving backends not skipped, when no rule matches
   std::vector<bound_token> tokens;
@@ -130,7 +130,7 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
   });
 
   d.candidates.resize(reg.size());
-  d.resolved.reserve(reg.size());
+  std::vector<std::uint32_t> to_resolve;  // candidates whose call rules name a component
   for (std::size_t i = 0; i < reg.size(); ++i) {
     const auto& b = reg.backends()[i];
     auto& c = d.candidates[i];
@@ -141,11 +141,14 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
     c.checked = c.variant;
     // The call rules' component conditions are decided here, once (a custom check may read the variant,
     // so its backend keeps the registry's).
-    if (c.usable && c.variant != nullptr && !b.extra_check && platform_decides_call_rules(*c.variant)) {
-      d.resolved.push_back(resolved_on(*c.variant, p));
-      c.checked = &d.resolved.back();
-    }
+    if (c.usable && c.variant != nullptr && !b.extra_check && platform_decides_call_rules(*c.variant))
+      to_resolve.push_back(static_cast<std::uint32_t>(i));
     if (c.serves && skip[i] == 0) d.registration_order.push_back(static_cast<std::uint32_t>(i));
+  }
+  d.resolved.reserve(to_resolve.size());  // exact: the candidates keep pointers into it
+  for (const auto i : to_resolve) {
+    d.resolved.push_back(resolved_on(*d.candidates[i].variant, p));
+    d.candidates[i].checked = &d.resolved.back();
   }
   const auto& rules = reg.policy().rules;
   for (std::size_t r = 0; r < rules.size(); ++r) {

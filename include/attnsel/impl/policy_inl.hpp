@@ -36,16 +36,22 @@ ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) con
   return enabled_on(p) && enabled_for(q);
 }
 
+namespace detail {
+// matches_platform past the vendor: the arch (the same test a backend's platform constraint does) and, for
+// a measured rule, the device and versions it was measured on.
+inline bool arch_and_measurement_hold(const policy_rule& r, const platform& p) noexcept {
+  return r.arch_filter::accepts(p) && (!r.measured || r.measured->holds_on(p));
+}
+}  // namespace detail
+
 ATTNSEL_INLINE bool policy_rule::matches(const query& q, const platform& p) const noexcept {
-  // matches_platform and matches_query, cheapest tests first: most rules a walk passes over differ from the
-  // call in domain, vendor, mode, phase or a required feature, and the arch test costs more than those.
-  return q.domain == domain && p.vendor() == vendor && matches_query(q) && arch_filter::accepts(p) &&
-         (!measured || measured->holds_on(p));
+  // Cheapest tests first: most rules a walk passes over differ from the call in domain, vendor, mode, phase
+  // or a required feature, and the arch test costs more than those.
+  return q.domain == domain && p.vendor() == vendor && matches_query(q) && detail::arch_and_measurement_hold(*this, p);
 }
 
 ATTNSEL_INLINE bool policy_rule::matches_platform(const platform& p) const noexcept {
-  // The arch half of a rule is the same test a backend's platform constraint does.
-  return p.vendor() == vendor && arch_filter::accepts(p) && (!measured || measured->holds_on(p));
+  return p.vendor() == vendor && detail::arch_and_measurement_hold(*this, p);
 }
 
 ATTNSEL_INLINE bool policy_rule::matches_query(const query& q) const noexcept {
