@@ -80,6 +80,7 @@ def torch_cases():
         "attnsel.torch.query_from_sdpa + select": lambda: attnsel.select(
             reg, at.query_from_sdpa(q, k, v, is_causal=True), plat),
         "attnsel.torch.select_sdpa (everything)": lambda: at.select_sdpa(q, k, v, is_causal=True),
+        "attnsel.torch.select_sdpa, the Python call key": lambda: python_keyed(at, q, k, v),
         # What a select_sdpa hit spends, part by part (its key reads these).
         "part: q.shape": lambda: q.shape,
         "part: q.dtype": lambda: q.dtype,
@@ -92,7 +93,18 @@ def torch_cases():
         "part: torch.are_deterministic_algorithms_enabled()": torch.are_deterministic_algorithms_enabled,
         "part: torch._C._get_deterministic_algorithms()": torch._C._get_deterministic_algorithms,
         "part: attrgetter of a tensor's 4 key attributes": lambda: at._tensor_key(q),
+        **({"part: attnsel._torch_call.call_key (C++)": lambda: at._call_key(q, k, v, None, 0.0, True, False)}
+           if at.CALL_KEY_NATIVE else {}),
     }
+
+
+def python_keyed(at, q, k, v):
+    """select_sdpa with its call key read through Python attributes (as where attnsel._torch_call is absent)."""
+    native, at._call_key = at._call_key, None
+    try:
+        return at.select_sdpa(q, k, v, is_causal=True)
+    finally:
+        at._call_key = native
 
 
 def paired(a, b, calls: int, reps: int):
@@ -139,6 +151,9 @@ def main() -> int:
     cases = attnsel_cases()
     if args.torch:
         cases.update(torch_cases())
+        import attnsel.torch as at
+        print(f"select_sdpa's call key: {'C++ (attnsel._torch_call)' if at.CALL_KEY_NATIVE else 'Python'}"
+              + ("" if at.CALL_KEY_NATIVE else f" ({at._call_key_missing})"))
     results = {}
     for name, fn in cases.items():
         results[name] = per_call_ns(fn, args.calls, args.reps)

@@ -36,6 +36,14 @@ if [[ "$mode" == "full" ]]; then
   step "oracle: vLLM 0.33.0 and SGLang 0.5.23, whole grids"
   scripts/oracle.sh --out build/oracle | tee -a "$log"
 
+  # attnsel.torch against a real torch: the oracle venv's torch 2.14.0 (CPU here), the module of the dev
+  # build, and attnsel._torch_call built against that torch (select_sdpa's call key read in C++).
+  step "attnsel.torch: tests/python/test_torch.py under the oracle venv's torch, the C++ call key built for it"
+  venv="${ATTNSEL_ORACLE_VENV:-$HOME/.cache/attnsel/oracle-venv}"
+  cmake -S . -B build/dev -DATTNSEL_TORCH_PYTHON="$venv/bin/python" > /dev/null
+  cmake --build build/dev -j2 --target attnsel_torch_call
+  ctest --test-dir build/dev -R '^python_torch_tests$' --output-on-failure --no-tests=error | tee -a "$log"
+
   step "clang-asan: a second compiler, C++20, the compiled library, clang-tidy, AddressSanitizer + UBSan"
   cmake --workflow --preset clang-asan | tee -a "$log"
   step "ThreadSanitizer: the suites that start threads"

@@ -31,6 +31,7 @@ from . import DTYPES, OverrideSet, Platform, Query, Registry, Selection, builtin
 from .detect import PYTHON_PACKAGES, python_components, sdpa_catalog
 
 __all__ = [
+    "CALL_KEY_NATIVE",
     "PYTHON_PACKAGES",
     "cudnn_version",
     "platform",
@@ -219,25 +220,18 @@ def select_sdpa(
     and one dict look-up. Calls with nested tensors are answered afresh. SelectionError when nothing
     fits (errors are not cached).
     """
-    # The key reads each tensor's nested flag, shape, dtype and grad flag in one C call (attrgetter):
-    # per attribute no interpreter step, which is most of what a hit costs.
-    try:
-        mq, mk, mv = _tensor_key(query), _tensor_key(key), _tensor_key(value)
-    except RuntimeError:  # a strided nested tensor has no shape
-        mq = None
-    call = None
-    if mq is not None and not (mq[0] or mk[0] or mv[0]):
-        # A nested tensor's ragged sizes are no key: those calls are answered afresh. The registry by
-        # its generation, which Registry.merge changes and no other registry of the process ever has
-        # (its id() stays the same across a merge, and a collected one's id is reused); the platform,
-        # immutable, by identity: the entry holds a reference to it, so its id is not reused while the
-        # entry lives.
-        mask = None if attn_mask is None else (attn_mask.dim(), attn_mask.requires_grad, attn_mask.dtype)
-        given = (None if registry is None and platform is None and override is None and not prefer
-                 else (None if registry is None else registry.generation, id(platform), override, prefer))
-        deterministic = _deterministic() and not _deterministic_warn_only()  # as query_from_sdpa reads it
-        call = (mq, mk, mv, _is_grad_enabled(), mask, deterministic, dropout_p > 0.0, is_causal, enable_gqa,
-                query.device, given)
+    # The call's description: read in C++ where attnsel._torch_call is built for this torch (bytes), else
+    # through Python attributes (a tuple). Nested tensors have no key: those calls are answered afresh.
+    call = None if _call_key is None else _call_key(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+    if call is None:
+        call = _python_call_key(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+    if call is not None:
+        if registry is not None or platform is not None or override is not None or prefer:
+            # The registry by its generation, which Registry.merge changes and no other registry of the
+            # process ever has (its id() stays the same across a merge, and a collected one's id is
+            # reused); the platform, immutable, by identity: the entry holds a reference to it, so its
+            # id is not reused while the entry lives.
+            call = (call, None if registry is None else registry.generation, id(platform), override, prefer)
         hit = _answers.get(call)
         if hit is not None:
             return hit[0]
@@ -258,14 +252,45 @@ _ANSWERS_LIMIT = 4096
 
 
 _registry = registry  # select_sdpa's `registry` argument shadows the function
-# select_sdpa's key of one tensor, and the C functions behind torch.is_grad_enabled and
-# torch.are_deterministic_algorithms_enabled / is_deterministic_algorithms_warn_only_enabled (where those
-# are Python wrappers: a frame each per call).
+
+
+def _python_call_key(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa) -> Optional[tuple]:
+    # The same description as attnsel._torch_call.call_key, read through Python: each tensor's nested flag,
+    # shape, dtype and grad flag in one C call (attrgetter), the mask's rank, grad flag and dtype, grad and
+    # determinism modes, the flags and the device. None for nested tensors.
+    try:
+        mq, mk, mv = _tensor_key(query), _tensor_key(key), _tensor_key(value)
+    except RuntimeError:  # a strided nested tensor has no shape
+        return None
+    if mq[0] or mk[0] or mv[0]:
+        return None
+    mask = None if attn_mask is None else (attn_mask.dim(), attn_mask.requires_grad, attn_mask.dtype)
+    deterministic = _deterministic() and not _deterministic_warn_only()  # as query_from_sdpa reads it
+    return (mq, mk, mv, _is_grad_enabled(), mask, deterministic, dropout_p > 0.0, bool(is_causal), bool(enable_gqa),
+            query.device)
+
+
+# The C functions behind torch.is_grad_enabled and torch.are_deterministic_algorithms_enabled /
+# is_deterministic_algorithms_warn_only_enabled (where those are Python wrappers: a frame each per call).
 _tensor_key = operator.attrgetter("is_nested", "shape", "dtype", "requires_grad")
 _is_grad_enabled = torch.is_grad_enabled
 _deterministic = getattr(torch._C, "_get_deterministic_algorithms", torch.are_deterministic_algorithms_enabled)
 _deterministic_warn_only = getattr(torch._C, "_get_deterministic_algorithms_warn_only",
                                    torch.is_deterministic_algorithms_warn_only_enabled)
+
+
+def _load_call_key() -> tuple:
+    # attnsel._torch_call where it is built and loads into this torch; else None and why.
+    try:
+        from . import _torch_call  # type: ignore[attr-defined]
+    except ImportError as e:  # not built (no torch at build time), or built against another torch
+        return None, str(e)
+    return _torch_call.call_key, None
+
+
+# select_sdpa's call key in C++, or None; CALL_KEY_NATIVE says which one runs, _call_key_missing why not.
+_call_key, _call_key_missing = _load_call_key()
+CALL_KEY_NATIVE: bool = _call_key is not None
 
 
 def to_sdp_backend(selection: Union[Selection, str]) -> SDPBackend:

@@ -7,6 +7,7 @@ from torch.nn.attention import SDPBackend
 
 from . import OverrideSet, Platform, Query, Registry, Selection
 
+CALL_KEY_NATIVE: bool
 PYTHON_PACKAGES: Dict[str, Tuple[str, ...]]
 
 def query_from_sdpa(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,

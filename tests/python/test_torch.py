@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # attnsel.torch: SDPA queries, the torch platform, SDPBackend mapping; agreement checks run where CUDA is.
 import json
+import os
 
 import pytest
 
@@ -47,7 +48,7 @@ def test_query_from_sdpa_states_the_calls_shape():
     assert "attn_mask_3d" in at.query_from_sdpa(q, k, v, attn_mask=torch.ones(3, 1, 4096, dtype=torch.bool)).features
 
 
-def test_select_sdpa_remembers_answers_per_call_description():
+def test_select_sdpa_remembers_answers_per_call_description(call_key):
     reg, platform = attnsel.torch_sdpa_registry(), attnsel.Platform.cpu()
     a = at.select_sdpa(*tensors(), registry=reg, platform=platform)
     assert at.select_sdpa(*tensors(), registry=reg, platform=platform) is a  # same description: the same answer
@@ -62,7 +63,7 @@ def test_select_sdpa_remembers_answers_per_call_description():
     assert len(at._answers) <= at._ANSWERS_LIMIT
 
 
-def test_select_sdpa_answers_afresh_after_the_registry_is_merged(tmp_path):
+def test_select_sdpa_answers_afresh_after_the_registry_is_merged(tmp_path, call_key):
     # The cache was keyed on id(registry), which a merge keeps: every shape seen before kept its old answer.
     reg, platform = attnsel.torch_sdpa_registry(), attnsel.Platform.cpu()
     assert at.select_sdpa(*tensors(), registry=reg, platform=platform).backend == "FLASH_ATTENTION"
@@ -74,7 +75,74 @@ def test_select_sdpa_answers_afresh_after_the_registry_is_merged(tmp_path):
     assert at.select_sdpa(*tensors(), registry=reg, platform=platform).backend == "MATH"
 
 
-def test_select_sdpa_cached_answers_follow_every_input_query_from_sdpa_reads():
+# select_sdpa's call key: read in C++ (attnsel._torch_call, where it is built for this torch) or in Python.
+KEYS = ["python"] + (["native"] if at.CALL_KEY_NATIVE else [])
+
+
+@pytest.fixture(params=KEYS)
+def call_key(request, monkeypatch):
+    if request.param == "python":
+        monkeypatch.setattr(at, "_call_key", None)
+    at._answers.clear()
+    yield request.param
+    at._answers.clear()
+
+
+def test_the_native_call_key_is_built_where_the_build_says():
+    # ctest's python_torch_tests sets this where CMake built attnsel._torch_call for this torch.
+    if os.environ.get("ATTNSEL_EXPECT_TORCH_CALL") == "1":
+        assert at.CALL_KEY_NATIVE, at._call_key_missing
+    assert at.CALL_KEY_NATIVE == (at._call_key_missing is None)
+
+
+def sample_calls():
+    q, k, v = tensors(grad=True)
+    yield (q, k, v), {}
+    yield (q, k, v), {"is_causal": True}
+    yield (q, k, v), {"dropout_p": 0.2}
+    yield (q, k, v), {"attn_mask": torch.ones(64, 64, dtype=torch.bool)}
+    yield (q, k, v), {"attn_mask": torch.ones(2, 64, 64, dtype=torch.bool)}
+    yield (q, k, v), {"attn_mask": torch.zeros(64, 64, dtype=torch.float16, requires_grad=True)}
+    yield tensors(h=8, hk=2), {"enable_gqa": True}
+    yield tensors(s=1, sk=4096), {}
+    yield tensors(d=64, dv=128), {}
+    yield tensors(dtype=torch.float32), {}
+    yield tensors(b=1, h=4), {}
+    yield (q[0], k[0], v[0]), {}  # 3-D
+    yield (q, k, v.transpose(1, 2)), {}  # same sizes other strides: one description
+
+
+def test_the_native_call_key_tells_calls_apart_exactly_as_the_python_key():
+    if not at.CALL_KEY_NATIVE:
+        pytest.skip(f"attnsel._torch_call is not built for this torch: {at._call_key_missing}")
+    names = ("attn_mask", "dropout_p", "is_causal", "enable_gqa")
+    described = []
+    for grad in (False, True):
+        with torch.set_grad_enabled(grad):
+            for args, kwargs in sample_calls():
+                full = [*args] + [kwargs.get(n, d) for n, d in zip(names, (None, 0.0, False, False))]
+                described.append((at._call_key(*full), at._python_call_key(*full)))
+    for native, python in described:
+        assert isinstance(native, bytes) and python is not None
+    for a in described:
+        for b in described:
+            assert (a[0] == b[0]) == (a[1] == b[1])
+    # Not a plain dense Tensor: Python describes it (a subclass), or nobody does (nested: answered afresh).
+    q, k, v = tensors()
+    assert at._call_key(q.as_subclass(Sub), k, v, None, 0.0, False, False) is None
+    nested = torch.nested.nested_tensor([torch.randn(2, 8, 16), torch.randn(2, 4, 16)], layout=torch.jagged)
+    assert at._call_key(nested, nested, nested, None, 0.0, False, False) is None
+    assert at._call_key(q, k, v, "mask", 0.0, False, False) is None
+    assert at._call_key(q, k, v, None, "0.5", False, False) is None
+    with pytest.raises(TypeError, match="7 positional arguments"):
+        at._call_key(q, k, v)
+
+
+class Sub(torch.Tensor):
+    pass
+
+
+def test_select_sdpa_cached_answers_follow_every_input_query_from_sdpa_reads(call_key):
     """Each call twice (the second from select_sdpa's cache) against select on query_from_sdpa's Query."""
     # An H200 as torch sees it: there grad, dropout, masks, lengths and determinism change the answer.
     reg = at.registry()
@@ -82,26 +150,13 @@ def test_select_sdpa_cached_answers_follow_every_input_query_from_sdpa_reads():
     at._answers.clear()
     answers = set()
 
-    def calls():
-        q, k, v = tensors(grad=True)
-        yield (q, k, v), {}
-        yield (q, k, v), {"is_causal": True}
-        yield (q, k, v), {"dropout_p": 0.2}
-        yield (q, k, v), {"attn_mask": torch.ones(64, 64, dtype=torch.bool)}
-        yield (q, k, v), {"attn_mask": torch.ones(2, 64, 64, dtype=torch.bool)}
-        yield (q, k, v), {"attn_mask": torch.zeros(64, 64, dtype=torch.float16, requires_grad=True)}
-        yield tensors(h=8, hk=2), {"enable_gqa": True}
-        yield tensors(s=1, sk=4096), {}
-        yield tensors(d=64, dv=128), {}
-        yield tensors(dtype=torch.float32), {}
-
     old = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
     try:
         for grad in (False, True):
             for deterministic, warn_only in ((False, False), (True, False), (True, True)):
                 torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
                 with torch.set_grad_enabled(grad):
-                    for args, kwargs in calls():
+                    for args, kwargs in sample_calls():
                         expected = attnsel.select(reg, at.query_from_sdpa(*args, **kwargs), platform)
                         answers.add(expected.backend)
                         for _ in range(2):
