@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -363,4 +364,68 @@ TEST_CASE("the platform's field list covers every consumer", "[fields][platform]
     });
     CHECK(differing == std::vector<std::string>{name});
   }
+}
+
+// The bound selector skips the query half of a rule or an entry that states no query condition:
+// reads_query must be set by each field of that half and by no other, and false must mean "holds
+// for every query".
+TEST_CASE("reads_query: set by each query-half field alone, and false only where every query matches",
+          "[fields][policy]") {
+  const auto c = every_field();
+  const std::set<std::string> rule_query_half{"modes",  "min_num_heads", "max_num_heads", "kv_cache_dtypes",
+                                              "dtypes", "head_sizes",    "features",      "without_features",
+                                              "phases", "shape"};
+  const std::set<std::string> entry_query_half{"unless_features", "phases", "shape"};
+  // Queries that each state one field otherwise, so a condition on any of them fails for one.
+  std::vector<query> queries(1);
+  queries[0].head_size = 128;
+  const auto vary = [&](auto&& edit) {
+    query q = queries[0];
+    edit(q);
+    queries.push_back(q);
+  };
+  vary([](query& q) { q.mode = attention_mode::mla; });
+  vary([](query& q) { q.dtype = data_type::float32; });
+  vary([](query& q) { q.kv_cache_dtype = cache_dtype::fp8; });
+  vary([](query& q) { q.head_size = 576; });
+  vary([](query& q) { q.num_heads = 1; });
+  vary([](query& q) { q.num_heads = 4096; });
+  vary([](query& q) { q.phase = attention_phase::decode; });
+  vary([](query& q) { q.phase = attention_phase::prefill; });
+  vary([](query& q) {
+    q.seq_len_q = 1;
+    q.seq_len_kv = 1;
+    q.batch_size = 1;
+  });
+  for (const auto& r : c.registry.policy().rules) {
+    for (const auto& field : set_fields(r)) {
+      INFO("rule field " << field);
+      policy_rule alone;
+      alone.domain = r.domain;
+      alone.vendor = r.vendor;
+      alone = with_field(alone, field, r);
+      CHECK(alone.reads_query() == (rule_query_half.count(field) == 1));
+      if (!alone.reads_query())
+        for (const auto& q : queries) CHECK(alone.matches_query(q));
+    }
+    for (const auto& e : r.order) {
+      for (const auto& field : set_fields(e)) {
+        INFO("entry field " << field);
+        const auto alone = with_field(policy_entry{}, field, e);
+        CHECK(alone.reads_query() == (entry_query_half.count(field) == 1));
+        if (!alone.reads_query())
+          for (const auto& q : queries) CHECK(alone.enabled_for(q));
+      }
+    }
+  }
+  // Each query-half field is set somewhere in the fixture, so each was checked above.
+  std::set<std::string> seen_rule;
+  std::set<std::string> seen_entry;
+  for (const auto& r : c.registry.policy().rules) {
+    for (const auto& f : set_fields(r)) seen_rule.insert(f);
+    for (const auto& e : r.order)
+      for (const auto& f : set_fields(e)) seen_entry.insert(f);
+  }
+  for (const auto& f : rule_query_half) CHECK(seen_rule.count(f) == 1);
+  for (const auto& f : entry_query_half) CHECK(seen_entry.count(f) == 1);
 }

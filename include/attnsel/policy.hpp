@@ -6,6 +6,7 @@
 #include <attnsel/descriptor.hpp>
 #include <attnsel/enums.hpp>
 #include <attnsel/field_list.hpp>
+#include <attnsel/impl/hot.hpp>
 #include <attnsel/measurement.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
@@ -36,6 +37,8 @@ struct policy_entry {
   /// The query half of `enabled`: features, phase and shape. A phase or range on a field the query
   /// leaves unstated does not hold.
   [[nodiscard]] bool enabled_for(const query& q) const noexcept;
+  /// False when the entry states no query condition: `enabled_for` then holds for every query.
+  [[nodiscard]] bool reads_query() const noexcept;
 
   friend bool operator==(const policy_entry& a, const policy_entry& b) { return detail::fields_equal(a, b); }
 };
@@ -101,6 +104,8 @@ struct policy_rule : arch_filter {
   /// `matches_query` without the features: modes, head count, kv-cache dtypes, dtypes, head sizes,
   /// phase, shape.
   [[nodiscard]] bool matches_fields(const query& q) const noexcept;
+  /// False when the rule states no query condition: `matches_query` then holds for every query.
+  [[nodiscard]] bool reads_query() const noexcept;
   /// Deprecated: `to_string(rule)`.
   [[deprecated("use to_string(rule)")]] [[nodiscard]] std::string describe() const;
 
@@ -160,7 +165,7 @@ struct call_facts {
   int capability = -1;       ///< cuda_capability::value(); -1 when the platform has none
   std::size_t features = 0;  ///< how many features the query requires
 
-  static call_facts of(const query& q, const platform& p) noexcept {
+  ATTNSEL_INTERNAL_ALWAYS_INLINE static call_facts of(const query& q, const platform& p) noexcept {
     call_facts c;
     c.domain = q.domain;
     c.vendor = p.vendor();
@@ -192,7 +197,7 @@ struct rule_screen {
   std::size_t features = 0;     ///< the rule's required features: a query with fewer cannot hold them all
 
   static rule_screen of(const policy_rule& r) noexcept;
-  [[nodiscard]] bool passes(const call_facts& c) const noexcept {
+  [[nodiscard]] ATTNSEL_INTERNAL_ALWAYS_INLINE bool passes(const call_facts& c) const noexcept {
     if (domain != c.domain || vendor != c.vendor || c.features < features) return false;
     if ((modes != 0 && (modes & c.mode) == 0) || (phases != 0 && (phases & c.phase) == 0)) return false;
     if ((dtypes != 0 && (dtypes & c.dtype) == 0) || (kv_dtypes != 0 && (kv_dtypes & c.kv_dtype) == 0)) return false;

@@ -38,13 +38,16 @@ struct bound_candidate {
 struct bound_entry {
   const policy_entry* entry = nullptr;
   std::uint32_t backend = 0;
-  bool skip = false;  // excluded, forced before the automatic walk, or its component condition fails
+  bool skip = false;         // excluded, forced before the automatic walk, or its component condition fails
+  bool reads_query = false;  // its query half (policy_entry::enabled_for) states a condition
 };
 
 // A rule whose platform half matches; its query half (policy_rule::matches_query) is left.
 struct bound_rule {
   const policy_rule* rule = nullptr;
   std::vector<bound_entry> order;
+  rule_screen screen;        // its cheap tests, run before the query half
+  bool reads_query = false;  // false: the query half holds for every query, so it is not tested
 };
 
 // A name entry of the override (resolved to a registry index) or "auto"; exclusions are folded into
@@ -155,16 +158,60 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
     if (rules[r].domain != domain || !rules[r].matches_platform(p)) continue;
     bound_rule br;
     br.rule = &rules[r];
+    br.reads_query = rules[r].reads_query();
+    br.screen = rule_screen::of(rules[r]);
+    br.order.reserve(rules[r].order.size());
     for (std::size_t k = 0; k < rules[r].order.size(); ++k) {
       const auto& e = rules[r].order[k];
       bound_entry be;
       be.entry = &e;
       be.backend = static_cast<std::uint32_t>(reg.resolved(r, k));
       be.skip = skip[be.backend] != 0 || !e.enabled_on(p);
+      be.reads_query = e.reads_query();
       br.order.push_back(be);
     }
     d.rules.push_back(std::move(br));
   }
+}
+
+// True when candidate `c` takes the query: its query gates pass (the platform half was decided at
+// bind time) and, when advisories refuse, no warning holds.
+inline bool takes(const bound_state& s, const bound_candidate& c, const query& q) noexcept {
+  if (!c.usable || first_query_failure(*c.backend, *c.checked, q, s.plat)) return false;
+  return !(s.options.select.refuse_advisories && !c.backend->advisories.empty() &&
+           first_warning(*c.backend, *c.variant, q, s.plat) != nullptr);
+}
+
+// The first rule whose query half holds for `q` (a rule without query conditions holds untested), or null.
+ATTNSEL_INTERNAL_ALWAYS_INLINE const bound_rule* rule_for(const bound_state& s, const bound_domain& d,
+                                                          const query& q) noexcept {
+  auto it = d.rules.begin();
+  if (it == d.rules.end() || !it->reads_query) return it == d.rules.end() ? nullptr : &*it;
+  // The rules' packed cheap tests first (their platform half passed at bind time, so only the query's
+  // mode, phase, dtypes and feature count decide them).
+  const auto facts = call_facts::of(q, s.plat);
+  for (; it != d.rules.end(); ++it)
+    if (!it->reads_query || (it->screen.passes(facts) && it->rule->matches_query(q))) return &*it;
+  return nullptr;
+}
+
+// The automatic walk: `rule`'s order, or the registration order when no rule matches. Each backend
+// tried counts in `rank`. The packed answer, or 0.
+inline std::uint64_t walk_automatic(const bound_state& s, const bound_domain& d, const bound_rule* rule, const query& q,
+                                    std::size_t& rank) noexcept {
+  if (rule == nullptr) {
+    for (const auto index : d.registration_order) {
+      ++rank;
+      if (takes(s, d.candidates[index], q)) return pack_answer(index, rank, false);
+    }
+    return 0;
+  }
+  for (const auto& e : rule->order) {
+    if (e.skip || (e.reads_query && !e.entry->enabled_for(q))) continue;
+    ++rank;
+    if (takes(s, d.candidates[e.backend], q)) return pack_answer(e.backend, rank, false);
+  }
+  return 0;
 }
 
 // The walk of detail::walk (forced entries, then the policy order) over the decided platform half:
@@ -180,54 +227,41 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
     return walk_bound(s, d, in_domain);
   }
   std::size_t rank = 0;
+  // No forced name (no override, or only exclusions, folded into the skip flags): the automatic walk.
+  if (d.tokens.empty()) return d.automatic ? walk_automatic(s, d, rule_for(s, d, q), q, rank) : 0;
+  // A forced backend where the matching rule states an engine that substitutes (policy_rule::forced):
+  // the free select answers and explains it.
+  if (d.has_forced) {
+    const bound_rule* r = rule_for(s, d, q);
+    if (r != nullptr && r->rule->forced != forced_handling::honoured) return 0;
+  }
   std::uint64_t answer = 0;
-  const auto rule_matches = [&](const bound_rule& r) { return r.rule->matches_query(q); };
-  const auto try_backend = [&](std::uint32_t index, bool forced) {
-    ++rank;
-    const auto& c = d.candidates[index];
-    if (!c.usable || first_query_failure(*c.backend, *c.checked, q, s.plat)) return false;
-    if (s.options.select.refuse_advisories && !c.backend->advisories.empty() &&
-        first_warning(*c.backend, *c.variant, q, s.plat) != nullptr)
-      return false;
-    answer = pack_answer(index, rank, forced);
-    return true;
-  };
   const bound_rule* rule = nullptr;  // the automatic walk's rule, once it ran
-  const auto walk_automatic = [&] {
-    const auto it = std::find_if(d.rules.begin(), d.rules.end(), rule_matches);
-    rule = it == d.rules.end() ? nullptr : &*it;
-    // try_backend records the answer; the walk stops at the first backend that takes the query.
-    if (rule == nullptr)
-      return std::any_of(d.registration_order.begin(), d.registration_order.end(),
-                         [&](std::uint32_t index) { return try_backend(index, false); });
-    return std::any_of(rule->order.begin(), rule->order.end(), [&](const bound_entry& e) {
-      return !e.skip && e.entry->enabled_for(q) && try_backend(e.backend, false);
-    });
-  };
+  bool automatic_done = false;
   // A forced name after "auto" is skipped when the automatic walk already visited it.
   const auto in_automatic_order = [&](std::uint32_t index) {
     if (rule == nullptr) return d.candidates[index].serves;
     return std::any_of(rule->order.begin(), rule->order.end(),
                        [&](const bound_entry& e) { return e.backend == index; });
   };
-  // A forced backend where the matching rule states an engine that substitutes (policy_rule::forced):
-  // the free select answers and explains it.
-  if (d.has_forced) {
-    const auto it = std::find_if(d.rules.begin(), d.rules.end(), rule_matches);
-    if (it != d.rules.end() && it->rule->forced != forced_handling::honoured) return 0;
-  }
-  const bool fallback_auto = s.options.select.prefer && d.has_forced;
-  bool automatic_done = false;
   for (const auto& t : d.tokens) {
     if (!t.automatic) {
       if (automatic_done && in_automatic_order(t.backend)) continue;
-      if (try_backend(t.backend, true)) break;
+      ++rank;
+      if (takes(s, d.candidates[t.backend], q)) {
+        answer = pack_answer(t.backend, rank, true);
+        break;
+      }
     } else {
       automatic_done = true;
-      if (walk_automatic()) break;
+      rule = rule_for(s, d, q);
+      answer = walk_automatic(s, d, rule, q, rank);
+      if (answer != 0) break;
     }
   }
-  if (answer == 0 && !automatic_done && (d.automatic || fallback_auto)) walk_automatic();
+  const bool fallback_auto = s.options.select.prefer && d.has_forced;
+  if (answer == 0 && !automatic_done && (d.automatic || fallback_auto))
+    answer = walk_automatic(s, d, rule_for(s, d, q), q, rank);
   // Prefer mode fell back to automatic: select() records why each forced backend failed, which only
   // the free select's tracing path builds.
   if (answer != 0 && fallback_auto && !answer_forced(answer) && !d.explicit_auto) answer |= answer_fell_back_bit;

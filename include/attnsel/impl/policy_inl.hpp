@@ -32,6 +32,10 @@ ATTNSEL_INLINE bool policy_entry::enabled_for(const query& q) const noexcept {
   return !q.required.intersects(unless_features) && detail::call_matches(phases, shape, q);
 }
 
+ATTNSEL_INLINE bool policy_entry::reads_query() const noexcept {
+  return !unless_features.empty() || !phases.empty() || !shape.empty();
+}
+
 ATTNSEL_INLINE bool policy_entry::enabled(const platform& p, const query& q) const noexcept {
   return enabled_on(p) && enabled_for(q);
 }
@@ -56,6 +60,11 @@ ATTNSEL_INLINE bool policy_rule::matches_platform(const platform& p) const noexc
 
 ATTNSEL_INLINE bool policy_rule::matches_query(const query& q) const noexcept {
   return matches_fields(q) && q.required.includes(features) && !q.required.intersects(without_features);
+}
+
+ATTNSEL_INLINE bool policy_rule::reads_query() const noexcept {
+  return !modes.empty() || min_num_heads != 0 || max_num_heads != 0 || !kv_cache_dtypes.empty() || !dtypes.empty() ||
+         !head_sizes.empty() || !features.empty() || !without_features.empty() || !phases.empty() || !shape.empty();
 }
 
 ATTNSEL_INLINE bool policy_rule::matches_fields(const query& q) const noexcept {
