@@ -29,7 +29,7 @@ TEST_CASE("every compiled-in catalog equals the one parsed from its JSON", "[ref
 }
 
 TEST_CASE("equal feature lists of a compiled-in catalog share one stored list", "[reference][tables]") {
-  // The generator defines equal lists once and the builder interns them by address: one allocation per
+  // The generator defines equal lists once and numbers them, and the builder interns them: one allocation per
   // distinct list, as the JSON loader shares inherited ones.
   for (const auto name : builtin_catalog_names) {
     INFO(name);

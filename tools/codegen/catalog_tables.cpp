@@ -57,8 +57,9 @@ class emitter {
   explicit emitter(std::string prefix) : prefix_(std::move(prefix)) {}
 
   // Defines `inline constexpr TYPE NAME[] = {items};` (before its first use) and returns the
-  // `list` initializer naming it; `{}` when empty. Equal lists of one type are defined once, so the
-  // registry builder can tell equal feature lists apart by address alone (feature_interner).
+  // `list` initializer naming it; `{}` when empty. Equal lists of one type are defined once, and each
+  // distinct feature list gets a number, so the registry builder makes one feature_set of each
+  // (feature_interner).
   std::string list(std::string_view type, const std::vector<std::string>& items) {
     if (items.empty()) return "{}";
     std::string body;
@@ -78,8 +79,12 @@ class emitter {
     for (const auto& n : names) items.push_back(literal(n));
     return list("std::string_view", items);
   }
+  // A feature list: its names and its number among the catalog's distinct feature lists.
   std::string strings(const feature_set& names) {
-    return strings(std::vector<std::string>(names.begin(), names.end()));
+    if (names.empty()) return "{}";
+    const auto names_list = strings(std::vector<std::string>(names.begin(), names.end()));
+    const auto it = feature_ids_.emplace(names_list, feature_ids_.size()).first;
+    return "{" + names_list + ", " + std::to_string(it->second) + "U}";
   }
 
   std::string uints(const std::vector<std::uint32_t>& values) {
@@ -89,9 +94,21 @@ class emitter {
     return list("std::uint32_t", items);
   }
 
+  // Enum sets, optionals and shape limits are written as the values themselves (constant-initialized),
+  // so the registry builder copies them instead of converting.
+  template <class E>
+  static std::string set(enum_set<E> values, std::string_view type) {
+    std::string out;
+    const std::uint32_t bits = values.bits();
+    for (unsigned v = 0; v < 32; ++v)
+      if ((bits >> v) & 1U)
+        out += (out.empty() ? "" : ", ") + ("static_cast<" + std::string(type)) + ">(" + std::to_string(v) + ")";
+    return "{" + out + "}";
+  }
+
   static std::string capability(const std::optional<cuda_capability>& c) {
     if (!c) return "{}";
-    return "{true, {" + std::to_string(c->major) + ", " + std::to_string(c->minor) + "}}";
+    return "cuda_capability{" + std::to_string(c->major) + ", " + std::to_string(c->minor) + "}";
   }
 
   std::string arch(const std::optional<cuda_capability>& min, const std::optional<cuda_capability>& max,
@@ -114,9 +131,9 @@ class emitter {
 
   static std::string version(const std::optional<component_version>& v) {
     if (!v) return "{}";
-    std::string out = "{true, {{";
+    std::string out = "component_version{{{";
     for (std::size_t i = 0; i < v->parts.size(); ++i) out += (i ? ", " : "") + std::to_string(v->parts[i]) + "U";
-    return out + "}, " + std::to_string(v->count) + "}}";
+    return out + "}}, " + std::to_string(v->count) + "}";
   }
 
   std::string requirements(const std::vector<component_condition>& list_of) {
@@ -128,18 +145,18 @@ class emitter {
   }
 
   static std::string shape(const shape_limits& s) {
-    std::string out = "{{";
-    for (shape_field f : shape_fields) {
-      const auto& r = s[f];
-      out += (f == shape_fields.front() ? "" : ", ");
-      out += r ? "{true, " + std::to_string(r->min) + "U, " + std::to_string(r->max) + "U}" : std::string("{}");
+    std::string out = "{{{";
+    for (std::size_t i = 0; i < s.ranges.size(); ++i) {
+      const auto& r = s.ranges[i];
+      out += (i == 0 ? "" : ", ");
+      out += r ? "count_range{" + std::to_string(r->min) + "U, " + std::to_string(r->max) + "U}" : std::string("{}");
     }
-    return out + "}}";
+    return out + "}}}";
   }
 
   std::string condition(const call_condition& c) {
-    return "{" + std::to_string(c.phases.bits()) + "U, " + std::to_string(c.dtypes.bits()) + "U, " +
-           std::to_string(c.attn_types.bits()) + "U, " + strings(c.features) + ", " + strings(c.without_features) +
+    return "{" + set(c.phases, "attention_phase") + ", " + set(c.dtypes, "data_type") + ", " +
+           set(c.attn_types, "attention_type") + ", " + strings(c.features) + ", " + strings(c.without_features) +
            ", " + shape(c.shape) + ", " + (c.equal_seq_lens ? "true" : "false") + ", " +
            (c.head_sizes ? "true, " + head_sizes(*c.head_sizes) : std::string("false, {}")) + ", " +
            (c.value_head_sizes ? "true, " + head_sizes(*c.value_head_sizes) : std::string("false, {}")) + ", " +
@@ -157,7 +174,7 @@ class emitter {
 
   std::string advisory_entry(const advisory& a) {
     return "{" + literal(a.id) + ", " + literal(a.variant) + ", " + constraints(a.platforms) + ", " +
-           std::to_string(a.kv_cache_dtypes.bits()) + "U, " + condition(a.when) + ", static_cast<advisory_action>(" +
+           set(a.kv_cache_dtypes, "cache_dtype") + ", " + condition(a.when) + ", static_cast<advisory_action>(" +
            std::to_string(static_cast<unsigned>(a.action)) + "), " + literal(a.message) + ", " + strings(a.upstream) +
            "}";
   }
@@ -175,11 +192,12 @@ class emitter {
     for (const auto& r : c.call_rules)
       rules.push_back("{" + condition(r.when) + ", " + condition(r.require) + ", " + literal(r.note) + "}");
     std::ostringstream out;
-    out << "{" << literal(c.variant) << ", " << c.domains.bits() << "U, " << c.dtypes.bits() << "U, "
-        << c.kv_cache_dtypes.bits() << "U, " << head_sizes(c.head_sizes) << ", "
+    out << "{" << literal(c.variant) << ", " << set(c.domains, "attention_domain") << ", " << set(c.dtypes, "data_type")
+        << ", " << set(c.kv_cache_dtypes, "cache_dtype") << ", " << head_sizes(c.head_sizes) << ", "
         << (c.value_head_sizes ? "true" : "false") << ", "
         << (c.value_head_sizes ? head_sizes(*c.value_head_sizes) : std::string("{}")) << ", "
-        << uints(c.block_size_multiples) << ", " << c.preferred_block_size << "U, " << c.attn_types.bits() << "U, "
+        << uints(c.block_size_multiples) << ", " << c.preferred_block_size << "U, "
+        << set(c.attn_types, "attention_type") << ", "
         << "static_cast<attention_mode>(" << static_cast<unsigned>(c.mode) << "), " << strings(c.features) << ", "
         << constraints(c.platforms) << ", " << requirements(components) << ", " << list("dtype_heads", by_dtype) << ", "
         << shape(c.shape) << ", " << list("call_rule", rules) << "}";
@@ -191,7 +209,7 @@ class emitter {
     for (const auto& v : b.variants) variants.push_back(caps(v));
     for (const auto& a : b.advisories) advisories.push_back(advisory_entry(a));
     return "{" + literal(b.name) + ", " + strings(b.aliases) + ", " + literal(b.description) + ", " +
-           std::to_string(b.domains.bits()) + "U, " + (b.forced_only ? "true" : "false") + ", " + caps(b.caps) + ", " +
+           set(b.domains, "attention_domain") + ", " + (b.forced_only ? "true" : "false") + ", " + caps(b.caps) + ", " +
            list("caps", variants) + ", " + list("advisory", advisories) + "}";
   }
 
@@ -203,16 +221,16 @@ class emitter {
     std::vector<std::string> order;
     for (const auto& e : r.order)
       order.push_back("{" + literal(e.backend) + ", " + strings(e.when) + ", " + strings(e.unless) + ", " +
-                      strings(e.unless_features) + ", " + std::to_string(e.phases.bits()) + "U, " + shape(e.shape) +
+                      strings(e.unless_features) + ", " + set(e.phases, "attention_phase") + ", " + shape(e.shape) +
                       "}");
     std::ostringstream out;
     out << "{static_cast<attention_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
         << static_cast<unsigned>(r.vendor) << "), " << arch(r.min_capability, r.max_capability, r.archs, r.families)
-        << ", " << r.modes.bits() << "U, " << r.min_num_heads << "U, " << r.max_num_heads << "U, "
-        << r.kv_cache_dtypes.bits() << "U, " << r.dtypes.bits() << "U, " << uints(r.head_sizes) << ", "
-        << strings(r.features) << ", " << strings(r.without_features) << ", " << r.phases.bits() << "U, "
-        << shape(r.shape) << ", " << literal(r.note) << ", static_cast<forced_handling>("
-        << static_cast<unsigned>(r.forced) << "), " << list("entry", order) << "}";
+        << ", " << set(r.modes, "attention_mode") << ", " << r.min_num_heads << "U, " << r.max_num_heads << "U, "
+        << set(r.kv_cache_dtypes, "cache_dtype") << ", " << set(r.dtypes, "data_type") << ", " << uints(r.head_sizes)
+        << ", " << strings(r.features) << ", " << strings(r.without_features) << ", "
+        << set(r.phases, "attention_phase") << ", " << shape(r.shape) << ", " << literal(r.note)
+        << ", static_cast<forced_handling>(" << static_cast<unsigned>(r.forced) << "), " << list("entry", order) << "}";
     return out.str();
   }
 
@@ -226,7 +244,7 @@ class emitter {
     const auto b = list("backend", backends);
     const auto r = list("rule", rules);
     const auto imp = list("implication", implications);
-    return "{" + literal(name) + ", " + b + ", " + r + ", " + imp + "}";
+    return "{" + literal(name) + ", " + b + ", " + r + ", " + imp + ", " + std::to_string(feature_ids_.size()) + "U}";
   }
 
   [[nodiscard]] std::string definitions() const { return defs_.str(); }
@@ -235,7 +253,8 @@ class emitter {
   std::string prefix_;
   std::size_t next_ = 0;
   std::ostringstream defs_;
-  std::map<std::string, std::string> defined_;  // "TYPE[] = {items}" -> the array's name
+  std::map<std::string, std::string> defined_;      // "TYPE[] = {items}" -> the array's name
+  std::map<std::string, std::size_t> feature_ids_;  // a feature list's `list` initializer -> its id
 };
 
 int run(int argc, char** argv) {

@@ -9,6 +9,8 @@
 #include <attnsel/policy.hpp>
 #include <attnsel/registry.hpp>
 
+#include <attnsel/impl/hot.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -31,16 +33,10 @@ struct list {
   [[nodiscard]] constexpr const T* end() const noexcept { return data + size; }
 };
 
-// An optional compute capability: `has` false = unset.
-struct capability {
-  bool has = false;
-  cuda_capability value;
-};
-
 // The arch filter shared by platform constraints and policy rules.
 struct arch_filter {
-  capability min;
-  capability max;
+  std::optional<cuda_capability> min;
+  std::optional<cuda_capability> max;
   list<gfx_arch> archs;
   list<gfx_family> families;
 };
@@ -58,28 +54,10 @@ struct head_sizes {
   std::uint32_t multiple_of = 1;
 };
 
-// An optional component version: `has` false = unset.
-struct version {
-  bool has = false;
-  component_version value;
-};
-
 struct requirement {
   std::string_view name;
-  version min;
-  version below;
-};
-
-// An optional count range: `has` false = unset.
-struct range {
-  bool has = false;
-  std::uint32_t min = 1;
-  std::uint32_t max = 0;
-};
-
-// Ranges by shape_field.
-struct shape {
-  range ranges[4];
+  std::optional<component_version> min;
+  std::optional<component_version> below;
 };
 
 struct dtype_heads {
@@ -87,13 +65,20 @@ struct dtype_heads {
   head_sizes heads;
 };
 
+// A feature list and its number among the catalog's distinct feature lists (`catalog::feature_lists`):
+// the generator defines equal lists once and numbers them, so the builder makes one feature_set of each.
+struct feature_list {
+  list<std::string_view> names;
+  std::uint32_t id = 0;
+};
+
 struct condition {
-  std::uint32_t phases = 0;
-  std::uint32_t dtypes = 0;
-  std::uint32_t attn_types = 0;
-  list<std::string_view> features;
-  list<std::string_view> without_features;
-  shape ranges;
+  phase_set phases;
+  data_type_set dtypes;
+  attention_type_set attn_types;
+  feature_list features;
+  feature_list without_features;
+  shape_limits ranges;
   bool equal_seq_lens = false;
   bool has_heads = false;
   head_sizes heads;
@@ -109,24 +94,25 @@ struct call_rule {
   std::string_view note;
 };
 
-// Enum sets are stored as their bit masks (`enum_set::bits()`).
+// Enum sets, optionals and shape limits are the values themselves (constant-initialized), so the
+// builder copies them.
 struct caps {
   std::string_view variant;
-  std::uint32_t domains = 0;
-  std::uint32_t dtypes = 0;
-  std::uint32_t kv_cache_dtypes = 0;
+  domain_set domains;
+  data_type_set dtypes;
+  cache_dtype_set kv_cache_dtypes;
   head_sizes heads;
   bool has_value_heads = false;
   head_sizes value_heads;
   list<std::uint32_t> block_size_multiples;
   std::uint32_t preferred_block_size = 0;
-  std::uint32_t attn_types = 0;
+  attention_type_set attn_types;
   attention_mode mode = attention_mode::standard;
-  list<std::string_view> features;
+  feature_list features;
   list<constraint> platforms;
   list<requirement> requires_components;
   list<dtype_heads> heads_by_dtype;
-  shape ranges;
+  shape_limits ranges;
   list<call_rule> call_rules;
 };
 
@@ -134,7 +120,7 @@ struct advisory {
   std::string_view id;
   std::string_view variant;
   list<constraint> platforms;
-  std::uint32_t kv_cache_dtypes = 0;
+  cache_dtype_set kv_cache_dtypes;
   condition when;
   advisory_action action = advisory_action::warn;
   std::string_view message;
@@ -145,7 +131,7 @@ struct backend {
   std::string_view name;
   list<std::string_view> aliases;
   std::string_view description;
-  std::uint32_t domains = 0;
+  domain_set domains;
   bool forced_only = false;
   caps base;
   list<caps> variants;
@@ -156,25 +142,25 @@ struct entry {
   std::string_view backend;
   list<std::string_view> when;
   list<std::string_view> unless;
-  list<std::string_view> unless_features;
-  std::uint32_t phases = 0;
-  shape ranges;
+  feature_list unless_features;
+  phase_set phases;
+  shape_limits ranges;
 };
 
 struct rule {
   attention_domain domain = attention_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
   arch_filter arch;
-  std::uint32_t modes = 0;
+  attention_mode_set modes;
   std::uint32_t min_num_heads = 0;
   std::uint32_t max_num_heads = 0;
-  std::uint32_t kv_cache_dtypes = 0;
-  std::uint32_t dtypes = 0;
+  cache_dtype_set kv_cache_dtypes;
+  data_type_set dtypes;
   list<std::uint32_t> head_sizes;
-  list<std::string_view> features;
-  list<std::string_view> without_features;
-  std::uint32_t phases = 0;
-  shape ranges;
+  feature_list features;
+  feature_list without_features;
+  phase_set phases;
+  shape_limits ranges;
   std::string_view note;
   forced_handling forced = forced_handling::honoured;
   list<entry> order;
@@ -190,188 +176,194 @@ struct catalog {
   list<backend> backends;
   list<rule> rules;
   list<implication> implications;
+  std::uint32_t feature_lists = 0;  ///< distinct non-empty feature lists: ids 0 .. feature_lists - 1
 };
 
-template <class E>
-enum_set<E> to_set(std::uint32_t bits) {
-  enum_set<E> out;
-  for (E v : enum_values<E>())
-    if ((bits >> static_cast<unsigned>(v)) & 1U) out.insert(v);
-  return out;
+// Built whole and moved in: cheaper than assign() into the empty member (libstdc++ takes the replace path).
+inline void assign(std::string& out, std::string_view text) {
+  if (!text.empty()) out = std::string(text);
 }
 
-inline std::vector<std::string> to_strings(list<std::string_view> names) {
-  std::vector<std::string> out;
+// The list helpers return at once on an empty list: reserve(0) is still a call, and most lists are empty.
+inline void assign_strings(std::vector<std::string>& out, list<std::string_view> names) {
+  if (names.size == 0) return;
   out.reserve(names.size);
   for (auto n : names) out.emplace_back(n);
-  return out;
 }
 
-// Feature sets built so far, so that equal lists (the catalogs repeat a few across many variants and
-// entries) share one stored list, as the JSON loader shares an inherited one: fewer allocations. The
-// generator defines equal lists once, so a list is known by its address.
+// The feature sets built so far, by list id: equal lists (the catalogs repeat a few across many
+// variants and entries) share one stored list, as the JSON loader shares an inherited one.
 class feature_interner {
  public:
-  feature_set get(list<std::string_view> names) {
-    if (names.size == 0) return {};
-    for (const auto& [seen, set] : built_)
-      if (seen == names.data) return set;
-    std::vector<std::string> out(names.begin(), names.end());  // generated lists are sorted and unique
-    built_.emplace_back(names.data, feature_set(std::move(out)));
-    return built_.back().second;
+  explicit feature_interner(std::size_t lists) : built_(lists) {}
+  // Sets `out` (still empty) to the list's set; an empty list leaves it alone.
+  void assign(feature_set& out, const feature_list& f) {
+    if (f.names.size == 0) return;
+    auto& set = built_[f.id];
+    // Generated lists are sorted and unique.
+    if (set.empty()) set = feature_set(std::vector<std::string>(f.names.begin(), f.names.end()));
+    out = set;
   }
 
  private:
-  std::vector<std::pair<const std::string_view*, feature_set>> built_;
+  std::vector<feature_set> built_;
 };
 
 template <class T>
-std::vector<T> to_vector(list<T> values) {
-  return std::vector<T>(values.begin(), values.end());
+void assign_vector(std::vector<T>& out, list<T> values) {
+  if (values.size != 0) out = std::vector<T>(values.begin(), values.end());
 }
 
-inline std::optional<cuda_capability> to_optional(capability c) {
-  return c.has ? std::optional<cuda_capability>(c.value) : std::nullopt;
-}
-
-inline head_size_spec to_head_sizes(const head_sizes& h) {
-  head_size_spec out;
+inline void fill_head_sizes(head_size_spec& out, const head_sizes& h) {
   out.form = h.form;
-  out.values = to_vector(h.values);
+  assign_vector(out.values, h.values);
   out.min = h.min;
   out.max = h.max;
   out.multiple_of = h.multiple_of;
-  return out;
 }
 
-inline std::optional<component_version> to_optional(version v) {
-  return v.has ? std::optional<component_version>(v.value) : std::nullopt;
-}
-
-inline shape_limits to_shape(const shape& s) {
-  shape_limits out;
-  for (shape_field f : shape_fields) {
-    const auto& r = s.ranges[static_cast<std::size_t>(f)];
-    if (r.has) out[f] = count_range{r.min, r.max};
+template <class Component>
+void fill_components(std::vector<Component>& out, list<requirement> components) {
+  if (components.size == 0) return;
+  out.reserve(components.size);
+  for (const auto& r : components) {
+    auto& c = out.emplace_back();
+    assign(c.name, r.name);
+    c.min_version = r.min;
+    c.below_version = r.below;
   }
-  return out;
 }
 
-inline call_condition to_condition(const condition& c, feature_interner& features) {
-  call_condition out;
-  out.phases = to_set<attention_phase>(c.phases);
-  out.dtypes = to_set<data_type>(c.dtypes);
-  out.attn_types = to_set<attention_type>(c.attn_types);
-  out.features = features.get(c.features);
-  out.without_features = features.get(c.without_features);
-  out.shape = to_shape(c.ranges);
+ATTNSEL_INTERNAL_NOINLINE inline void fill_condition(call_condition& out, const condition& c,
+                                                     feature_interner& features) {
+  out.phases = c.phases;
+  out.dtypes = c.dtypes;
+  out.attn_types = c.attn_types;
+  features.assign(out.features, c.features);
+  features.assign(out.without_features, c.without_features);
+  out.shape = c.ranges;
   out.equal_seq_lens = c.equal_seq_lens;
-  if (c.has_heads) out.head_sizes = to_head_sizes(c.heads);
-  if (c.has_value_heads) out.value_head_sizes = to_head_sizes(c.value_heads);
-  for (const auto& r : c.components)
-    out.components.push_back(component_condition{std::string(r.name), to_optional(r.min), to_optional(r.below)});
+  if (c.has_heads) fill_head_sizes(out.head_sizes.emplace(), c.heads);
+  if (c.has_value_heads) fill_head_sizes(out.value_head_sizes.emplace(), c.value_heads);
+  fill_components(out.components, c.components);
   out.never = c.never;
-  return out;
 }
 
-inline std::vector<platform_constraint> to_constraints(list<constraint> constraints) {
-  std::vector<platform_constraint> out;
+inline void fill_constraints(std::vector<platform_constraint>& out, list<constraint> constraints) {
+  if (constraints.size == 0) return;
   out.reserve(constraints.size);
   for (const auto& pc : constraints) {
-    platform_constraint p;
+    auto& p = out.emplace_back();
     p.vendor = pc.vendor;
-    p.min_capability = to_optional(pc.arch.min);
-    p.max_capability = to_optional(pc.arch.max);
-    p.archs = to_vector(pc.arch.archs);
-    p.families = to_vector(pc.arch.families);
-    out.push_back(std::move(p));
+    p.min_capability = pc.arch.min;
+    p.max_capability = pc.arch.max;
+    assign_vector(p.archs, pc.arch.archs);
+    assign_vector(p.families, pc.arch.families);
   }
-  return out;
 }
 
-inline capabilities to_capabilities(const caps& c, feature_interner& features) {
-  capabilities out;
-  out.variant = std::string(c.variant);
-  out.domains = to_set<attention_domain>(c.domains);
-  out.dtypes = to_set<data_type>(c.dtypes);
-  out.kv_cache_dtypes = to_set<cache_dtype>(c.kv_cache_dtypes);
-  out.head_sizes = to_head_sizes(c.heads);
-  if (c.has_value_heads) out.value_head_sizes = to_head_sizes(c.value_heads);
-  out.block_size_multiples = to_vector(c.block_size_multiples);
+// Out of line: inlined at its two call sites it only grows the unit (and crowds out inlining elsewhere).
+ATTNSEL_INTERNAL_NOINLINE inline void fill_capabilities(capabilities& out, const caps& c, feature_interner& features) {
+  assign(out.variant, c.variant);
+  out.domains = c.domains;
+  out.dtypes = c.dtypes;
+  out.kv_cache_dtypes = c.kv_cache_dtypes;
+  fill_head_sizes(out.head_sizes, c.heads);
+  if (c.has_value_heads) fill_head_sizes(out.value_head_sizes.emplace(), c.value_heads);
+  assign_vector(out.block_size_multiples, c.block_size_multiples);
   out.preferred_block_size = c.preferred_block_size;
-  out.attn_types = to_set<attention_type>(c.attn_types);
+  out.attn_types = c.attn_types;
   out.mode = c.mode;
-  out.features = features.get(c.features);
-  out.platforms = to_constraints(c.platforms);
-  for (const auto& r : c.requires_components)
-    out.requires_components.push_back(
-        component_requirement{std::string(r.name), to_optional(r.min), to_optional(r.below)});
-  for (const auto& d : c.heads_by_dtype) out.head_sizes_by_dtype.push_back({d.dtype, to_head_sizes(d.heads)});
-  out.shape = to_shape(c.ranges);
-  for (const auto& r : c.call_rules)
-    out.call_rules.push_back(
-        attnsel::call_rule{to_condition(r.when, features), to_condition(r.require, features), std::string(r.note)});
-  return out;
+  features.assign(out.features, c.features);
+  fill_constraints(out.platforms, c.platforms);
+  fill_components(out.requires_components, c.requires_components);
+  if (c.heads_by_dtype.size != 0) out.head_sizes_by_dtype.reserve(c.heads_by_dtype.size);
+  for (const auto& d : c.heads_by_dtype) {
+    auto& h = out.head_sizes_by_dtype.emplace_back();
+    h.dtype = d.dtype;
+    fill_head_sizes(h.head_sizes, d.heads);
+  }
+  out.shape = c.ranges;
+  if (c.call_rules.size != 0) out.call_rules.reserve(c.call_rules.size);
+  for (const auto& r : c.call_rules) {
+    auto& rule = out.call_rules.emplace_back();
+    fill_condition(rule.when, r.when, features);
+    fill_condition(rule.require, r.require, features);
+    assign(rule.note, r.note);
+  }
 }
 
 /// The registry a compiled-in catalog describes: the same value `parse_catalog` builds from its JSON.
 /// The generator loaded that JSON through the checking loader, so the parts are indexed, not
-/// validated again (tests/test_builtin_tables.cpp compares the two registries).
+/// validated again (tests/test_builtin_tables.cpp compares the two registries). Every part is built in
+/// place, in storage reserved to its final size.
 inline registry build_registry(const catalog& cat) {
-  feature_interner features;
+  feature_interner features(cat.feature_lists);
   std::vector<backend_descriptor> backends;
   backends.reserve(cat.backends.size);
   for (const auto& b : cat.backends) {
-    backend_descriptor d;
-    d.name = std::string(b.name);
-    d.aliases = to_strings(b.aliases);
-    d.description = std::string(b.description);
-    d.domains = to_set<attention_domain>(b.domains);
+    auto& d = backends.emplace_back();
+    assign(d.name, b.name);
+    assign_strings(d.aliases, b.aliases);
+    assign(d.description, b.description);
+    d.domains = b.domains;
     d.forced_only = b.forced_only;
-    d.caps = to_capabilities(b.base, features);
-    d.variants.reserve(b.variants.size);
-    for (const auto& v : b.variants) d.variants.push_back(to_capabilities(v, features));
-    d.advisories.reserve(b.advisories.size);
-    for (const auto& a : b.advisories)
-      d.advisories.push_back(attnsel::advisory{std::string(a.id), std::string(a.variant), to_constraints(a.platforms),
-                                               to_set<cache_dtype>(a.kv_cache_dtypes), to_condition(a.when, features),
-                                               a.action, std::string(a.message), to_strings(a.upstream)});
-    backends.push_back(std::move(d));
+    fill_capabilities(d.caps, b.base, features);
+    if (b.variants.size != 0) d.variants.reserve(b.variants.size);
+    for (const auto& v : b.variants) fill_capabilities(d.variants.emplace_back(), v, features);
+    if (b.advisories.size != 0) d.advisories.reserve(b.advisories.size);
+    for (const auto& a : b.advisories) {
+      auto& out = d.advisories.emplace_back();
+      assign(out.id, a.id);
+      assign(out.variant, a.variant);
+      fill_constraints(out.platforms, a.platforms);
+      out.kv_cache_dtypes = a.kv_cache_dtypes;
+      fill_condition(out.when, a.when, features);
+      out.action = a.action;
+      assign(out.message, a.message);
+      assign_strings(out.upstream, a.upstream);
+    }
   }
   priority_policy policy;
   policy.rules.reserve(cat.rules.size);
   for (const auto& r : cat.rules) {
-    policy_rule out;
+    auto& out = policy.rules.emplace_back();
     out.domain = r.domain;
     out.vendor = r.vendor;
-    out.min_capability = to_optional(r.arch.min);
-    out.max_capability = to_optional(r.arch.max);
-    out.archs = to_vector(r.arch.archs);
-    out.families = to_vector(r.arch.families);
-    out.modes = to_set<attention_mode>(r.modes);
+    out.min_capability = r.arch.min;
+    out.max_capability = r.arch.max;
+    assign_vector(out.archs, r.arch.archs);
+    assign_vector(out.families, r.arch.families);
+    out.modes = r.modes;
     out.min_num_heads = r.min_num_heads;
     out.max_num_heads = r.max_num_heads;
-    out.kv_cache_dtypes = to_set<cache_dtype>(r.kv_cache_dtypes);
-    out.dtypes = to_set<data_type>(r.dtypes);
-    out.head_sizes = to_vector(r.head_sizes);
-    out.features = features.get(r.features);
-    out.without_features = features.get(r.without_features);
-    out.phases = to_set<attention_phase>(r.phases);
-    out.shape = to_shape(r.ranges);
-    out.note = std::string(r.note);
+    out.kv_cache_dtypes = r.kv_cache_dtypes;
+    out.dtypes = r.dtypes;
+    assign_vector(out.head_sizes, r.head_sizes);
+    features.assign(out.features, r.features);
+    features.assign(out.without_features, r.without_features);
+    out.phases = r.phases;
+    out.shape = r.ranges;
+    assign(out.note, r.note);
     out.forced = r.forced;
     out.order.reserve(r.order.size);
     for (const auto& e : r.order) {
-      out.order.push_back(policy_entry{std::string(e.backend), to_strings(e.when), to_strings(e.unless),
-                                       features.get(e.unless_features), to_set<attention_phase>(e.phases),
-                                       to_shape(e.ranges)});
+      auto& entry = out.order.emplace_back();
+      assign(entry.backend, e.backend);
+      assign_strings(entry.when, e.when);
+      assign_strings(entry.unless, e.unless);
+      features.assign(entry.unless_features, e.unless_features);
+      entry.phases = e.phases;
+      entry.shape = e.ranges;
     }
-    policy.rules.push_back(std::move(out));
   }
   std::vector<component_implication> implications;
-  implications.reserve(cat.implications.size);
-  for (const auto& i : cat.implications)
-    implications.push_back(component_implication{std::string(i.component), to_strings(i.implies)});
+  if (cat.implications.size != 0) implications.reserve(cat.implications.size);
+  for (const auto& i : cat.implications) {
+    auto& out = implications.emplace_back();
+    assign(out.component, i.component);
+    assign_strings(out.implies, i.implies);
+  }
   return registry::from_validated(detail::validated_catalog{}, std::move(backends), std::move(policy),
                                   std::move(implications));
 }

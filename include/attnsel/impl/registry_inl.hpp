@@ -169,22 +169,85 @@ namespace detail {
 inline bool name_less(const std::pair<std::string, std::size_t>& p, std::string_view n) noexcept {
   return std::string_view(p.first) < n;
 }
+
+inline char upper_char(char c) noexcept { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
+
+// The key of reindex's table of names: the length and three upper-cased characters (a policy entry may
+// spell a name in any case; the names are upper case). Equal keys cost a comparison, never a miss.
+inline std::uint64_t name_key(std::string_view name) noexcept {
+  const auto at = [&](std::size_t i) {
+    return static_cast<std::uint64_t>(static_cast<unsigned char>(upper_char(name[i])));
+  };
+  const std::size_t n = name.size();
+  if (n == 0) return 0;
+  return (((n * 131U + at(0)) * 131U + at(n / 2)) * 131U + at(n - 1)) * 0x9E3779B97F4A7C15ULL;
+}
+
+// The first eight bytes of `name`, big-endian and zero-padded: ordering two keys orders the two names
+// unless the keys are equal.
+inline std::uint64_t name_prefix(std::string_view name) noexcept {
+  std::uint64_t key = 0;
+  for (std::size_t i = 0; i < 8; ++i) key = (key << 8U) | (i < name.size() ? static_cast<unsigned char>(name[i]) : 0U);
+  return key;
+}
+
+// True when `name` upper-cased is `upper`.
+inline bool equals_upper(std::string_view name, std::string_view upper) noexcept {
+  if (name.size() != upper.size()) return false;
+  if (name == upper) return true;
+  for (std::size_t i = 0; i < name.size(); ++i)
+    if (upper_char(name[i]) != upper[i]) return false;
+  return true;
+}
 }  // namespace detail
 
 ATTNSEL_INLINE void registry::reindex() {
   std::size_t name_count = backends_.size();
   for (const auto& b : backends_) name_count += b.aliases.size();
-  std::vector<std::pair<std::string, std::size_t>> names;
-  names.reserve(name_count);
+  // Sorted as views (moving a few words, not strings) keyed by their first eight bytes (most comparisons
+  // are one integer comparison, not a call to memcmp), then copied once into the index.
+  struct name_view {
+    std::uint64_t prefix;
+    std::string_view name;
+    std::size_t index;
+  };
+  std::vector<name_view> views;
+  views.reserve(name_count);
   for (std::size_t i = 0; i < backends_.size(); ++i) {
-    names.emplace_back(backends_[i].name, i);
-    for (const auto& a : backends_[i].aliases) names.emplace_back(a, i);
+    views.push_back({detail::name_prefix(backends_[i].name), backends_[i].name, i});
+    for (const auto& a : backends_[i].aliases) views.push_back({detail::name_prefix(a), a, i});
   }
-  std::sort(names.begin(), names.end());
-  for (std::size_t i = 1; i < names.size(); ++i)
-    if (names[i].first == names[i - 1].first)
-      throw registry_error("name " + names[i].first + " is used by both " + backends_[names[i - 1].second].name +
-                           " and " + backends_[names[i].second].name);
+  std::sort(views.begin(), views.end(), [](const name_view& a, const name_view& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    const int c = a.name.compare(b.name);
+    return c < 0 || (c == 0 && a.index < b.index);
+  });
+  for (std::size_t i = 1; i < views.size(); ++i)
+    if (views[i].name == views[i - 1].name)
+      throw registry_error("name " + std::string(views[i].name) + " is used by both " +
+                           backends_[views[i - 1].index].name + " and " + backends_[views[i].index].name);
+  std::vector<std::pair<std::string, std::size_t>> names;
+  names.reserve(views.size());
+  for (const auto& v : views) names.emplace_back(v.name, v.index);
+  // Policy entries resolve through an open-addressed table of the names (one key, then about one
+  // comparison) instead of a binary search each: a catalog's policy lists a hundred entries and more.
+  unsigned bits = 4;
+  while ((std::size_t{1} << bits) < 2 * views.size()) ++bits;
+  const std::size_t mask = (std::size_t{1} << bits) - 1;
+  constexpr auto no_name = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> slots(mask + 1, no_name);  // -> position in `views`
+  for (std::size_t k = 0; k < views.size(); ++k) {
+    auto h = static_cast<std::size_t>(detail::name_key(views[k].name) >> (64 - bits));
+    while (slots[h] != no_name) h = (h + 1) & mask;
+    slots[h] = k;
+  }
+  const auto backend_of = [&](std::string_view name) {
+    if (name.empty() || name.size() > limits::name_length) return no_name;
+    for (auto h = static_cast<std::size_t>(detail::name_key(name) >> (64 - bits)); slots[h] != no_name;
+         h = (h + 1) & mask)
+      if (detail::equals_upper(name, views[slots[h]].name)) return views[slots[h]].index;
+    return no_name;
+  };
 
   std::size_t entry_count = 0;
   for (const auto& rule : policy_.rules) entry_count += rule.order.size();
@@ -197,19 +260,16 @@ ATTNSEL_INLINE void registry::reindex() {
     const auto& rule = policy_.rules[r];
     starts.push_back(resolved.size());
     for (const auto& e : rule.order) {
-      std::array<char, limits::name_length> buf{};
-      std::string_view upper;
-      const bool fits = detail::upper_into(e.backend, buf, upper);
-      const auto it = std::lower_bound(names.begin(), names.end(), upper, detail::name_less);
-      if (!fits || it == names.end() || it->first != upper)
+      const std::size_t backend = backend_of(e.backend);
+      if (backend == no_name)
         throw registry_error("policy rule " + std::to_string(r) + " (" + to_string(rule) + ") names unknown backend " +
                              detail::escape_text(e.backend, limits::echoed_text));
       // `seen` marks the backends this rule already listed (by rule number): linear, no rescans.
-      if (seen[it->second] == r)
+      if (seen[backend] == r)
         throw registry_error("policy rule " + std::to_string(r) + " (" + to_string(rule) + ") lists " + e.backend +
                              " twice");
-      seen[it->second] = r;
-      resolved.push_back(it->second);
+      seen[backend] = r;
+      resolved.push_back(backend);
     }
   }
   std::vector<detail::rule_screen> screens;
@@ -219,8 +279,12 @@ ATTNSEL_INLINE void registry::reindex() {
   resolved_ = std::move(resolved);
   rule_starts_ = std::move(starts);
   screens_ = std::move(screens);
+  // The union of the masks, then its members (for_each per backend walks every enumerator).
+  std::uint32_t served = 0;
+  for (const auto& b : backends_) served |= b.domains.bits();
   served_ = {};
-  for (const auto& b : backends_) b.domains.for_each([&](attention_domain d) { served_.insert(d); });
+  for (unsigned d = 0; served != 0; ++d, served >>= 1U)
+    if ((served & 1U) != 0) served_.insert(static_cast<attention_domain>(d));
 }
 
 ATTNSEL_INLINE const policy_rule* registry::match_rule(const query& q, const platform& p) const noexcept {
