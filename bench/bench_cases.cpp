@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The selection cases every benchmark and the instruction-count driver measure, shared by name.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <array>
 #include <cstddef>

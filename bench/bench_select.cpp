@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Benchmarks of select(), the bound and cached selector, explain() and shared_registry, with allocations per operation.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <benchmark/benchmark.h>
 

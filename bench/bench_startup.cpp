@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Start-up benchmarks: the compiled-in registry, the JSON catalog path split into its parts, binding a selector.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -7,7 +7,7 @@
 // --startup builds reference_registry() ITERATIONS times instead of selecting.
 // Run it twice (e.g. 0 and 100000 iterations) and divide the difference in instructions by the
 // difference in iterations: start-up (catalog parsing, process set-up) cancels out.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <cstddef>
 #include <cstdio>

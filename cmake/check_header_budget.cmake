@@ -27,7 +27,7 @@ execute_process(COMMAND "${CXX}" -std=c++17 ${flags} -E "${WORK}/${unit}.cpp"
 foreach(banned IN LISTS BANNED)
   file(STRINGS "${WORK}/${unit}.marked.ii" markers REGEX "^# [0-9]+ \"[^\"]*/${banned}\"")
   if(markers)
-    message(FATAL_ERROR "<${HEADER}> includes ${banned}; the selection core must not")
+    message(FATAL_ERROR "<${HEADER}> includes ${banned}, which it must not")
   endif()
 endforeach()
 if(count GREATER BUDGET)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: catalog text through the strict loader, the to_json round trip and one selection.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include "selection_invariants.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: catalogs of valid shape built from the fuzzer's bytes (long lists, many variants,
 // names that clash, repeated keys), so slow paths and limit bugs are found, not only parse errors.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <chrono>
 #include <cstddef>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: Hugging Face config.json text through the model-config reader and model_config::to_query.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include "selection_invariants.hpp"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: override strings against the reference registry through select() and explain().
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include "selection_invariants.hpp"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: capability, gfx-arch, version and component-spec parsers, with their round trips.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <cstddef>
 #include <cstdint>

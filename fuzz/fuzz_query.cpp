@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: JSON queries and platforms (the CLI's --json inputs) through the readers and the selector.
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include "selection_invariants.hpp"
 

@@ -2,7 +2,7 @@
 // Invariants every fuzz target checks on a selection: select, explain and the JSON report agree.
 #pragma once
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <cstddef>
 #include <cstdio>

@@ -4,7 +4,7 @@
 #  error "src/attnsel.cpp is built only in compiled mode (ATTNSEL_COMPILED_LIB)"
 #endif
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <attnsel/impl/bound_selector_inl.hpp>
 #include <attnsel/impl/builtin_catalog_inl.hpp>

@@ -2,7 +2,7 @@
 // A small hand-built registry for unit tests, independent of the reference catalog.
 #pragma once
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <algorithm>
 #include <set>

@@ -3,7 +3,7 @@
 #include "catch.hpp"
 #include "cli_run.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <sys/stat.h>
 #include <sys/wait.h>

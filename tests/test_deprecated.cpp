@@ -2,7 +2,7 @@
 // The names deprecated in 0.2 still work for one minor release and say what their replacements say.
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <type_traits>
 

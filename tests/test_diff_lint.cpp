@@ -3,7 +3,7 @@
 #include "catch.hpp"
 #include "wide_catalog.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <algorithm>
 #include <fstream>

@@ -2,7 +2,7 @@
 // Docs that must match the code: every reason and error code has a row in docs/reasons.md.
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <algorithm>
 #include <fstream>

@@ -5,7 +5,7 @@
 // consumer: equality, JSON written and read back, diff, and (through the fixture) the code generator.
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 #include <attnsel/impl/decision_cache.hpp>
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // bounded read, and an error that says what went wrong (a symlink loop is not a missing file).
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -3,7 +3,7 @@
 // shows the times and the stale measurements, the catalog reads, writes and lints them.
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <algorithm>
 #include <cstdint>

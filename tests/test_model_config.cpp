@@ -3,7 +3,7 @@
 #include "builtin_registries.hpp"
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <string>
 

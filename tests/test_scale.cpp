@@ -4,7 +4,7 @@
 // or CPU time where counters are refused), never a clock constant; optimised builds only.
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>

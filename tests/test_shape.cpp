@@ -3,7 +3,7 @@
 // per-phase overrides and the prefill/decode plan.
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 #include <attnsel/impl/decision_cache.hpp>
 
 #include <cstddef>

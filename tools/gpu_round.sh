@@ -11,6 +11,7 @@
 #   STEP...: only these of ctest tune agree python side (default: all). The build always runs first
 #            (incremental on a warm machine), so one lease can be split over two calls of at most
 #            ten minutes each: `ctest python side`, then `tune agree`.
+#   AGREE_SECONDS: --quick's bound on each agreement sweep (default 110 s cuDNN preferred, 90 s deprioritized).
 set -uo pipefail
 # Every file goes to a work folder, packed at exit into one $OUT/gpu_round.tgz: the device tool brings
 # back at most 8 files, and a round writes more (a round once came back empty).
@@ -55,10 +56,10 @@ tail -40 "$OUT/tuning.md" 2>/dev/null || tail -20 "$OUT/tune.log"
 fi
 if wants agree; then
 step "torch agreement, cuDNN preferred"
-bounded 110 "$PY" tools/torch_agreement.py --json "$OUT/agree_preferred.json" >"$OUT/agree_preferred.txt" 2>&1
+bounded "${AGREE_SECONDS:-110}" "$PY" tools/torch_agreement.py --json "$OUT/agree_preferred.json" >"$OUT/agree_preferred.txt" 2>&1
 grep -E "^torch |^sdp priority|^configurations" "$OUT/agree_preferred.txt"
 step "torch agreement, TORCH_CUDNN_SDPA_DEPRIORITIZED=1"
-TORCH_CUDNN_SDPA_DEPRIORITIZED=1 bounded 90 "$PY" tools/torch_agreement.py --json "$OUT/agree_deprioritized.json" \
+TORCH_CUDNN_SDPA_DEPRIORITIZED=1 bounded "${AGREE_SECONDS:-90}" "$PY" tools/torch_agreement.py --json "$OUT/agree_deprioritized.json" \
   >"$OUT/agree_deprioritized.txt" 2>&1
 grep -E "^sdp priority|^configurations" "$OUT/agree_deprioritized.txt"
 fi

@@ -65,11 +65,18 @@ class reason_sink {
       failed_ = true;
     }
     if (out_ == nullptr) return true;
-    out_->push_back(reason{code, make_message()});
+    record(code, make_message);
     return false;
   }
 
  private:
+  // Out of line and cold: a flattened fast path (first_failure, first_query_failure) would otherwise
+  // inline every message builder, which it never calls, and cost the compiler more than all the rest.
+  template <class MakeMessage>
+  ATTNSEL_INTERNAL_COLD void record(reason_code code, MakeMessage& make_message) {
+    out_->push_back(reason{code, make_message()});
+  }
+
   std::vector<reason>* out_;
   // A flag and a code rather than an optional: GCC's -Wmaybe-uninitialized misfires on the optional
   // once the gates are flattened into one body.

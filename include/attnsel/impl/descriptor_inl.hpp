@@ -6,6 +6,7 @@
 #  include <attnsel/descriptor.hpp>
 #endif
 
+#include <attnsel/impl/hot.hpp>
 #include <attnsel/impl/value_text.hpp>
 
 #include <algorithm>
@@ -132,7 +133,8 @@ ATTNSEL_INLINE std::string to_string(const platform_constraint& constraint) {
 
 ATTNSEL_INLINE std::string platform_constraint::describe() const { return to_string(*this); }
 
-ATTNSEL_INLINE truth advisory::holds(const capabilities& checked, const query& q, const platform& p) const noexcept {
+ATTNSEL_INLINE ATTNSEL_INTERNAL_NOINLINE truth advisory::holds(const capabilities& checked, const query& q,
+                                                               const platform& p) const noexcept {
   if (!variant.empty() && variant != checked.variant) return truth::no;
   if (!platforms.empty() &&
       std::none_of(platforms.begin(), platforms.end(), [&](const platform_constraint& pc) { return pc.accepts(p); }))

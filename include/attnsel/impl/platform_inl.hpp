@@ -6,6 +6,7 @@
 #  include <attnsel/platform.hpp>
 #endif
 
+#include <attnsel/impl/hot.hpp>
 #include <attnsel/impl/text.hpp>
 #include <attnsel/query.hpp>
 
@@ -86,7 +87,9 @@ ATTNSEL_INLINE std::optional<gfx_arch> parse_gfx_arch(std::string_view text) noe
                   static_cast<std::uint8_t>(stepping)};
 }
 
-ATTNSEL_INLINE bool gfx_arch::in_family(gfx_family family) const noexcept {
+// Out of line: arch filters test it inside flattened gate walks, where one inlined copy per test site
+// costs the compiler more than the call costs a ROCm selection.
+ATTNSEL_INLINE ATTNSEL_INTERNAL_NOINLINE bool gfx_arch::in_family(gfx_family family) const noexcept {
   const bool is_942 = major == 9 && minor == 4 && stepping == 2;
   const bool is_950 = major == 9 && minor == 5 && stepping == 0;
   switch (family) {

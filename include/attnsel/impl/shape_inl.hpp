@@ -6,6 +6,7 @@
 #  include <attnsel/shape.hpp>
 #endif
 
+#include <attnsel/impl/hot.hpp>
 #include <attnsel/impl/value_text.hpp>
 
 #include <string>
@@ -37,7 +38,10 @@ inline std::string component_condition_text(const component_condition& c) {
 }
 }  // namespace detail
 
-ATTNSEL_INLINE truth call_condition::evaluate(const query& q, const platform& p) const noexcept {
+// Out of line even where a caller is flattened: each call rule and advisory evaluates conditions, and
+// one copy per call site would multiply the flattened gates' code (and their compile time) for no speed.
+ATTNSEL_INLINE ATTNSEL_INTERNAL_NOINLINE truth call_condition::evaluate(const query& q,
+                                                                        const platform& p) const noexcept {
   if (never) return truth::no;
   truth t = truth::yes;
   if (!phases.empty())
