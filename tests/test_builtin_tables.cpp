@@ -2,7 +2,7 @@
 // The compiled-in catalog tables build exactly the registries their JSON describes.
 #include "catch.hpp"
 
-#include <attnsel/attnsel.hpp>
+#include <attnsel/all.hpp>
 #include <attnsel/generated/catalog_tables.hpp>  // the tables themselves (also in compiled mode)
 
 #include <stdexcept>
@@ -26,6 +26,36 @@ TEST_CASE("every compiled-in catalog equals the one parsed from its JSON", "[ref
   }
   CHECK(reference_registry() == builtin_catalog("vllm").registry);
   CHECK(torch_sdpa_registry() == builtin_catalog("torch_sdpa").registry);
+}
+
+TEST_CASE("the name index and resolved policy the generator computed equal what reindex builds",
+          "[reference][tables]") {
+  for (const auto name : builtin_catalog_names) {
+    INFO(name);
+    const auto compiled = builtin_registry(name);
+    // The same parts indexed by reindex, and the registry parsed from the JSON (reindexed as it loads).
+    const auto reindexed = registry::from_validated(detail::validated_catalog{}, compiled.backends(), compiled.policy(),
+                                                    compiled.implications());
+    const auto parsed = builtin_catalog(name).registry;
+    for (const registry* other : {&reindexed, &parsed}) {
+      const auto names = compiled.all_names();
+      CHECK(names == other->all_names());
+      for (const auto& n : names) {
+        INFO(n);
+        REQUIRE(compiled.index_of(n).has_value());
+        CHECK(compiled.index_of(n) == other->index_of(n));
+        CHECK(compiled.find(n) - compiled.backends().data() == other->find(n) - other->backends().data());
+      }
+      for (const auto& b : compiled.backends()) {
+        for (const auto& n : b.aliases) CHECK(compiled.find(n) == &b);
+        CHECK(compiled.find(b.name) == &b);
+      }
+      for (std::size_t r = 0; r < compiled.policy().rules.size(); ++r)
+        for (std::size_t k = 0; k < compiled.policy().rules[r].order.size(); ++k)
+          CHECK(compiled.resolved(r, k) == other->resolved(r, k));
+      for (const auto d : enum_values<attention_domain>()) CHECK(compiled.serves(d) == other->serves(d));
+    }
+  }
 }
 
 TEST_CASE("equal feature lists of a compiled-in catalog share one stored list", "[reference][tables]") {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -93,6 +94,12 @@ class shared_names {
   };
   rep* rep_ = nullptr;
 };
+
+/// The tag of feature_set's constructor for lists already sorted and unique.
+struct sorted_unique_t {
+  explicit sorted_unique_t() = default;
+};
+inline constexpr sorted_unique_t sorted_unique{};
 }  // namespace detail
 
 /// A sorted set of feature names. Membership and inclusion tests never allocate.
@@ -111,6 +118,12 @@ class feature_set {
   explicit feature_set(std::vector<std::string> names) {
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
+    if (!names.empty()) names_ = detail::shared_names(std::move(names));
+  }
+  /// Takes `names` as they are: the caller guarantees them sorted and unique (asserted in debug builds).
+  feature_set(detail::sorted_unique_t, std::vector<std::string> names) {
+    assert(std::adjacent_find(names.begin(), names.end(),
+                              [](const std::string& a, const std::string& b) { return !(a < b); }) == names.end());
     if (!names.empty()) names_ = detail::shared_names(std::move(names));
   }
 

@@ -29,6 +29,12 @@ namespace detail {
 struct validated_catalog {
   explicit validated_catalog() = default;
 };
+// What registry::reindex computes of a catalog, computed ahead by the generator of compiled-in catalogs.
+struct catalog_index {
+  std::vector<std::pair<std::string, std::size_t>> names;  // every name and alias, sorted -> backend index
+  std::vector<std::size_t> resolved;                       // every rule's entries' backend indices, rule after rule
+  std::vector<std::size_t> rule_starts;                    // rule -> its first entry in `resolved`
+};
 }  // namespace detail
 
 /// Backend descriptors plus the policy that orders them. No hidden singleton: an engine builds one
@@ -91,6 +97,11 @@ class registry {
   /// as they are and only indexes them, once. Duplicate names and unknown policy entries still throw.
   [[nodiscard]] static registry from_validated(detail::validated_catalog, std::vector<backend_descriptor> backends,
                                                priority_policy policy, std::vector<component_implication> implications);
+  /// As above, with the name index and resolved policy the generator computed (what reindex would build),
+  /// taken unchecked: tests/test_builtin_tables.cpp compares them with reindex's.
+  [[nodiscard]] static registry from_validated(detail::validated_catalog, std::vector<backend_descriptor> backends,
+                                               priority_policy policy, std::vector<component_implication> implications,
+                                               detail::catalog_index index);
 
   /// The first rule of the policy that matches the call: `policy().match(q, p)`, each rule screened first by
   /// its cheapest tests (detail::rule_screen), kept from the last change of the policy. Allocates nothing.
@@ -111,6 +122,10 @@ class registry {
  private:
   // Rebuilds the name index and the resolved policy; throws registry_error on a broken invariant.
   void reindex();
+  // The part of reindex that needs no name look-up: the rule screens, then index_served.
+  void index_rules();
+  // Sets served_ from the backends' domains.
+  void index_served() noexcept;
 
   std::vector<backend_descriptor> backends_;
   priority_policy policy_;

@@ -244,7 +244,18 @@ class emitter {
     const auto b = list("backend", backends);
     const auto r = list("rule", rules);
     const auto imp = list("implication", implications);
-    return "{" + literal(name) + ", " + b + ", " + r + ", " + imp + ", " + std::to_string(feature_ids_.size()) + "U}";
+    // The name index and the resolved policy, as reindex built them for `reg`.
+    std::vector<std::string> names;
+    for (const auto& n : reg.all_names())
+      names.push_back("{" + literal(n) + ", " + std::to_string(*reg.index_of(n)) + "U}");
+    std::vector<std::string> resolved, starts;
+    for (std::size_t i = 0; i < reg.policy().rules.size(); ++i) {
+      starts.push_back(std::to_string(resolved.size()) + "U");
+      for (std::size_t k = 0; k < reg.policy().rules[i].order.size(); ++k)
+        resolved.push_back(std::to_string(reg.resolved(i, k)) + "U");
+    }
+    return "{" + literal(name) + ", " + b + ", " + r + ", " + imp + ", " + std::to_string(feature_ids_.size()) + "U, " +
+           list("name_entry", names) + ", " + list("std::size_t", resolved) + ", " + list("std::size_t", starts) + "}";
   }
 
   [[nodiscard]] std::string definitions() const { return defs_.str(); }

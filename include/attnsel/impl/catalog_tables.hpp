@@ -171,12 +171,22 @@ struct implication {
   list<std::string_view> implies;
 };
 
+// One element of the name index: a canonical name or alias and its backend's position.
+struct name_entry {
+  std::string_view name;
+  std::size_t backend = 0;
+};
+
 struct catalog {
   std::string_view name;
   list<backend> backends;
   list<rule> rules;
   list<implication> implications;
   std::uint32_t feature_lists = 0;  ///< distinct non-empty feature lists: ids 0 .. feature_lists - 1
+  // What registry::reindex computes, computed by the generator (detail::catalog_index).
+  list<name_entry> names;         ///< every name and alias, sorted
+  list<std::size_t> resolved;     ///< every rule's entries' backend indices, rule after rule
+  list<std::size_t> rule_starts;  ///< rule -> its first entry in `resolved`
 };
 
 // Built whole and moved in: cheaper than assign() into the empty member (libstdc++ takes the replace path).
@@ -200,12 +210,17 @@ class feature_interner {
   void assign(feature_set& out, const feature_list& f) {
     if (f.names.size == 0) return;
     auto& set = built_[f.id];
-    // Generated lists are sorted and unique.
-    if (set.empty()) set = feature_set(std::vector<std::string>(f.names.begin(), f.names.end()));
+    if (set.empty()) build(set, f.names);
     out = set;
   }
 
  private:
+  // Out of line: once per list, while assign runs for every condition, rule and entry.
+  ATTNSEL_INTERNAL_NOINLINE static void build(feature_set& set, list<std::string_view> names) {
+    // Generated lists are sorted and unique.
+    set = feature_set(detail::sorted_unique, std::vector<std::string>(names.begin(), names.end()));
+  }
+
   std::vector<feature_set> built_;
 };
 
@@ -294,9 +309,9 @@ ATTNSEL_INTERNAL_NOINLINE inline void fill_capabilities(capabilities& out, const
 }
 
 /// The registry a compiled-in catalog describes: the same value `parse_catalog` builds from its JSON.
-/// The generator loaded that JSON through the checking loader, so the parts are indexed, not
-/// validated again (tests/test_builtin_tables.cpp compares the two registries). Every part is built in
-/// place, in storage reserved to its final size.
+/// The generator loaded that JSON through the checking loader and wrote down the index reindex built of
+/// it, so the parts are neither validated nor indexed again (tests/test_builtin_tables.cpp compares the
+/// two registries and their indices). Every part is built in place, in storage reserved to its final size.
 inline registry build_registry(const catalog& cat) {
   feature_interner features(cat.feature_lists);
   std::vector<backend_descriptor> backends;
@@ -364,8 +379,13 @@ inline registry build_registry(const catalog& cat) {
     assign(out.component, i.component);
     assign_strings(out.implies, i.implies);
   }
+  detail::catalog_index index;
+  index.names.reserve(cat.names.size);
+  for (const auto& n : cat.names) index.names.emplace_back(n.name, n.backend);
+  assign_vector(index.resolved, cat.resolved);
+  assign_vector(index.rule_starts, cat.rule_starts);
   return registry::from_validated(detail::validated_catalog{}, std::move(backends), std::move(policy),
-                                  std::move(implications));
+                                  std::move(implications), std::move(index));
 }
 
 }  // namespace detail::tables

@@ -279,6 +279,17 @@ ATTNSEL_INLINE void registry::reindex() {
   resolved_ = std::move(resolved);
   rule_starts_ = std::move(starts);
   screens_ = std::move(screens);
+  index_served();
+}
+
+ATTNSEL_INLINE void registry::index_rules() {
+  screens_.clear();
+  screens_.reserve(policy_.rules.size());
+  for (const auto& rule : policy_.rules) screens_.push_back(detail::rule_screen::of(rule));
+  index_served();
+}
+
+ATTNSEL_INLINE void registry::index_served() noexcept {
   // The union of the masks, then its members (for_each per backend walks every enumerator).
   std::uint32_t served = 0;
   for (const auto& b : backends_) served |= b.domains.bits();
@@ -453,6 +464,22 @@ ATTNSEL_INLINE registry registry::from_validated(detail::validated_catalog, std:
   out.backends_ = std::move(backends);
   out.policy_ = std::move(policy);
   out.reindex();
+  detail::sort_by_component(implications);
+  out.implications_ = std::move(implications);
+  return out;
+}
+
+ATTNSEL_INLINE registry registry::from_validated(detail::validated_catalog, std::vector<backend_descriptor> backends,
+                                                 priority_policy policy,
+                                                 std::vector<component_implication> implications,
+                                                 detail::catalog_index index) {
+  registry out;
+  out.backends_ = std::move(backends);
+  out.policy_ = std::move(policy);
+  out.names_ = std::move(index.names);
+  out.resolved_ = std::move(index.resolved);
+  out.rule_starts_ = std::move(index.rule_starts);
+  out.index_rules();
   detail::sort_by_component(implications);
   out.implications_ = std::move(implications);
   return out;
