@@ -11,7 +11,8 @@
 #   STEP...: only these of ctest tune agree python side (default: all). The build always runs first
 #            (incremental on a warm machine), so one lease can be split over two calls of at most
 #            ten minutes each: `ctest python side`, then `tune agree`.
-#   AGREE_SECONDS: --quick's bound on each agreement sweep (default 110 s cuDNN preferred, 90 s deprioritized).
+#   AGREE_SECONDS: --quick's bound on each agreement sweep (default 110 s cuDNN preferred, 90 s deprioritized);
+#   PYTHON_SECONDS: --quick's bound on the Python timings (default 20 s).
 set -uo pipefail
 # Every file goes to a work folder, packed at exit into one $OUT/gpu_round.tgz: the device tool brings
 # back at most 8 files, and a round writes more (a round once came back empty).
@@ -66,7 +67,7 @@ fi
 
 if wants python; then
 step "Python timings (select, select_sdpa, torch._fused_sdp_choice)"
-bounded 20 "$PY" bench/python_select.py --torch --json "$OUT/python_select.json" >"$OUT/python_select.txt" 2>&1
+bounded "${PYTHON_SECONDS:-20}" "$PY" bench/python_select.py --torch --json "$OUT/python_select.json" >"$OUT/python_select.txt" 2>&1
 tail -30 "$OUT/python_select.txt"
 fi
 
