@@ -195,6 +195,19 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE const bound_rule* rule_for(const bound_state& s, 
   return nullptr;
 }
 
+// `rule`'s order: each entry not skipped whose query half holds, until a candidate takes the query. Each
+// backend tried counts in `rank`. The packed answer, or 0.
+ATTNSEL_INTERNAL_ALWAYS_INLINE std::uint64_t walk_order(const bound_state& s, const bound_domain& d,
+                                                        const bound_rule& rule, const query& q,
+                                                        std::size_t& rank) noexcept {
+  for (const auto& e : rule.order) {
+    if (e.skip || (e.reads_query && !e.entry->enabled_for(q))) continue;
+    ++rank;
+    if (takes(s, d.candidates[e.backend], q)) return pack_answer(e.backend, rank, false);
+  }
+  return 0;
+}
+
 // The automatic walk: `rule`'s order, or the registration order when no rule matches. Each backend
 // tried counts in `rank`. The packed answer, or 0.
 inline std::uint64_t walk_automatic(const bound_state& s, const bound_domain& d, const bound_rule* rule, const query& q,
@@ -206,12 +219,7 @@ inline std::uint64_t walk_automatic(const bound_state& s, const bound_domain& d,
     }
     return 0;
   }
-  for (const auto& e : rule->order) {
-    if (e.skip || (e.reads_query && !e.entry->enabled_for(q))) continue;
-    ++rank;
-    if (takes(s, d.candidates[e.backend], q)) return pack_answer(e.backend, rank, false);
-  }
-  return 0;
+  return walk_order(s, d, *rule, q, rank);
 }
 
 // The walk of detail::walk (forced entries, then the policy order) over the decided platform half:
@@ -228,7 +236,12 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
   }
   std::size_t rank = 0;
   // No forced name (no override, or only exclusions, folded into the skip flags): the automatic walk.
-  if (d.tokens.empty()) return d.automatic ? walk_automatic(s, d, rule_for(s, d, q), q, rank) : 0;
+  if (d.tokens.empty()) {
+    if (!d.automatic) return 0;
+    // The usual call (no override, a rule matches) walks the rule's order here, inline.
+    const bound_rule* rule = rule_for(s, d, q);
+    return rule == nullptr ? walk_automatic(s, d, rule, q, rank) : walk_order(s, d, *rule, q, rank);
+  }
   // A forced backend where the matching rule states an engine that substitutes (policy_rule::forced):
   // the free select answers and explains it.
   if (d.has_forced) {

@@ -298,7 +298,12 @@ inline std::string stated_values(const call_condition& c, const query& q) {
 ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_call_rule(const gate_context& g, reason_sink& sink) {
   bool ok = true;
   for (const auto& rule : g.variant->call_rules) {
-    if (rule.when.evaluate(g.q, g.p) != truth::yes || rule.require.evaluate(g.q, g.p) != truth::no) continue;
+    const auto& w = rule.when;
+    // evaluate's first tests, inline: most rules' `when` fails on the attention type, dtype or features.
+    if ((!w.attn_types.empty() && !w.attn_types.contains(g.q.attn_type)) ||
+        (!w.dtypes.empty() && !w.dtypes.contains(g.q.dtype)) || w.features.size() > g.q.required.size())
+      continue;
+    if (w.evaluate(g.q, g.p) != truth::yes || rule.require.evaluate(g.q, g.p) != truth::no) continue;
     ok = false;
     if (sink.fail(reason_code::call_rule, [&] {
           std::string msg = to_string(rule);
