@@ -131,6 +131,12 @@ struct call_condition {
 
   /// `yes` or `no` from the stated fields; `unknown` when the answer hangs on an unstated one.
   [[nodiscard]] truth evaluate(const query& q, const platform& p) const noexcept;
+  /// True when a cheap test alone makes `evaluate` answer `no`: never, the dtype, the attention type, or
+  /// more required features than the query has. Inline, so a caller can skip the out-of-line evaluate.
+  [[nodiscard]] bool rules_out(const query& q) const noexcept {
+    return never || (!dtypes.empty() && !dtypes.contains(q.dtype)) ||
+           (!attn_types.empty() && !attn_types.contains(q.attn_type)) || features.size() > q.required.size();
+  }
   [[nodiscard]] bool empty() const noexcept {
     return phases.empty() && dtypes.empty() && attn_types.empty() && features.empty() && without_features.empty() &&
            shape.empty() && !equal_seq_lens && !head_sizes && !value_head_sizes && components.empty() && !never;

@@ -298,12 +298,10 @@ inline std::string stated_values(const call_condition& c, const query& q) {
 ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_call_rule(const gate_context& g, reason_sink& sink) {
   bool ok = true;
   for (const auto& rule : g.variant->call_rules) {
-    const auto& w = rule.when;
-    // evaluate's first tests, inline: most rules' `when` fails on the attention type, dtype or features.
-    if ((!w.attn_types.empty() && !w.attn_types.contains(g.q.attn_type)) ||
-        (!w.dtypes.empty() && !w.dtypes.contains(g.q.dtype)) || w.features.size() > g.q.required.size())
+    // Most rules' `when` is ruled out by a cheap test, without the out-of-line evaluate.
+    if (rule.when.rules_out(g.q) || rule.when.evaluate(g.q, g.p) != truth::yes ||
+        rule.require.evaluate(g.q, g.p) != truth::no)
       continue;
-    if (w.evaluate(g.q, g.p) != truth::yes || rule.require.evaluate(g.q, g.p) != truth::no) continue;
     ok = false;
     if (sink.fail(reason_code::call_rule, [&] {
           std::string msg = to_string(rule);

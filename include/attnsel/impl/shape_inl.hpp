@@ -42,14 +42,12 @@ inline std::string component_condition_text(const component_condition& c) {
 // one copy per call site would multiply the flattened gates' code (and their compile time) for no speed.
 ATTNSEL_INLINE ATTNSEL_INTERNAL_NOINLINE truth call_condition::evaluate(const query& q,
                                                                         const platform& p) const noexcept {
-  if (never) return truth::no;
+  if (rules_out(q)) return truth::no;
   truth t = truth::yes;
   if (!phases.empty())
     t = detail::both(t, q.phase == attention_phase::unstated ? truth::unknown
                         : phases.contains(q.phase)           ? truth::yes
                                                              : truth::no);
-  if (!dtypes.empty() && !dtypes.contains(q.dtype)) return truth::no;
-  if (!attn_types.empty() && !attn_types.contains(q.attn_type)) return truth::no;
   if (!q.required.includes(features) || q.required.intersects(without_features)) return truth::no;
   for (shape_field f : shape_fields) {
     const auto& range = shape[f];
