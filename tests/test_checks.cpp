@@ -209,3 +209,75 @@ TEST_CASE("a throwing custom check rejects its backend instead of escaping", "[c
   REQUIRE(reasons.size() == 1);
   CHECK(reasons[0].message == "custom check threw an exception");
 }
+
+// The bound selector skips the query gates a variant leaves unconstrained (live_query_gates). Over every
+// backend variant of every built-in catalog and a spread of queries that crosses each gate's boundaries,
+// skipping them answers as running every gate does.
+TEST_CASE("skipping the gates a variant leaves dead never changes the fast path's verdict", "[checks]") {
+  const std::vector<platform> platforms{platform::cuda(9, 0), platform::rocm("gfx942"), platform::cpu()};
+  std::vector<query> queries;
+  for (const auto dtype : enum_values<data_type>())
+    for (const auto kv : {cache_dtype::automatic, cache_dtype::fp8, cache_dtype::bfloat16})
+      for (const auto type : enum_values<attention_type>())
+        for (const auto mode : enum_values<attention_mode>())
+          for (const std::uint32_t head : {64U, 80U, 128U, 200U, 576U})
+            for (const std::uint32_t block : {0U, 16U, 64U})
+              for (const std::uint32_t seq : {0U, 1U, 4096U}) {
+                query q;
+                q.dtype = dtype;
+                q.kv_cache_dtype = kv;
+                q.attn_type = type;
+                q.mode = mode;
+                q.head_size = head;
+                q.head_size_v = head == 576 ? 512 : 0;
+                q.block_size = block;
+                q.seq_len_q = seq;
+                q.seq_len_kv = seq * 2;
+                q.batch_size = seq == 0 ? 0 : 300;
+                q.num_heads = seq == 1 ? 32 : 0;
+                q.num_kv_heads = seq == 1 ? 4 : 0;
+                q.phase = seq == 1 ? attention_phase::decode : attention_phase::unstated;
+                if (head == 80) q.required = feature_set{"sinks"};
+                if (head == 200) q.required = feature_set{"dropout", "requires_grad"};
+                queries.push_back(q);
+              }
+  std::uint32_t every_query_gate = 0;
+  for (std::size_t i = 0; i < check_gates.size(); ++i)
+    if (check_gates[i].reads == gate_input::query) every_query_gate |= std::uint32_t{1} << i;
+  std::size_t compared = 0;
+  std::size_t skipped_some = 0;
+  for (const auto name : builtin_catalog_names) {
+    const auto reg = builtin_registry(name);
+    for (const auto& b : reg.backends()) {
+      std::vector<const capabilities*> variants{&b.caps};
+      for (const auto& v : b.variants) variants.push_back(&v);
+      for (const auto* v : variants) {
+        const auto live = detail::live_query_gates(b, *v);
+        if (live != every_query_gate) ++skipped_some;
+        for (const auto& p : platforms)
+          for (const auto& q : queries) {
+            const bool all_gates = !detail::first_query_failure(b, *v, q, p).has_value();
+            if (all_gates != detail::query_gates_pass(b, *v, q, p, live)) {
+              INFO(name << " " << b.name << " variant '" << v->variant << "' on " << to_string(p) << ": "
+                        << to_string(q));
+              CHECK(all_gates == detail::query_gates_pass(b, *v, q, p, live));
+            }
+            ++compared;
+          }
+      }
+    }
+  }
+  CHECK(compared > 100000);
+  CHECK(skipped_some > 0);
+  // A gate whose fields the variant constrains is live; the same gate on an unconstrained variant is not.
+  capabilities open;
+  capabilities typed;
+  typed.kv_cache_dtypes = enum_set<cache_dtype>{cache_dtype::fp8};
+  const backend_descriptor none;
+  const auto kv_bit = std::uint32_t{1} << static_cast<unsigned>(std::distance(
+                          check_gates.begin(), std::find_if(check_gates.begin(), check_gates.end(), [](const auto& g) {
+                            return g.code == reason_code::kv_cache_dtype;
+                          })));
+  CHECK((detail::live_query_gates(none, typed) & kv_bit) != 0);
+  CHECK((detail::live_query_gates(none, open) & kv_bit) == 0);
+}

@@ -82,6 +82,13 @@ namespace detail {
 [[nodiscard]] std::optional<reason_code> first_query_failure(const backend_descriptor& backend,
                                                              const capabilities& variant, const query& q,
                                                              const platform& p) noexcept;
+/// One bit per query gate (bit i: check_gates[i]) that can refuse some query for `variant` of `backend`;
+/// the gates left out compare nothing the variant constrains, so they pass every query.
+[[nodiscard]] std::uint32_t live_query_gates(const backend_descriptor& backend, const capabilities& variant) noexcept;
+/// first_query_failure's verdict, running only the gates set in `live` (live_query_gates of the same
+/// backend and variant answers the same as first_query_failure, whose gates it skips pass every query).
+[[nodiscard]] bool query_gates_pass(const backend_descriptor& backend, const capabilities& variant, const query& q,
+                                    const platform& p, std::uint32_t live) noexcept;
 /// Fast path of the domain and platform gates for `domain`: the first failing code, or std::nullopt.
 [[nodiscard]] std::optional<reason_code> first_platform_failure(const backend_descriptor& backend,
                                                                 attention_domain domain, const platform& p) noexcept;

@@ -5,6 +5,7 @@
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
 #include <attnsel/field_list.hpp>
+#include <attnsel/impl/hot.hpp>
 #include <attnsel/limits.hpp>
 
 #include <algorithm>
@@ -270,7 +271,22 @@ constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
 /// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that
 /// range, block size and head counts within their maxima, sequence lengths and batch within theirs,
 /// num_kv_heads dividing num_heads when both are stated, feature names lower_snake. Allocates nothing.
-[[nodiscard]] bool is_valid(const query& q) noexcept;
+/// Inline: every uncached select asks it first, so the usual valid query costs a few folded compares.
+[[nodiscard]] ATTNSEL_INTERNAL_ALWAYS_INLINE bool is_valid(const query& q) noexcept {
+  // `&` rather than `&&`: one branch for all the limits (head_size - 1 wraps for 0).
+  const bool in_limits = (q.head_size - 1U < max_head_size) & (q.head_size_v <= max_head_size) &
+                         (q.block_size <= max_block_size) & (q.num_heads <= max_num_heads) &
+                         (q.num_kv_heads <= max_num_heads) & (q.seq_len_q <= limits::seq_len) &
+                         (q.seq_len_kv <= limits::seq_len) & (q.batch_size <= limits::batch_size) &
+                         (static_cast<std::size_t>(q.phase) < enum_values<attention_phase>().size());
+  if (!in_limits) return false;
+  // Equal head counts (the usual case) divide without a division.
+  if (q.num_heads != q.num_kv_heads && q.num_heads != 0 && q.num_kv_heads != 0 && q.num_heads % q.num_kv_heads != 0)
+    return false;
+  for (const auto& f : q.required)
+    if (!is_valid_feature_name(f)) return false;
+  return true;
+}
 /// Why `q` is not valid (empty when it is).
 [[nodiscard]] std::string validation_message(const query& q);
 

@@ -18,6 +18,10 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
+namespace detail {
+struct bound_result;  // builds the bound selector's results in place (impl/bound_selector_inl.hpp)
+}  // namespace detail
+
 class selector;  // bound_selector.hpp
 
 /// Selection options.
@@ -141,7 +145,7 @@ class selection_result {
   [[nodiscard]] const selection* operator->() const { return &value(); }
 
  private:
-  friend class selector;
+  friend struct detail::bound_result;
   selection_result() noexcept { new (&value_) selection(); }  // an empty success: the bound selector fills it
 
   [[noreturn]] void throw_error() const;

@@ -30,6 +30,7 @@ struct bound_candidate {
   const backend_descriptor* backend = nullptr;  // the registry's descriptor
   const capabilities* variant = nullptr;        // the variant that runs here; null when none resolved
   const capabilities* checked = nullptr;        // what the query gates read: `variant`, or its resolved_on copy
+  std::uint32_t live_gates = 0;                 // the query gates that can refuse a query (live_query_gates)
   bool usable = false;                          // every domain and platform gate passed
   bool serves = false;                          // the backend serves the domain (the order when no rule matches)
 };
@@ -153,6 +154,8 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
     d.resolved.push_back(resolved_on(*d.candidates[i].variant, p));
     d.candidates[i].checked = &d.resolved.back();
   }
+  for (auto& c : d.candidates)
+    if (c.checked != nullptr) c.live_gates = live_query_gates(*c.backend, *c.checked);
   const auto& rules = reg.policy().rules;
   for (std::size_t r = 0; r < rules.size(); ++r) {
     if (rules[r].domain != domain || !rules[r].matches_platform(p)) continue;
@@ -176,8 +179,8 @@ inline void bind_domain(const registry& reg, const platform& p, attention_domain
 
 // True when candidate `c` takes the query: its query gates pass (the platform half was decided at
 // bind time) and, when advisories refuse, no warning holds.
-inline bool takes(const bound_state& s, const bound_candidate& c, const query& q) noexcept {
-  if (!c.usable || first_query_failure(*c.backend, *c.checked, q, s.plat)) return false;
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool takes(const bound_state& s, const bound_candidate& c, const query& q) noexcept {
+  if (!c.usable || !query_gates_pass(*c.backend, *c.checked, q, s.plat, c.live_gates)) return false;
   return !(s.options.select.refuse_advisories && !c.backend->advisories.empty() &&
            first_warning(*c.backend, *c.variant, q, s.plat) != nullptr);
 }
@@ -222,26 +225,11 @@ inline std::uint64_t walk_automatic(const bound_state& s, const bound_domain& d,
   return walk_order(s, d, *rule, q, rank);
 }
 
-// The walk of detail::walk (forced entries, then the policy order) over the decided platform half:
-// per query only each candidate's query gates, the rules' and the entries' query halves run.
-// The packed answer, or 0 when no candidate passes.
-inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, const query& q) noexcept {
-  if (q.domain != d.domain) {
-    // A drafter the catalog does not serve walks the decoder's slot: the gates (a backend's own
-    // extra_check among them) see the query in that domain, as the free select's do. The cache key
-    // keeps the drafter's own domain. The copy shares the feature list: nothing is allocated.
-    query in_domain = q;
-    in_domain.domain = d.domain;
-    return walk_bound(s, d, in_domain);
-  }
+// The walk with an override's forced names (and "auto" among them): tokens in order, then the automatic
+// walk where the override falls back to it. The packed answer, or 0.
+ATTNSEL_INTERNAL_NOINLINE inline std::uint64_t walk_tokens(const bound_state& s, const bound_domain& d,
+                                                           const query& q) noexcept {
   std::size_t rank = 0;
-  // No forced name (no override, or only exclusions, folded into the skip flags): the automatic walk.
-  if (d.tokens.empty()) {
-    if (!d.automatic) return 0;
-    // The usual call (no override, a rule matches) walks the rule's order here, inline.
-    const bound_rule* rule = rule_for(s, d, q);
-    return rule == nullptr ? walk_automatic(s, d, rule, q, rank) : walk_order(s, d, *rule, q, rank);
-  }
   // A forced backend where the matching rule states an engine that substitutes (policy_rule::forced):
   // the free select answers and explains it.
   if (d.has_forced) {
@@ -281,6 +269,39 @@ inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, con
   return answer;
 }
 
+std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, const query& q) noexcept;
+
+// A drafter the catalog does not serve walks the decoder's slot: the gates (a backend's own extra_check
+// among them) see the query in that domain, as the free select's do. The cache key keeps the drafter's
+// own domain. The copy shares the feature list: nothing is allocated.
+ATTNSEL_INTERNAL_NOINLINE inline std::uint64_t walk_in_domain(const bound_state& s, const bound_domain& d,
+                                                              const query& q) noexcept {
+  query in_domain = q;
+  in_domain.domain = d.domain;
+  return walk_bound(s, d, in_domain);
+}
+
+// The walk of detail::walk (forced entries, then the policy order) over the decided platform half:
+// per query only each candidate's query gates, the rules' and the entries' query halves run.
+// The packed answer, or 0 when no candidate passes. The usual call (no override, the query in the
+// slot's domain) runs inline in its caller; the rest is out of line.
+ATTNSEL_INTERNAL_ALWAYS_INLINE std::uint64_t walk_bound_inline(const bound_state& s, const bound_domain& d,
+                                                               const query& q) noexcept {
+  if (q.domain != d.domain) return walk_in_domain(s, d, q);
+  if (!d.tokens.empty()) return walk_tokens(s, d, q);
+  // No forced name (no override, or only exclusions, folded into the skip flags): the automatic walk.
+  if (!d.automatic) return 0;
+  std::size_t rank = 0;
+  const bound_rule* rule = rule_for(s, d, q);
+  return rule == nullptr ? walk_automatic(s, d, rule, q, rank) : walk_order(s, d, *rule, q, rank);
+}
+
+// walk_bound_inline as one call, for the cache's misses and decide(): their callers stay small.
+ATTNSEL_INTERNAL_NOINLINE inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d,
+                                                          const query& q) noexcept {
+  return walk_bound_inline(s, d, q);
+}
+
 // Every feature name a gate or a rule of `reg` reads: variants' and backends' features, call rules'
 // conditions, advisories' conditions, policy rules' and entries' feature conditions. Two queries whose feature lists
 // agree on these names get the same answer from every gate and rule.
@@ -318,10 +339,8 @@ inline bool lengths_in_limits(const query& q) noexcept {
   return q.seq_len_q <= limits::seq_len && q.seq_len_kv <= limits::seq_len && q.batch_size <= limits::batch_size;
 }
 
-// The packed answer for `q`: from the cache, or by the walk (then stored). 0 when only the free
-// select answers: no winner, an invalid query or override.
-inline std::uint64_t answer_of(const bound_state& s, const bound_domain& d, const query& q) noexcept {
-  if (!s.cache) return d.plan_ok && is_valid(q) ? walk_bound(s, d, q) : 0;
+// The packed answer for `q` from the cache, or by the walk (then stored).
+inline std::uint64_t cached_answer_of(const bound_state& s, const bound_domain& d, const query& q) noexcept {
   // Only valid queries are stored and the key is one-to-one on what the gates read (the lengths by
   // class, after their own limits are checked), so a hit needs no further validation.
   if (!lengths_in_limits(q)) return 0;
@@ -335,6 +354,20 @@ inline std::uint64_t answer_of(const bound_state& s, const bound_domain& d, cons
   packed = walk_bound(s, d, q);
   if (packed != 0) s.cache->store(q, key, packed);
   return packed;
+}
+
+// The packed answer for `q` without a cache: validation and the walk, inline in the caller (select()'s
+// uncached call runs as one body).
+ATTNSEL_INTERNAL_ALWAYS_INLINE std::uint64_t walked_answer_of(const bound_state& s, const bound_domain& d,
+                                                              const query& q) noexcept {
+  return d.plan_ok && is_valid(q) ? walk_bound_inline(s, d, q) : 0;
+}
+
+// The packed answer for `q`: from the cache, or by the walk. 0 when only the free select answers: no
+// winner, an invalid query or override.
+inline std::uint64_t answer_of(const bound_state& s, const bound_domain& d, const query& q) noexcept {
+  if (s.cache) return cached_answer_of(s, d, q);
+  return d.plan_ok && is_valid(q) ? walk_bound(s, d, q) : 0;
 }
 
 // The slot of a decoder-like query: `base`, or its phase's (base + 1, base + 2) when set apart.
@@ -363,6 +396,37 @@ inline const bound_domain& domain_of(const bound_state& s, const query& q) noexc
 // The free select's answer: errors, bad overrides and queries, prefer-mode fallbacks.
 inline selection_result delegate(const bound_state& s, const bound_domain& d, const query& q) {
   return attnsel::select(*s.reg, q, s.plat, override_request{d.spec, d.source}, s.options.select);
+}
+
+// select()'s result for a packed answer, built in place (no selection to move or destroy); the free
+// select's when the walk leaves the answer to it.
+struct bound_result {
+  ATTNSEL_INTERNAL_ALWAYS_INLINE static selection_result of(const bound_state& s, const bound_domain& d, const query& q,
+                                                            std::uint64_t packed) {
+    if (packed == 0 || answer_fell_back(packed)) return delegate(s, d, q);
+    const auto& c = d.candidates[answer_winner(packed)];
+    selection_result out;
+    auto& chosen = out.value_;
+    chosen.backend = c.backend;
+    chosen.variant = c.variant;
+    chosen.rank = answer_rank(packed);
+    chosen.overridden = answer_forced(packed);
+    chosen.source = d.answer_source;
+    // Not cached: one test when the backend has no advisories (none of most).
+    if (!c.backend->advisories.empty()) chosen.warning = first_warning(*c.backend, *c.variant, q, s.plat);
+    return out;
+  }
+};
+
+// select() with the cache on and off: each path one body with its own registers (select() only
+// dispatches, so neither pays for the other's).
+ATTNSEL_INTERNAL_NOINLINE inline selection_result select_cached(const bound_state& s, const query& q) {
+  const auto& d = domain_of(s, q);
+  return bound_result::of(s, d, q, cached_answer_of(s, d, q));
+}
+ATTNSEL_INTERNAL_NOINLINE inline selection_result select_walked(const bound_state& s, const query& q) {
+  const auto& d = domain_of(s, q);
+  return bound_result::of(s, d, q, walked_answer_of(s, d, q));
 }
 
 }  // namespace detail
@@ -438,20 +502,7 @@ ATTNSEL_INLINE override_request selector::bound_override(attention_domain domain
 }
 
 ATTNSEL_INLINE selection_result selector::select(const query& q) const {
-  const auto& d = detail::domain_of(*state_, q);
-  const auto packed = detail::answer_of(*state_, d, q);
-  if (packed == 0 || detail::answer_fell_back(packed)) return detail::delegate(*state_, d, q);
-  const auto& c = d.candidates[detail::answer_winner(packed)];
-  selection_result out;  // built in place: no selection to move or destroy
-  auto& chosen = out.value_;
-  chosen.backend = c.backend;
-  chosen.variant = c.variant;
-  chosen.rank = detail::answer_rank(packed);
-  chosen.overridden = detail::answer_forced(packed);
-  chosen.source = d.answer_source;
-  // Not cached: one test when the backend has no advisories (none of most).
-  if (!c.backend->advisories.empty()) chosen.warning = first_warning(*c.backend, *c.variant, q, state_->plat);
-  return out;
+  return state_->cache ? detail::select_cached(*state_, q) : detail::select_walked(*state_, q);
 }
 
 ATTNSEL_INLINE decision selector::decide(const query& q) const {

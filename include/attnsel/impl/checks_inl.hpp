@@ -357,30 +357,67 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_advisory(const gate_context& g, reason_
   return ok;
 }
 
-// The code of each gate, in the order of `check_gates` (a static_assert below keeps them in step).
+// Whether a gate can refuse any query for a backend and its variant: false when the variant leaves
+// unconstrained everything the gate compares (an empty list, an unset range), so a walk bound to that
+// variant may skip the gate. Each stands beside its gate's row below; a test checks that skipping the
+// gates a variant leaves dead never changes an answer.
+using gate_live_fn = bool (*)(const backend_descriptor&, const capabilities&) noexcept;
+constexpr bool always_live(const backend_descriptor&, const capabilities&) noexcept { return true; }
+constexpr bool live_attn_type(const backend_descriptor&, const capabilities& c) noexcept {
+  return !c.attn_types.empty();
+}
+constexpr bool live_dtype(const backend_descriptor&, const capabilities& c) noexcept { return !c.dtypes.empty(); }
+inline bool live_kv_cache_dtype(const backend_descriptor&, const capabilities& c) noexcept {
+  return !c.kv_cache_dtypes.empty();
+}
+inline bool live_block_size(const backend_descriptor&, const capabilities& c) noexcept {
+  return !c.block_size_multiples.empty();
+}
+inline bool live_seq_len(const backend_descriptor&, const capabilities& c) noexcept {
+  return c.shape[shape_field::seq_len_q].has_value() || c.shape[shape_field::seq_len_kv].has_value();
+}
+inline bool live_batch_size(const backend_descriptor&, const capabilities& c) noexcept {
+  return c.shape[shape_field::batch_size].has_value();
+}
+inline bool live_gqa_group(const backend_descriptor&, const capabilities& c) noexcept {
+  return c.shape[shape_field::gqa_group].has_value();
+}
+inline bool live_call_rule(const backend_descriptor&, const capabilities& c) noexcept { return !c.call_rules.empty(); }
+inline bool live_custom(const backend_descriptor& b, const capabilities&) noexcept {
+  return static_cast<bool>(b.extra_check);
+}
+inline bool live_advisory(const backend_descriptor& b, const capabilities&) noexcept {
+  return std::any_of(b.advisories.begin(), b.advisories.end(),
+                     [](const advisory& a) { return a.action == advisory_action::demote; });
+}
+
+// Each gate of `check_gates` (a static_assert below keeps them in step): its code, its body, and whether
+// it can refuse a query for a given variant.
 struct gate_entry {
   reason_code code;
   gate_fn run;
+  gate_live_fn live;
 };
 inline constexpr std::array<gate_entry, check_gates.size()> gate_table{{
-    {reason_code::domain, gate_domain},
-    {reason_code::platform, gate_platform},
-    {reason_code::capability, gate_capability},
-    {reason_code::component, gate_component},
-    {reason_code::mode, gate_mode},
-    {reason_code::attn_type, gate_attn_type},
-    {reason_code::dtype, gate_dtype},
-    {reason_code::kv_cache_dtype, gate_kv_cache_dtype},
-    {reason_code::head_size, gate_head_size},
-    {reason_code::block_size, gate_block_size},
-    {reason_code::seq_len, gate_seq_len},
-    {reason_code::batch_size, gate_batch_size},
-    {reason_code::gqa_group, gate_gqa_group},
-    {reason_code::feature, gate_feature},
-    {reason_code::call_rule, gate_call_rule},
-    {reason_code::custom, gate_custom},
-    {reason_code::advisory, gate_advisory},
+    {reason_code::domain, gate_domain, always_live},
+    {reason_code::platform, gate_platform, always_live},
+    {reason_code::capability, gate_capability, always_live},
+    {reason_code::component, gate_component, always_live},
+    {reason_code::mode, gate_mode, always_live},
+    {reason_code::attn_type, gate_attn_type, live_attn_type},
+    {reason_code::dtype, gate_dtype, live_dtype},
+    {reason_code::kv_cache_dtype, gate_kv_cache_dtype, live_kv_cache_dtype},
+    {reason_code::head_size, gate_head_size, always_live},
+    {reason_code::block_size, gate_block_size, live_block_size},
+    {reason_code::seq_len, gate_seq_len, live_seq_len},
+    {reason_code::batch_size, gate_batch_size, live_batch_size},
+    {reason_code::gqa_group, gate_gqa_group, live_gqa_group},
+    {reason_code::feature, gate_feature, always_live},
+    {reason_code::call_rule, gate_call_rule, live_call_rule},
+    {reason_code::custom, gate_custom, live_custom},
+    {reason_code::advisory, gate_advisory, live_advisory},
 }};
+static_assert(check_gates.size() <= 32, "live_query_gates packs one bit per gate");
 
 constexpr bool gate_table_matches_check_gates() noexcept {
   for (std::size_t i = 0; i < check_gates.size(); ++i)
@@ -405,6 +442,18 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE void run_gates(const gate_context& g, reason_sink
     constexpr gate_fn run = gate_table[I].run;
     if (!run(g, sink) && (check_gates[I].prerequisite || !sink.collecting())) return;
     run_gates<I + 1, Last>(g, sink);
+  }
+}
+
+// The fast path over the gates [I, Last) whose bit is set in `live`: the first failure stops it.
+template <std::size_t I, std::size_t Last>
+ATTNSEL_INTERNAL_ALWAYS_INLINE bool live_gates_pass(const gate_context& g, reason_sink& sink, std::uint32_t live) {
+  if constexpr (I < Last) {
+    constexpr gate_fn run = gate_table[I].run;
+    if (((live >> I) & 1U) != 0 && !run(g, sink)) return false;
+    return live_gates_pass<I + 1, Last>(g, sink, live);
+  } else {
+    return true;
   }
 }
 
@@ -443,6 +492,22 @@ ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN std::optional<reason_code> detail::first
   detail::run_gates<detail::first_query_gate(), check_gates.size()>(detail::gate_context{backend, &variant, q, p},
                                                                     sink);
   return sink.first();
+}
+
+ATTNSEL_INLINE std::uint32_t detail::live_query_gates(const backend_descriptor& backend,
+                                                      const capabilities& variant) noexcept {
+  std::uint32_t live = 0;
+  for (std::size_t i = detail::first_query_gate(); i < check_gates.size(); ++i)
+    if (detail::gate_table[i].live(backend, variant)) live |= std::uint32_t{1} << i;
+  return live;
+}
+
+ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN bool detail::query_gates_pass(const backend_descriptor& backend,
+                                                                      const capabilities& variant, const query& q,
+                                                                      const platform& p, std::uint32_t live) noexcept {
+  detail::reason_sink sink(nullptr);
+  return detail::live_gates_pass<detail::first_query_gate(), check_gates.size()>(
+      detail::gate_context{backend, &variant, q, p}, sink, live);
 }
 
 ATTNSEL_INLINE std::optional<reason_code> detail::first_platform_failure(const backend_descriptor& backend,

@@ -42,7 +42,8 @@ ATTNSEL_INLINE bool head_size_spec::accepts(std::uint32_t size) const noexcept {
     case kind::set:
       return std::binary_search(values.begin(), values.end(), size);
     case kind::range:
-      return size >= min && size <= max && size % multiple_of == 0;
+      // Most ranges take every size in them (multiple_of 1): no division for those.
+      return size >= min && size <= max && (multiple_of <= 1 || size % multiple_of == 0);
   }
   return false;
 }

@@ -14,17 +14,6 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-ATTNSEL_INLINE bool is_valid(const query& q) noexcept {
-  if (q.head_size == 0 || q.head_size > max_head_size || q.head_size_v > max_head_size) return false;
-  if (q.block_size > max_block_size || q.num_heads > max_num_heads || q.num_kv_heads > max_num_heads) return false;
-  if (q.seq_len_q > limits::seq_len || q.seq_len_kv > limits::seq_len || q.batch_size > limits::batch_size)
-    return false;
-  if (static_cast<std::size_t>(q.phase) >= enum_values<attention_phase>().size()) return false;
-  if (q.num_heads != 0 && q.num_kv_heads != 0 && q.num_heads % q.num_kv_heads != 0) return false;
-  return std::all_of(q.required.begin(), q.required.end(),
-                     [](const std::string& f) { return is_valid_feature_name(f); });
-}
-
 ATTNSEL_INLINE std::string validation_message(const query& q) {
   const auto range = [](const char* what, std::uint32_t value, std::uint32_t lo, std::uint32_t hi) {
     return std::string(what) + " " + std::to_string(value) + " is outside [" + std::to_string(lo) + ", " +
