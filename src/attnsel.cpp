@@ -18,6 +18,7 @@
 #include <attnsel/impl/matrix_inl.hpp>
 #include <attnsel/impl/measurement_inl.hpp>
 #include <attnsel/impl/model_config_inl.hpp>
+#include <attnsel/impl/model_plan_inl.hpp>
 #include <attnsel/impl/override_inl.hpp>
 #include <attnsel/impl/platform_inl.hpp>
 #include <attnsel/impl/policy_inl.hpp>

@@ -972,3 +972,25 @@ TEST_CASE("the drafter reads its own variable, else the decoder's; linear layers
   CHECK(conflict.status == 2);
   CHECK(conflict.err.find("--mode mamba2 conflicts with --mla") != std::string::npos);
 }
+
+TEST_CASE("plan --model-config of a hybrid model plans each group of layers", "[cli][model_plan]") {
+  const std::string dir = std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/model_configs/";
+  const auto text = run({"plan", "--model-config", dir + "gpt-oss-20b.json", "--platform", "cuda", "--arch", "9.0"});
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("gpt_oss: 24 layers in 2 groups\nsliding 128 (12 layers: 0, 2, 4,") == 0);
+  CHECK(text.out.find("\nfull (12 layers: 1, 3, 5,") != std::string::npos);
+  const auto json =
+      run({"plan", "--model-config", dir + "gemma-3-27b-it.json", "--platform", "cuda", "--arch", "9.0", "--json"});
+  REQUIRE(json.status == 0);
+  const auto report = nlohmann::json::parse(json.out);
+  REQUIRE(report.at("groups").size() == 2);
+  CHECK(report.at("groups")[1].at("kind") == "full");
+  CHECK(report.at("groups")[1].at("layers") == nlohmann::json({5, 11, 17, 23, 29, 35, 41, 47, 53, 59}));
+  CHECK(report.at("groups")[0].at("window") == 1024);
+  CHECK(report.at("groups")[0].at("decode").at("query").at("seq_len_q") == 1);
+  CHECK(report.at("assumptions").size() == 2);
+  CHECK(json.err.empty());  // the assumptions are in the JSON, not on stderr
+  // A uniform model keeps the layer plan's output.
+  const auto uniform = run({"plan", "--model-config", dir + "llama-3-8b.json", "--platform", "cuda", "--arch", "9.0"});
+  CHECK(uniform.out.find("prefill: ") == 0);
+}

@@ -12,4 +12,5 @@
 #include <attnsel/lint.hpp>             // IWYU pragma: export
 #include <attnsel/matrix.hpp>           // IWYU pragma: export
 #include <attnsel/model_config.hpp>     // IWYU pragma: export
+#include <attnsel/model_plan.hpp>       // IWYU pragma: export
 #include <attnsel/report.hpp>           // IWYU pragma: export

@@ -49,6 +49,14 @@ enum class model_part : std::uint8_t {
 [[nodiscard]] std::optional<model_part> parse_model_part(std::string_view text) noexcept;
 [[nodiscard]] std::string_view to_string(model_part part) noexcept;
 
+/// How one decoder layer attends, as the engines derive it from config.json (vLLM's KV-cache spec kinds):
+/// over every earlier token, over a sliding window of them, over its chunk of the sequence (Llama 4's
+/// local layers), or by a linear-attention / state-space recurrence (Qwen3-Next's gated delta net).
+enum class layer_kind : std::uint8_t { full, sliding, chunked, linear };
+
+/// "full" / "sliding" / "chunked" / "linear".
+[[nodiscard]] std::string_view to_string(layer_kind kind) noexcept;
+
 /// The attention facts of one part of a model, as read from its config.json. Sizes of 0 mean absent.
 struct model_config {
   model_part part = model_part::text;
@@ -66,6 +74,15 @@ struct model_config {
   std::uint32_t sliding_window = 0;                ///< window size when sliding-window attention is on
   double softcap = 0;                              ///< `attn_logit_softcapping` (Gemma 2), 0 when absent
   bool sinks = false;                              ///< learned attention sinks (gpt-oss)
+  /// The text part's layers, one kind each (`num_hidden_layers` of them; empty when it is absent, or
+  /// for the vision part): from `layer_types` when the config lists them, else by the model family's
+  /// rule that the engines follow (each applied rule is named in `assumptions`).
+  std::vector<layer_kind> layers;
+  std::uint32_t chunk_size = 0;        ///< `attention_chunk_size` of chunked layers (Llama 4), 0 when none
+  std::uint32_t global_head_size = 0;  ///< full layers' own head size (Gemma 4 `global_head_dim`), 0: head_size
+  /// What the reader assumed where config.json is silent, one sentence each with the code it follows
+  /// ("sliding_window_pattern absent: Gemma 3's default 6, a layer full when (i + 1) % 6 == 0 ...").
+  std::vector<std::string> assumptions;
   /// The features a query for this part requires, in catalog order: sliding_window, softcap, sinks.
   [[nodiscard]] std::vector<std::string> features() const;
 

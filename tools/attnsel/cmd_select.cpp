@@ -11,12 +11,14 @@
 
 #include <attnsel/catalog.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/model_plan.hpp>
 #include <attnsel/override.hpp>
 #include <attnsel/report.hpp>
 #include <attnsel/selector.hpp>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -204,6 +206,81 @@ int run_select(const select_flags& flags, bool explain_mode) {
 
 namespace {
 
+// `0-4, 6-10, 12`: ascending layer indices as runs.
+std::string layer_runs(const std::vector<std::uint32_t>& layers) {
+  std::string out;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(layers[i]);
+    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(layers[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// `plan --model-config`: every group of the model's text layers.
+int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& model, const attnsel::query& q,
+                     const attnsel::platform& p, const attnsel::override_set& overrides,
+                     const attnsel::select_options& options, bool json) {
+  const auto plan = attnsel::plan_model(reg, model, q, p, overrides, options);
+  const std::size_t layer_count = std::max<std::size_t>(model.layers.size(), 1);
+  if (json) {
+    nlohmann::json report;
+    report["model_type"] = model.model_type;
+    report["num_layers"] = model.layers.empty() ? nlohmann::json(nullptr) : nlohmann::json(model.layers.size());
+    report["groups"] = nlohmann::json::array();
+    for (const auto& g : plan.groups) {
+      nlohmann::json group;
+      group["kind"] = std::string(attnsel::to_string(g.kind));
+      group["window"] = g.window ? nlohmann::json(g.window) : nlohmann::json(nullptr);
+      group["layers"] = model.layers.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.layers);
+      for (const auto* pq : {&g.plan.prefill_query, &g.plan.decode_query}) {
+        const auto& request = overrides.for_query(*pq);
+        group[std::string(attnsel::to_string(pq->phase))] =
+            attnsel::to_json(attnsel::explain(reg, *pq, p, request, options), *pq, p, request);
+      }
+      group["block_size"] = g.plan.block_size ? nlohmann::json(g.plan.block_size) : nlohmann::json(nullptr);
+      group["conflict"] = g.plan.conflict.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.plan.conflict);
+      report["groups"].push_back(std::move(group));
+    }
+    report["block_size"] = plan.block_size ? nlohmann::json(plan.block_size) : nlohmann::json(nullptr);
+    report["conflicts"] = plan.conflicts;
+    report["assumptions"] = plan.assumptions;
+    std::printf("%s\n", attnsel::json_text(report).c_str());
+    std::fflush(stdout);
+  } else {
+    std::printf("%s: %zu layer%s in %zu group%s\n", model.model_type.empty() ? "model" : model.model_type.c_str(),
+                layer_count, layer_count == 1 ? "" : "s", plan.groups.size(), plan.groups.size() == 1 ? "" : "s");
+    for (const auto& g : plan.groups) {
+      std::string head = std::string(attnsel::to_string(g.kind));
+      if (g.window != 0) head += " " + std::to_string(g.window);
+      if (!model.layers.empty())
+        head += " (" + std::to_string(g.layers.size()) + " layer" + (g.layers.size() == 1 ? "" : "s") + ": " +
+                layer_runs(g.layers) + ")";
+      std::printf("%s\n", head.c_str());
+      for (const auto* r : {&g.plan.prefill, &g.plan.decode}) {
+        const char* label = r == &g.plan.prefill ? "prefill" : "decode";
+        if (r->ok()) {
+          if (r->value().warning != nullptr) print_advisory(*r->value().warning);
+          std::printf("  %s: %s\n", label, attnsel::printable(r->value().name(), 200).c_str());
+        } else {
+          std::printf("  %s: (none)\n", label);
+        }
+      }
+    }
+    if (plan.ok()) std::printf("block_size: %s\n", plan.block_size ? std::to_string(plan.block_size).c_str() : "any");
+    for (const auto& a : plan.assumptions) print_diagnostic("note", "assumed: " + a);
+  }
+  for (const auto& g : plan.groups) {
+    if (!g.plan.prefill.ok()) print_error(g.plan.prefill.error());
+    if (!g.plan.decode.ok()) print_error(g.plan.decode.error());
+  }
+  for (const auto& c : plan.conflicts) print_diagnostic("error", "kv_cache: " + c);
+  return plan.ok() ? exit_ok : exit_failure;
+}
+
 int run_plan(const select_flags& flags) {
   const auto p = build_platform(flags.platform, nullptr);
   attnsel::model_config model;
@@ -230,6 +307,11 @@ int run_plan(const select_flags& flags) {
   attnsel::select_options options;
   options.prefer = flags.prefer;
   options.refuse_advisories = flags.refuse_advisories;
+  // A model whose layers attend in more than one way: every group. A uniform one keeps the layer plan.
+  if (!flags.query.model_config.empty() && model.part == attnsel::model_part::text &&
+      std::any_of(model.layers.begin(), model.layers.end(),
+                  [&](attnsel::layer_kind k) { return k != model.layers.front(); }))
+    return print_model_plan(c.registry, model, q, p, overrides, options, flags.json);
   // An MLA layer decodes over the latent KV (the query's head size, kv_lora_rank + qk_rope). Its prefill
   // runs over the latent KV in some engines (SGLang's MLA kernels) and as per-head attention in others
   // (vLLM's MLA prefill selector: qk_nope + qk_rope and v_head_dim): the latent query first, and when

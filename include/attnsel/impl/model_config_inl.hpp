@@ -169,8 +169,116 @@ class model_config_reader {
       // gpt-oss creates learned sinks in every attention layer without a config key for them (SGLang
       // ModelConfig._detect_attention_sinks; vLLM's gpt_oss.py), so the architecture is the signal.
       c.sinks = c.architecture == "GptOssForCausalLM" || c.model_type == "gpt_oss";
+      read_layers(c);
     }
     return c;
+  }
+
+  // The kind of each text layer: `layer_types` when listed (transformers fills it for most families, and
+  // vLLM reads it), else the family's own rule as transformers 5.25 and vLLM 0.34 derive it (cited per
+  // rule in tests/data/model_configs/RESEARCH.md), else every layer alike. Layer indices are 0-based.
+  void read_layers(model_config& c) {
+    const nlohmann::json* n = present(*section_, "num_hidden_layers");
+    if (n == nullptr) return;  // the layers are unknown: a plan has one group
+    const std::uint32_t count = size_at(*n, "num_hidden_layers", 1U << 16);
+    if (const nlohmann::json* g = present(*section_, "global_head_dim"))
+      c.global_head_size = size_at(*g, "global_head_dim");
+    if (const nlohmann::json* chunk = present(*section_, "attention_chunk_size"))
+      c.chunk_size = size_at(*chunk, "attention_chunk_size", std::numeric_limits<std::uint32_t>::max());
+    const std::string& type = c.model_type;
+    const auto every = [&](auto kind_of) {
+      c.layers.resize(count);
+      for (std::uint32_t i = 0; i < count; ++i) c.layers[i] = kind_of(i);
+    };
+    if (const nlohmann::json* lt = present(*section_, "layer_types")) {
+      if (!lt->is_array()) fail(prefix_ + "/layer_types", "expected an array of layer type names, got " + kind(*lt));
+      if (lt->size() != count)
+        fail(prefix_ + "/layer_types",
+             "expected " + std::to_string(count) + " entries (num_hidden_layers), got " + std::to_string(lt->size()));
+      c.layers.reserve(count);
+      for (std::size_t i = 0; i < lt->size(); ++i) {
+        const auto& v = (*lt)[i];
+        const std::string at = prefix_ + "/layer_types/" + std::to_string(i);
+        const std::string name = v.is_string() ? v.get<std::string>() : std::string();
+        if (name == "full_attention")
+          c.layers.push_back(layer_kind::full);
+        else if (name == "sliding_attention")
+          c.layers.push_back(layer_kind::sliding);
+        else if (name == "chunked_attention")
+          c.layers.push_back(layer_kind::chunked);
+        else if (name == "linear_attention")
+          c.layers.push_back(layer_kind::linear);
+        else
+          fail(at, "expected full_attention, sliding_attention, chunked_attention or linear_attention, got " + kind(v));
+      }
+    } else if (type == "gemma2") {
+      if (c.sliding_window != 0) {
+        every([](std::uint32_t i) { return i % 2 == 0 ? layer_kind::sliding : layer_kind::full; });
+        c.assumptions.emplace_back(
+            "layer_types absent: Gemma 2's layers alternate, even layers sliding and odd layers full "
+            "(transformers configuration_gemma2.py; vLLM gemma2.py reads that list)");
+      }
+    } else if (type == "gemma3" || type == "gemma3_text" || type == "gemma4" || type == "gemma4_text") {
+      std::uint32_t pattern = 6;
+      if (const nlohmann::json* pat = present(*section_, "sliding_window_pattern"))
+        pattern = size_at(*pat, "sliding_window_pattern", 1U << 16);
+      else if (c.sliding_window != 0)
+        c.assumptions.emplace_back(
+            "sliding_window_pattern absent: Gemma's default 6 (transformers "
+            "configuration_gemma3.py)");
+      const bool last_full = type == "gemma4" || type == "gemma4_text";
+      if (c.sliding_window != 0) {
+        every([&](std::uint32_t i) {
+          return (i + 1) % pattern == 0 || (last_full && i + 1 == count) ? layer_kind::full : layer_kind::sliding;
+        });
+        c.assumptions.emplace_back("layer_types absent: a layer is full when (i + 1) % " + std::to_string(pattern) +
+                                   " == 0" + (last_full ? " or it is the last" : "") +
+                                   ", else sliding (transformers' Gemma configs; vLLM reads that list)");
+      }
+    } else if (type == "llama4" || type == "llama4_text") {
+      if (c.chunk_size == 0) return;  // no chunked attention: every layer full
+      const nlohmann::json* nrl = present(*section_, "no_rope_layers");
+      if (nrl != nullptr && !nrl->is_array())
+        fail(prefix_ + "/no_rope_layers", "expected an array of 0 and 1, got " + kind(*nrl));
+      if (nrl != nullptr && !nrl->empty()) {
+        if (nrl->size() != count)
+          fail(prefix_ + "/no_rope_layers", "expected " + std::to_string(count) + " entries (num_hidden_layers), got " +
+                                                std::to_string(nrl->size()));
+        c.layers.reserve(count);
+        for (std::size_t i = 0; i < nrl->size(); ++i) {
+          const auto& v = (*nrl)[i];
+          if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1))
+            fail(prefix_ + "/no_rope_layers/" + std::to_string(i), "expected 0 or 1, got " + kind(v));
+          // 1: the layer uses RoPE, and with it chunked local attention; 0: a NoPE layer, full attention.
+          c.layers.push_back(v.get<std::int64_t>() == 1 ? layer_kind::chunked : layer_kind::full);
+        }
+      } else {
+        every([](std::uint32_t i) { return (i + 1) % 4 != 0 ? layer_kind::chunked : layer_kind::full; });
+        c.assumptions.emplace_back(
+            "no_rope_layers absent or empty: every fourth layer (i + 1) % 4 == 0 is a "
+            "NoPE layer with full attention, the others chunked (vLLM llama4.py)");
+      }
+    } else if (type == "qwen3_next") {
+      std::uint32_t interval = 4;
+      if (const nlohmann::json* fai = present(*section_, "full_attention_interval"))
+        interval = size_at(*fai, "full_attention_interval", 1U << 16);
+      else
+        c.assumptions.emplace_back(
+            "full_attention_interval absent: Qwen3-Next's default 4 (transformers "
+            "configuration_qwen3_next.py)");
+      every([&](std::uint32_t i) { return (i + 1) % interval == 0 ? layer_kind::full : layer_kind::linear; });
+    }
+    if (c.layers.empty()) {
+      // Every layer alike: sliding when the model has a window (Mistral, Phi-3), else full.
+      const auto kind_all = c.sliding_window != 0 ? layer_kind::sliding : layer_kind::full;
+      every([kind_all](std::uint32_t) { return kind_all; });
+    }
+    const bool any_sliding = std::find(c.layers.begin(), c.layers.end(), layer_kind::sliding) != c.layers.end();
+    if (any_sliding && c.sliding_window == 0)
+      fail(prefix_ + "/sliding_window", "missing: the config has sliding-attention layers but no window");
+    const bool any_chunked = std::find(c.layers.begin(), c.layers.end(), layer_kind::chunked) != c.layers.end();
+    if (any_chunked && c.chunk_size == 0)
+      fail(prefix_ + "/attention_chunk_size", "missing: the config has chunked-attention layers but no chunk size");
   }
 
  private:
@@ -239,6 +347,20 @@ ATTNSEL_INLINE std::optional<model_part> parse_model_part(std::string_view text)
 
 ATTNSEL_INLINE std::string_view to_string(model_part part) noexcept {
   return part == model_part::vision ? "vision" : "text";
+}
+
+ATTNSEL_INLINE std::string_view to_string(layer_kind kind) noexcept {
+  switch (kind) {
+    case layer_kind::full:
+      return "full";
+    case layer_kind::sliding:
+      return "sliding";
+    case layer_kind::chunked:
+      return "chunked";
+    case layer_kind::linear:
+      return "linear";
+  }
+  return "full";
 }
 
 ATTNSEL_INLINE std::vector<std::string> model_config::features() const {

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// Out-of-line definitions for model_plan.hpp: grouping a model's layers and planning each group.
+#pragma once
+
+#ifndef ATTNSEL_HEADER_ONLY
+#  include <attnsel/model_plan.hpp>
+#endif
+
+#include <attnsel/impl/selector_inl.hpp>
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <utility>
+
+ATTNSEL_BEGIN_NAMESPACE
+
+ATTNSEL_INLINE bool model_plan::ok() const noexcept {
+  return conflicts.empty() &&
+         std::all_of(groups.begin(), groups.end(), [](const layer_group& g) { return g.plan.ok(); });
+}
+
+ATTNSEL_INLINE query layer_query(const model_config& model, layer_kind kind, query model_query) {
+  query q = std::move(model_query);
+  if (kind != layer_kind::sliding) q.required.erase(std::string(features::sliding_window));
+  if (kind == layer_kind::full && model.global_head_size != 0 && q.mode == attention_mode::standard) {
+    q.head_size = model.global_head_size;
+    q.head_size_v = 0;
+  }
+  if (kind == layer_kind::linear) {
+    q.domain = attention_domain::linear;
+    q.mode = attention_mode::gated_delta;
+  }
+  return q;
+}
+
+ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& model, const query& model_query,
+                                     const platform& p, const override_set& overrides, const select_options& options) {
+  model_plan out;
+  out.assumptions = model.assumptions;
+  // The groups: one per (kind, window) in order of first layer; a model without a layer list is one group.
+  struct group_key {
+    layer_kind kind;
+    std::uint32_t window;
+    std::vector<std::uint32_t> layers;
+  };
+  std::vector<group_key> keys;
+  std::vector<layer_kind> kinds = model.layers;
+  if (kinds.empty()) kinds.push_back(model.sliding_window != 0 ? layer_kind::sliding : layer_kind::full);
+  for (std::uint32_t i = 0; i < kinds.size(); ++i) {
+    const auto kind = kinds[i];
+    const std::uint32_t window = kind == layer_kind::sliding   ? model.sliding_window
+                                 : kind == layer_kind::chunked ? model.chunk_size
+                                                               : 0;
+    auto it = std::find_if(keys.begin(), keys.end(),
+                           [&](const group_key& g) { return g.kind == kind && g.window == window; });
+    if (it == keys.end()) {
+      keys.push_back(group_key{kind, window, {}});
+      it = std::prev(keys.end());
+    }
+    it->layers.push_back(i);
+  }
+  out.groups.reserve(keys.size());
+  for (auto& key : keys) {
+    const query q = layer_query(model, key.kind, model_query);
+    query decode = q;
+    decode.seq_len_q = 1;
+    auto plan = plan_phases(reg, q, decode, p, overrides, options);
+    // MLA: the latent query first; without a prefill answer, the per-head one (vLLM's MLA prefill).
+    if (!plan.prefill.ok() && q.mode != attention_mode::standard && q.domain != attention_domain::linear &&
+        model.head_size != 0 && model.head_size != q.head_size) {
+      query per_head = q;
+      per_head.head_size = model.head_size;
+      per_head.head_size_v = model.head_size_v == model.head_size ? 0 : model.head_size_v;
+      auto second = plan_phases(reg, per_head, decode, p, overrides, options);
+      if (second.prefill.ok()) plan = std::move(second);
+    }
+    if (!plan.conflict.empty()) out.conflicts.push_back(std::string(to_string(key.kind)) + " layers: " + plan.conflict);
+    out.groups.push_back(layer_group{key.kind, key.window, std::move(key.layers), std::move(plan)});
+  }
+  // One block size for every attention group's cache (linear layers keep their own state): the first
+  // group's choice that every other group accepts in both phases, else the first that all accept.
+  std::vector<const layer_group*> attention;
+  for (const auto& g : out.groups)
+    if (g.kind != layer_kind::linear && g.plan.prefill.ok() && g.plan.decode.ok()) attention.push_back(&g);
+  const auto all_accept = [&](std::uint32_t size) {
+    return std::all_of(attention.begin(), attention.end(), [&](const layer_group* g) {
+      return detail::accepts_block(g->plan.prefill.value(), size) &&
+             detail::accepts_block(g->plan.decode.value(), size);
+    });
+  };
+  std::vector<std::uint32_t> wanted;
+  for (const auto* g : attention)
+    if (g->plan.block_size != 0 && std::find(wanted.begin(), wanted.end(), g->plan.block_size) == wanted.end())
+      wanted.push_back(g->plan.block_size);
+  if (!wanted.empty()) {
+    const auto fit = std::find_if(wanted.begin(), wanted.end(), all_accept);
+    if (fit != wanted.end()) {
+      out.block_size = *fit;
+    } else {
+      std::string why = "the attention groups share one KV-cache block size, and none suits all:";
+      for (const auto* g : attention)
+        if (g->plan.block_size != 0)
+          why += " " + std::string(to_string(g->kind)) + " layers (" + std::string(g->plan.decode.value().name()) +
+                 ") want " + std::to_string(g->plan.block_size) + ";";
+      why.back() = '.';
+      out.conflicts.push_back(std::move(why));
+    }
+  }
+  return out;
+}
+
+ATTNSEL_END_NAMESPACE
