@@ -988,7 +988,7 @@ TEST_CASE("plan --model-config of a hybrid model plans each group of layers", "[
   CHECK(report.at("groups")[1].at("layers") == nlohmann::json({5, 11, 17, 23, 29, 35, 41, 47, 53, 59}));
   CHECK(report.at("groups")[0].at("window") == 1024);
   CHECK(report.at("groups")[0].at("decode").at("query").at("seq_len_q") == 1);
-  CHECK(report.at("assumptions").size() == 2);
+  CHECK(report.at("assumptions").size() == 3);
   CHECK(json.err.empty());  // the assumptions are in the JSON, not on stderr
   // A uniform model keeps the layer plan's output.
   const auto uniform = run({"plan", "--model-config", dir + "llama-3-8b.json", "--platform", "cuda", "--arch", "9.0"});

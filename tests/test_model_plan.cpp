@@ -80,14 +80,25 @@ TEST_CASE("Gemma 3: without layer_types, every sixth layer is full and the reade
   const auto full = indices_where(m, layer_kind::full);
   CHECK(full == std::vector<std::uint32_t>{5, 11, 17, 23, 29, 35, 41, 47, 53, 59});
   CHECK(indices_where(m, layer_kind::sliding).size() == 52);
-  REQUIRE(m.assumptions.size() == 2);
-  CHECK(m.assumptions[0].find("default 6") != std::string::npos);
-  const auto small = fixture("gemma-3-1b-it.json");  // states sliding_window_pattern 6 itself
+  // A multimodal Gemma 3 is a prefix-LM (vLLM's is_mm_prefix_lm): mm_prefix on every layer.
+  CHECK(m.mm_prefix);
+  REQUIRE(m.assumptions.size() == 3);
+  CHECK(m.assumptions[0].find("prefix-LM") != std::string::npos);
+  CHECK(m.assumptions[1].find("default 6") != std::string::npos);
+  const auto small = fixture("gemma-3-1b-it.json");  // states sliding_window_pattern 6 itself; text only
   CHECK(indices_where(small, layer_kind::full) == std::vector<std::uint32_t>{5, 11, 17, 23});
   CHECK(small.assumptions.size() == 1);
+  CHECK_FALSE(small.mm_prefix);
   const auto plan = plan_on_h100(m);
   CHECK(plan.groups.size() == 2);
   CHECK(group(plan, layer_kind::sliding).window == 1024);
+  // vLLM routes an mm-prefix layer's prefill to TRITON_ATTN and its decode to FLASH_ATTN on Hopper.
+  for (const auto& g : plan.groups) {
+    CHECK(g.plan.prefill_query.required.contains("mm_prefix"));
+    REQUIRE(g.plan.prefill.ok());
+    CHECK(g.plan.prefill->name() == "TRITON_ATTN");
+    CHECK(g.plan.decode->name() == "FLASH_ATTN");
+  }
   CHECK(plan.assumptions == m.assumptions);
 }
 

@@ -74,6 +74,7 @@ struct model_config {
   std::uint32_t sliding_window = 0;                ///< window size when sliding-window attention is on
   double softcap = 0;                              ///< `attn_logit_softcapping` (Gemma 2), 0 when absent
   bool sinks = false;                              ///< learned attention sinks (gpt-oss)
+  bool mm_prefix = false;  ///< a prefix-LM: bidirectional attention over image tokens (Gemma 3 multimodal)
   /// The text part's layers, one kind each (`num_hidden_layers` of them; empty when it is absent, or
   /// for the vision part): from `layer_types` when the config lists them, else by the model family's
   /// rule that the engines follow (each applied rule is named in `assumptions`).
@@ -83,7 +84,8 @@ struct model_config {
   /// What the reader assumed where config.json is silent, one sentence each with the code it follows
   /// ("sliding_window_pattern absent: Gemma 3's default 6, a layer full when (i + 1) % 6 == 0 ...").
   std::vector<std::string> assumptions;
-  /// The features a query for this part requires, in catalog order: sliding_window, softcap, sinks.
+  /// The features a query for this part requires, in catalog order: sliding_window, softcap, sinks,
+  /// mm_prefix.
   [[nodiscard]] std::vector<std::string> features() const;
 
   /// `base` with this config's facts written in: domain and attention type (vision: encoder,

@@ -69,6 +69,7 @@ from ._attnsel import (  # noqa: E402
     torch_sdpa_registry,
 )
 from .detect import Detection, DetectedFact, detect_platform
+from .plan import LayerGroup, ModelPlan, plan_model
 
 
 def _name_unknown_keywords(owner, attr, label, names, static=False):
@@ -123,7 +124,9 @@ __all__ = [
     "DetectedFact",
     "Detection",
     "Explanation",
+    "LayerGroup",
     "ModelConfig",
+    "ModelPlan",
     "OverrideSet",
     "Platform",
     "Query",
@@ -137,6 +140,7 @@ __all__ = [
     "explain",
     "load_catalog",
     "parse_catalog",
+    "plan_model",
     "read_model_config",
     "reference_registry",
     "select",

@@ -153,9 +153,47 @@ class ModelConfig:
     def sinks(self) -> bool: ...
     @property
     def features(self) -> Tuple[str, ...]: ...
+    @property
+    def layers(self) -> Tuple[Literal["full", "sliding", "chunked", "linear"], ...]: ...
+    @property
+    def chunk_size(self) -> Optional[int]: ...
+    @property
+    def global_head_size(self) -> Optional[int]: ...
+    @property
+    def assumptions(self) -> Tuple[str, ...]: ...
     def to_query(self, *, base: Optional[Query] = None, tp: int = 1) -> Query: ...
 
 def read_model_config(config: Union[_PathLike, Mapping[str, object]], *, part: str = "text") -> ModelConfig: ...
+
+class LayerGroup:
+    kind: Literal["full", "sliding", "chunked", "linear"]
+    window: Optional[int]
+    layers: Optional[Tuple[int, ...]]
+    prefill: Union[Selection, SelectionError]
+    decode: Union[Selection, SelectionError]
+    prefill_query: Query
+    decode_query: Query
+    block_size: Optional[int]
+    conflict: Optional[str]
+    def __init__(self, kind: str, window: Optional[int], layers: Optional[Tuple[int, ...]],
+                 prefill: Union[Selection, SelectionError], decode: Union[Selection, SelectionError],
+                 prefill_query: Query, decode_query: Query, block_size: Optional[int],
+                 conflict: Optional[str]) -> None: ...
+    @property
+    def ok(self) -> bool: ...
+
+class ModelPlan:
+    groups: Tuple[LayerGroup, ...]
+    block_size: Optional[int]
+    conflicts: Tuple[str, ...]
+    assumptions: Tuple[str, ...]
+    ok: bool
+    def __init__(self, groups: Tuple[LayerGroup, ...], block_size: Optional[int], conflicts: Tuple[str, ...],
+                 assumptions: Tuple[str, ...], ok: bool) -> None: ...
+
+def plan_model(registry: Registry, config: Union[ModelConfig, _PathLike, Mapping[str, object]], platform: Platform,
+               *, query: Optional[Query] = None, override: Union[None, str, OverrideSet] = None, tp: int = 1,
+               prefer: bool = False, refuse_advisories: bool = False) -> ModelPlan: ...
 
 class Registry:
     @property

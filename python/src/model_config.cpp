@@ -3,6 +3,7 @@
 #include "bindings.hpp"
 
 #include <attnsel/model_config.hpp>
+#include <attnsel/model_plan.hpp>
 
 #include <pybind11/stl.h>
 
@@ -56,6 +57,70 @@ py_query to_query(const py_model_config& c, const py::handle& base, const py::ha
 
 py::object optional_size(std::uint32_t v) { return v == 0 ? py::none() : py::object(py::int_(v)); }
 
+py::tuple layer_names(const model_config& c) {
+  py::tuple out(c.layers.size());
+  for (std::size_t i = 0; i < c.layers.size(); ++i) out[i] = py::str(std::string(attnsel::to_string(c.layers[i])));
+  return out;
+}
+
+// A phase's answer: the Selection, or the SelectionError (not raised: the plan reports every group).
+py::object phase_answer(const registry_handle& r, const attnsel::selection_result& result) {
+  if (result.ok()) return r.memo.get(result.value(), r.reg);
+  return make_selection_error(result.error());
+}
+
+// plan_model(registry, config, platform, *, query=None, override=None, tp=1, prefer=False,
+// refuse_advisories=False): the groups as plain values; attnsel.plan_model wraps them in dataclasses.
+py::dict plan_model_py(const py::handle& registry, const py::handle& config, const py::handle& platform,
+                       const py::handle& query, const py::handle& override, const py::handle& tp, bool prefer,
+                       bool refuse_advisories) {
+  const auto& r = value_arg<registry_handle>("registry", registry);
+  const auto& p = value_arg<py_platform>("platform", platform);
+  const py_model_config c = py::isinstance<py_model_config>(config)
+                                ? value_arg<py_model_config>("config", config)
+                                : read_any(py::reinterpret_borrow<py::object>(config), "text");
+  if (c.part != model_part::text) throw py::value_error("config: the plan is of the text part's layers");
+  const auto ranks = count_arg("tp", tp, 1, attnsel::limits::num_heads);
+  const attnsel::query base =
+      query.is_none() ? c.to_query({}, ranks) : static_cast<const attnsel::query&>(value_arg<py_query>("query", query));
+  attnsel::override_set overrides;
+  std::string spec;  // outlives `overrides`, which views it
+  if (py::isinstance<override_set_handle>(override)) {
+    overrides = value_arg<override_set_handle>("override", override).view();
+  } else if (py::isinstance<py::str>(override)) {
+    spec = override.cast<std::string>();
+    const attnsel::override_request request{spec, attnsel::override_source::api};
+    overrides = attnsel::override_set{request, request, std::nullopt, std::nullopt, std::nullopt, request};
+  } else if (!override.is_none()) {
+    throw py::type_error("override: expected None, a str or an attnsel.OverrideSet, got " + type_name(override));
+  }
+  attnsel::select_options options;
+  options.prefer = prefer;
+  options.refuse_advisories = refuse_advisories;
+  const auto plan = attnsel::plan_model(*r.reg, c, base, p, overrides, options);
+  py::list groups;
+  for (const auto& g : plan.groups) {
+    py::dict d;
+    d["kind"] = std::string(attnsel::to_string(g.kind));
+    d["window"] = optional_size(g.window);
+    d["layers"] = c.layers.empty() ? py::object(py::none()) : py::object(py::tuple(py::cast(g.layers)));
+    d["prefill"] = phase_answer(r, g.plan.prefill);
+    d["decode"] = phase_answer(r, g.plan.decode);
+    d["prefill_query"] = py::cast(py_query(g.plan.prefill_query));
+    d["decode_query"] = py::cast(py_query(g.plan.decode_query));
+    d["block_size"] = optional_size(g.plan.block_size);
+    d["conflict"] = g.plan.conflict.empty() ? py::object(py::none()) : py::object(py::str(g.plan.conflict));
+    groups.append(d);
+  }
+  py::dict out;
+  out["groups"] = groups;
+  out["block_size"] = optional_size(plan.block_size);
+  out["conflicts"] = py::tuple(py::cast(plan.conflicts));
+  out["assumptions"] = py::tuple(py::cast(plan.assumptions));
+  out["ok"] = plan.ok();
+  return out;
+}
+
 }  // namespace
 
 void bind_model_config(py::module_& m) {
@@ -88,6 +153,17 @@ void bind_model_config(py::module_& m) {
                                return c.softcap > 0 ? py::object(py::float_(c.softcap)) : py::none();
                              }))
       .def_property_readonly("sinks", guard([](const py_model_config& c) { return c.sinks; }))
+      .def_property_readonly("layers", guard([](const py_model_config& c) { return layer_names(c); }),
+                             "Each text layer's kind ('full', 'sliding', 'chunked', 'linear'); () when "
+                             "num_hidden_layers is absent")
+      .def_property_readonly("chunk_size", guard([](const py_model_config& c) { return optional_size(c.chunk_size); }),
+                             "attention_chunk_size of chunked layers (Llama 4), or None")
+      .def_property_readonly("global_head_size",
+                             guard([](const py_model_config& c) { return optional_size(c.global_head_size); }),
+                             "full layers' own head size (Gemma 4 global_head_dim), or None")
+      .def_property_readonly("assumptions",
+                             guard([](const py_model_config& c) { return py::tuple(py::cast(c.assumptions)); }),
+                             "What the reader assumed where config.json is silent (a family's layer rule)")
       .def_property_readonly("features",
                              guard([](const py_model_config& c) { return py::tuple(py::cast(c.features())); }))
       .def("to_query", guard(&to_query), py::kw_only(), py::arg("base") = py::none(), py::arg("tp") = 1,
@@ -116,14 +192,30 @@ void bind_model_config(py::module_& m) {
             read_any(config, part,
                      fields.contains("dtype") ? attnsel::model_dtype_keys::ignore : attnsel::model_dtype_keys::read);
         py::object q = py::cast(to_query(c, py::none(), tp));
-        // Fields given here win over the config's (a dtype the engine runs in, a kv-cache dtype).
-        if (!fields.empty()) q = q.attr("replace")(**fields);
+        // Fields given here win over the config's (a dtype the engine runs in, a kv-cache dtype); the
+        // features given add to the config's (sliding_window, softcap, sinks), as --feature does.
+        py::dict given;
+        for (const auto& item : fields) given[item.first] = item.second;
+        if (given.contains("features")) {
+          py::list merged(q.attr("features"));
+          py::object extra = given["features"];
+          if (py::isinstance<py::str>(extra)) extra = py::make_tuple(extra);
+          for (const auto& f : extra) merged.append(f);
+          given["features"] = merged;
+        }
+        if (!given.empty()) q = q.attr("replace")(**given);
         return q;
       },
       py::arg("config"), py::kw_only(), py::arg("part") = "text", py::arg("tp") = 1,
       "Query.from_model_config(path_or_dict, *, part='text', tp=1, **fields): a Query from a Hugging Face "
       "config.json (head sizes, heads per rank, MLA, dtype, sliding window, softcap, sinks); `fields` then "
-      "replace what they name."));
+      "replace what they name, but `features`, which add to the config's."));
+
+  m.def("_plan_model", &plan_model_py, py::arg("registry"), py::arg("config"), py::arg("platform"), py::kw_only(),
+        py::arg("query") = py::none(), py::arg("override") = py::none(), py::arg("tp") = 1, py::arg("prefer") = false,
+        py::arg("refuse_advisories") = false,
+        "The model plan as plain values (attnsel.plan_model wraps them): each group of the text layers with "
+        "its prefill and decode answers.");
 }
 
 }  // namespace attnsel_py

@@ -452,7 +452,7 @@ def test_public_names_in_help_errors_and_pickles():
     for name in attnsel.__all__:
         obj = getattr(attnsel, name)
         if isinstance(obj, type) or callable(obj):
-            assert obj.__module__ in ("attnsel", "attnsel.detect"), (name, obj.__module__)
+            assert obj.__module__ in ("attnsel", "attnsel.detect", "attnsel.plan"), (name, obj.__module__)
             assert "_attnsel" not in pydoc.render_doc(obj), name
     with pytest.raises(TypeError, match=r"attnsel\.Query, got str"):
         attnsel.select(attnsel.reference_registry(), "q", attnsel.Platform.cpu())

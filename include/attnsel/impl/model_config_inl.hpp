@@ -169,9 +169,33 @@ class model_config_reader {
       // gpt-oss creates learned sinks in every attention layer without a config key for them (SGLang
       // ModelConfig._detect_attention_sinks; vLLM's gpt_oss.py), so the architecture is the signal.
       c.sinks = c.architecture == "GptOssForCausalLM" || c.model_type == "gpt_oss";
+      read_mm_prefix(c);
       read_layers(c);
     }
     return c;
+  }
+
+  // vLLM's is_mm_prefix_lm (transformers_utils/model_arch_config_convertor.py, 0.34): the text config's
+  // own flag, else the multimodal model types it lists, else Gemma 4 with bidirectional vision attention.
+  // Every decoder layer then attends bidirectionally within each image (vLLM attention.py use_mm_prefix).
+  void read_mm_prefix(model_config& c) {
+    if (const nlohmann::json* flag = present(*section_, "is_mm_prefix_lm")) {
+      if (!flag->is_boolean()) fail(prefix_ + "/is_mm_prefix_lm", "expected true or false, got " + kind(*flag));
+      c.mm_prefix = flag->get<bool>();
+      return;
+    }
+    std::string root_type;
+    if (const nlohmann::json* mt = present(root_, "model_type"); mt != nullptr && mt->is_string())
+      root_type = mt->get<std::string>();
+    for (const std::string_view prefix_lm : {"bagel", "gemma3", "molmo2", "moondream3", "paligemma"})
+      if (root_type == prefix_lm) c.mm_prefix = true;
+    if (root_type == "gemma4" || root_type == "gemma4_text")
+      if (const nlohmann::json* bi = present(*section_, "use_bidirectional_attention"))
+        c.mm_prefix = bi->is_string() && bi->get<std::string>() == "vision";
+    if (c.mm_prefix)
+      c.assumptions.push_back("model_type " + root_type +
+                              ": a prefix-LM, its layers bidirectional over each image's tokens (feature "
+                              "mm_prefix; vLLM's is_mm_prefix_lm)");
   }
 
   // The kind of each text layer: `layer_types` when listed (transformers fills it for most families, and
@@ -368,6 +392,7 @@ ATTNSEL_INLINE std::vector<std::string> model_config::features() const {
   if (sliding_window != 0) out.emplace_back(features::sliding_window);
   if (softcap > 0) out.emplace_back(features::softcap);
   if (sinks) out.emplace_back(features::sinks);
+  if (mm_prefix) out.emplace_back(features::mm_prefix);
   return out;
 }
 
