@@ -283,8 +283,11 @@ constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
   // Equal head counts (the usual case) divide without a division.
   if (q.num_heads != q.num_kv_heads && q.num_heads != 0 && q.num_kv_heads != 0 && q.num_heads % q.num_kv_heads != 0)
     return false;
-  return std::all_of(q.required.begin(), q.required.end(),
-                     [](const std::string& f) { return is_valid_feature_name(f); });
+  // A plain loop: std::all_of here costs the bound select about 35 instructions (g++ 12 inlines the
+  // whole walk differently around it).
+  for (const auto& f : q.required)  // NOLINT(readability-use-anyofallof)
+    if (!is_valid_feature_name(f)) return false;
+  return true;
 }
 /// Why `q` is not valid (empty when it is).
 [[nodiscard]] std::string validation_message(const query& q);
