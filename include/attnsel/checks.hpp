@@ -77,16 +77,12 @@ inline constexpr std::array<gate_info, 17> check_gates{{
                                             const query& q, const platform& p) noexcept;
 
 namespace detail {
-/// Fast path of the gates that read the query, given the variant the platform gates resolved:
-/// the code of the first that fails, or std::nullopt. Allocates nothing.
-[[nodiscard]] std::optional<reason_code> first_query_failure(const backend_descriptor& backend,
-                                                             const capabilities& variant, const query& q,
-                                                             const platform& p) noexcept;
 /// One bit per query gate (bit i: check_gates[i]) that can refuse some query for `variant` of `backend`;
 /// the gates left out compare nothing the variant constrains, so they pass every query.
 [[nodiscard]] std::uint32_t live_query_gates(const backend_descriptor& backend, const capabilities& variant) noexcept;
-/// first_query_failure's verdict, running only the gates set in `live` (live_query_gates of the same
-/// backend and variant answers the same as first_query_failure, whose gates it skips pass every query).
+/// Fast path of the gates that read the query, given the variant the platform gates resolved: true when
+/// every gate set in `live` passes. Every query gate's bit set runs them all; live_query_gates of the same
+/// backend and variant answers the same, as the gates it leaves out pass every query. Allocates nothing.
 [[nodiscard]] bool query_gates_pass(const backend_descriptor& backend, const capabilities& variant, const query& q,
                                     const platform& p, std::uint32_t live) noexcept;
 /// Fast path of the domain and platform gates for `domain`: the first failing code, or std::nullopt.
@@ -95,7 +91,7 @@ namespace detail {
 /// `variant` with what `p` alone decides of its call rules taken out, for a walk bound to `p`: a rule whose
 /// `when` names a component condition `p` fails is dropped (it never applies on `p`), a `require` naming one
 /// becomes `never`, and the component conditions `p` passes are removed (they always hold). For every
-/// query, first_query_failure on `p` answers the same with the result as with `variant`; a backend with an
+/// query, query_gates_pass on `p` answers the same with the result as with `variant`; a backend with an
 /// extra_check (which may read the variant) is never given one.
 [[nodiscard]] capabilities resolved_on(const capabilities& variant, const platform& p);
 /// True when resolved_on(variant, p) would differ from `variant`: some call rule names a component.

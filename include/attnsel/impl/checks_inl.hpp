@@ -70,7 +70,7 @@ class reason_sink {
   }
 
  private:
-  // Out of line and cold: a flattened fast path (first_failure, first_query_failure) would otherwise
+  // Out of line and cold: a flattened fast path (first_failure, query_gates_pass) would otherwise
   // inline every message builder, which it never calls, and cost the compiler more than all the rest.
   template <class MakeMessage>
   ATTNSEL_INTERNAL_COLD void record(reason_code code, MakeMessage& make_message) {
@@ -483,14 +483,6 @@ ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN std::optional<reason_code> first_failure
   // With a null sink no message builder runs, so nothing here can throw except a custom check,
   // which evaluate() catches.
   detail::evaluate(backend, q, p, sink);
-  return sink.first();
-}
-
-ATTNSEL_INLINE ATTNSEL_INTERNAL_FLATTEN std::optional<reason_code> detail::first_query_failure(
-    const backend_descriptor& backend, const capabilities& variant, const query& q, const platform& p) noexcept {
-  detail::reason_sink sink(nullptr);
-  detail::run_gates<detail::first_query_gate(), check_gates.size()>(detail::gate_context{backend, &variant, q, p},
-                                                                    sink);
   return sink.first();
 }
 
