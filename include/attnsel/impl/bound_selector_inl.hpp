@@ -269,7 +269,9 @@ ATTNSEL_INTERNAL_NOINLINE inline std::uint64_t walk_tokens(const bound_state& s,
   return answer;
 }
 
-inline std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, const query& q) noexcept;
+// Declared without `inline` or the noinline attribute: g++ refuses either order of the two on a
+// declaration that precedes the definition (tests/header_units builds this at -O0 with -Werror).
+std::uint64_t walk_bound(const bound_state& s, const bound_domain& d, const query& q) noexcept;
 
 // A drafter the catalog does not serve walks the decoder's slot: the gates (a backend's own extra_check
 // among them) see the query in that domain, as the free select's do. The cache key keeps the drafter's
