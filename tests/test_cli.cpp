@@ -850,11 +850,12 @@ TEST_CASE("--model-config reads a Hugging Face config.json into the query", "[cl
   const auto f16 = run({"explain", "--catalog", "sglang", "--platform", "cpu", "--model-config",
                         dir + "gemma-2-9b.json", "--dtype", "float16", "--json"});
   CHECK(nlohmann::json::parse(f16.out).at("query").at("dtype") == "float16");
-  // shape flags and the config exclude each other; a broken config is status 1 naming the key
+  // shape flags and the config exclude each other; a broken config is status 2 (bad input) naming the key
   CHECK(run({"select", "--model-config", dir + "llama-3-8b.json", "--head-size", "64"}).status == 2);
   CHECK(run({"select", "--model-part", "vision"}).status == 2);
   const auto missing = run({"select", "--platform", "cpu", "--model-config", dir + "README.md"});
-  CHECK(missing.status == 1);
+  CHECK(missing.status == 2);
+  CHECK(missing.out.empty());
   CHECK(missing.err.find("README.md: /: malformed JSON") != std::string::npos);
 }
 
@@ -881,17 +882,55 @@ TEST_CASE("--model-config: an empty path, --num-kv-heads, an unknown dtype and J
   // A dtype attnsel does not know is refused, unless --dtype states the one the engine runs in.
   const temp_file config(R"({"head_dim": 128, "num_attention_heads": 32, "torch_dtype": "float8_e4m3fn", "eps": NaN})");
   const std::string& fp8 = config.path;
-  CHECK(run(with({"select", "--model-config", fp8})).status == 1);
+  CHECK(run(with({"select", "--model-config", fp8})).status == 2);
   CHECK(run(with({"select", "--model-config", fp8, "--dtype", "bf16"})).status == 0);
   // --json prints one JSON object for a config that does not read, and plan --json for a bad catalog.
   const auto json_err = run(with({"select", "--model-config", fp8, "--json"}));
-  CHECK(json_err.status == 1);
+  CHECK(json_err.status == 2);
   const auto report = nlohmann::json::parse(json_err.out);
   CHECK(report.at("error").at("code") == "model_config");
   CHECK(report.at("error").at("message").get<std::string>().find("/torch_dtype") != std::string::npos);
   const auto plan_err = run({"plan", "--catalog", "/nonexistent/catalog.json", "--platform", "cpu", "--json"});
   CHECK(plan_err.status == 1);
   CHECK(nlohmann::json::parse(plan_err.out).at("error").at("code") == "catalog");
+}
+
+TEST_CASE("a bad config.json is status 2 naming the key, with nothing half-written on stdout", "[cli][model_config]") {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"num_attention_heads": "32", "head_dim": 128})", "/num_attention_heads: expected an integer"},
+      {R"({"model_type": "mystery", "hidden_size": 4096})", "/num_attention_heads: missing"},
+      {R"({"num_attention_heads": 32})", "/hidden_size: missing (or head_dim)"},
+      {R"({"num_attention_heads": 0, "head_dim": 128})", "/num_attention_heads: expected an integer in [1, "},
+      {R"({"num_attention_heads": 32, "head_dim": -128})", "/head_dim: expected an integer in [1, "},
+      {R"({"num_attention_heads": 32, "num_key_value_heads": 5, "head_dim": 128})",
+       "/num_key_value_heads: expected a divisor of num_attention_heads (32), got 5"},
+      {R"({"num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 3, "layer_types": ["full_attention"]})",
+       "/layer_types: expected 3 entries (num_hidden_layers), got 1"},
+      {R"({"text_config": {"num_attention_heads": 8, "head_dim": 64, "sliding_window": true}})",
+       "/text_config/sliding_window: expected an integer"},
+      {R"({"decoder_attention_heads": 20, "d_model": 1001, "is_encoder_decoder": true})",
+       "/d_model: expected a multiple of decoder_attention_heads (20)"},
+  };
+  for (const auto& [text, key] : bad) {
+    const temp_file config(text);
+    for (const bool json : {false, true}) {
+      std::vector<std::string> args = {"plan", "--platform", "cuda", "--arch", "9.0", "--model-config", config.path};
+      if (json) args.emplace_back("--json");
+      const auto r = run(args);
+      INFO(text << (json ? " --json" : ""));
+      CHECK(r.status == 2);
+      // stderr wraps long lines at spaces: the pointer, one word, is whole.
+      CHECK(r.err.find(key.substr(0, key.find(':') + 1)) != std::string::npos);
+      if (json) {
+        // Exactly one JSON object, the error: no group of a half-read model before it.
+        const auto report = nlohmann::json::parse(r.out);
+        CHECK(report.size() == 1);
+        CHECK(report.at("error").at("message").get<std::string>().find(key) != std::string::npos);
+      } else {
+        CHECK(r.out.empty());
+      }
+    }
+  }
 }
 
 TEST_CASE("--kv-cache-dtype takes vLLM 0.33.0's newer KV dtypes; a catalog that names none of them says so",
@@ -983,13 +1022,49 @@ TEST_CASE("plan --model-config of a hybrid model plans each group of layers", "[
       run({"plan", "--model-config", dir + "gemma-3-27b-it.json", "--platform", "cuda", "--arch", "9.0", "--json"});
   REQUIRE(json.status == 0);
   const auto report = nlohmann::json::parse(json.out);
-  REQUIRE(report.at("groups").size() == 2);
+  REQUIRE(report.at("groups").size() == 3);
   CHECK(report.at("groups")[1].at("kind") == "full");
+  CHECK(report.at("groups")[1].at("part") == "text");
+  CHECK(report.at("groups")[2].at("kind") == "encoder");  // the SigLIP vision tower
+  CHECK(report.at("groups")[2].at("part") == "vision");
+  CHECK(report.at("groups")[2].at("layers").size() == 27);
+  CHECK(report.at("groups")[2].at("prefill").at("query").at("domain") == "encoder");
+  CHECK(report.at("groups")[2].at("decode").is_null());
   CHECK(report.at("groups")[1].at("layers") == nlohmann::json({5, 11, 17, 23, 29, 35, 41, 47, 53, 59}));
   CHECK(report.at("groups")[0].at("window") == 1024);
   CHECK(report.at("groups")[0].at("decode").at("query").at("seq_len_q") == 1);
   CHECK(report.at("assumptions").size() == 3);
   CHECK(json.err.empty());  // the assumptions are in the JSON, not on stderr
+  // An encoder–decoder model: its decoder's self- and cross-attention, and the audio encoder.
+  const auto whisper =
+      run({"plan", "--model-config", dir + "whisper-large-v3.json", "--platform", "cuda", "--arch", "9.0"});
+  REQUIRE(whisper.status == 0);
+  CHECK(whisper.out.find("whisper: 32 layers in 3 groups\nfull (32 layers: 0-31)\n") == 0);
+  CHECK(whisper.out.find("\ncross (32 layers: 0-31)\n  prefill: FLASH_ATTN\n  decode: FLASH_ATTN\n") !=
+        std::string::npos);
+  CHECK(whisper.out.find("\naudio encoder (32 layers: 0-31)\n  encoder: FLASH_ATTN\n") != std::string::npos);
+  const auto audio = run({"select", "--model-config", dir + "whisper-large-v3.json", "--model-part", "audio",
+                          "--platform", "cuda", "--arch", "9.0", "--json"});
+  REQUIRE(audio.status == 0);
+  CHECK(nlohmann::json::parse(audio.out).at("query").at("attn_type") == "encoder");
+  // --backend-per-kind: one kind's override, in place of the decoder's; an unused kind is a note.
+  const auto per_kind =
+      run({"plan", "--model-config", dir + "gpt-oss-20b.json", "--platform", "cuda", "--arch", "9.0",
+           "--backend-per-kind", "sliding=TRITON_ATTN", "--backend-per-kind", "chunked=FLASHINFER", "--json"});
+  REQUIRE(per_kind.status == 0);
+  const auto kinds = nlohmann::json::parse(per_kind.out);
+  CHECK(kinds.at("groups")[0].at("prefill").at("backend") == "TRITON_ATTN");
+  CHECK(kinds.at("groups")[0].at("prefill").at("override").at("spec") == "TRITON_ATTN");
+  CHECK(kinds.at("groups")[1].at("prefill").at("backend") == "FLASH_ATTN");
+  CHECK(kinds.at("notes") ==
+        nlohmann::json({"the override for chunked layers (FLASHINFER) is unused: the model has none"}));
+  const auto bad_kind = run({"plan", "--model-config", dir + "gpt-oss-20b.json", "--backend-per-kind", "slide=X"});
+  CHECK(bad_kind.status == 2);
+  CHECK(bad_kind.err.find("is not KIND=SPEC with KIND one of full, sliding") != std::string::npos);
+  CHECK(run({"plan", "--model-config", dir + "gpt-oss-20b.json", "--backend-per-kind", "full=X", "--backend-per-kind",
+             "full=Y"})
+            .status == 2);
+  CHECK(run({"plan", "--backend-per-kind", "full=X"}).status == 2);  // no --model-config
   // A uniform model keeps the layer plan's output.
   const auto uniform = run({"plan", "--model-config", dir + "llama-3-8b.json", "--platform", "cuda", "--arch", "9.0"});
   CHECK(uniform.out.find("prefill: ") == 0);

@@ -90,10 +90,13 @@ TEST_CASE("Gemma 3: without layer_types, every sixth layer is full and the reade
   CHECK(small.assumptions.size() == 1);
   CHECK_FALSE(small.mm_prefix);
   const auto plan = plan_on_h100(m);
-  CHECK(plan.groups.size() == 2);
+  REQUIRE(plan.groups.size() == 3);  // sliding, full, and the SigLIP vision tower
   CHECK(group(plan, layer_kind::sliding).window == 1024);
+  CHECK(plan.groups[2].part == model_part::vision);
+  CHECK_FALSE(plan.groups[2].plan.prefill_query.required.contains("mm_prefix"));
   // vLLM routes an mm-prefix layer's prefill to TRITON_ATTN and its decode to FLASH_ATTN on Hopper.
   for (const auto& g : plan.groups) {
+    if (g.part != model_part::text) continue;
     CHECK(g.plan.prefill_query.required.contains("mm_prefix"));
     REQUIRE(g.plan.prefill.ok());
     CHECK(g.plan.prefill->name() == "TRITON_ATTN");
@@ -196,4 +199,175 @@ TEST_CASE("a layer list that does not fit the model is an error naming the key",
   CHECK(error_of(R"({"model_type": "llama4_text", "num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 2,
                      "attention_chunk_size": 64, "no_rope_layers": [1, 2]})") ==
         "config.json: /no_rope_layers/1: expected 0 or 1, got 2");
+}
+
+TEST_CASE("Whisper: decoder self-attention, cross-attention over every decoder layer, and the audio encoder",
+          "[model_plan]") {
+  // vLLM 0.34 models/whisper.py (RESEARCH.md "Whisper"): decoder layers (decoder_layers,
+  // decoder_attention_heads) attend causally with a paged cache and across to the encoder
+  // (AttentionType.ENCODER_DECODER); encoder layers (encoder_layers) are an AttentionType.ENCODER tower.
+  const auto m = fixture("whisper-large-v3.json");
+  CHECK(m.num_heads == 20);
+  CHECK(m.head_size == 64);  // d_model 1280 / 20
+  CHECK(m.cross_attention);
+  CHECK(m.layers == std::vector<layer_kind>(32, layer_kind::full));
+  REQUIRE(m.towers.size() == 1);
+  const auto& audio = m.towers[0];
+  CHECK(audio.part == model_part::audio);
+  CHECK(audio.layers == std::vector<layer_kind>(32, layer_kind::encoder));
+  CHECK(audio.num_heads == 20);
+  CHECK(audio.head_size == 64);
+
+  const auto plan = plan_on_h100(m);
+  REQUIRE(plan.groups.size() == 3);
+  const auto& self = plan.groups[0];
+  CHECK(self.kind == layer_kind::full);
+  CHECK(self.plan.prefill_query.attn_type == attention_type::decoder);
+  const auto& cross = plan.groups[1];
+  CHECK(cross.kind == layer_kind::cross);
+  CHECK(cross.part == model_part::text);
+  CHECK(cross.layers == self.layers);
+  CHECK(cross.plan.prefill_query.attn_type == attention_type::encoder_decoder);
+  CHECK(cross.plan.decode_query.seq_len_q == 1);
+  const auto& encoder = plan.groups[2];
+  CHECK(encoder.kind == layer_kind::encoder);
+  CHECK(encoder.part == model_part::audio);
+  CHECK(encoder.layers.size() == 32);
+  CHECK(encoder.plan.prefill_query.domain == attention_domain::encoder);
+  CHECK(encoder.plan.prefill_query.attn_type == attention_type::encoder);
+  for (const auto& g : plan.groups) CHECK(g.ok());
+  CHECK(plan.ok());
+  // The checkpoint's float16 stays (vLLM keeps a supported non-float32 dtype); the tower runs in it too.
+  CHECK(encoder.plan.prefill_query.dtype == data_type::float16);
+
+  // The audio part on its own, and its absence named.
+  const auto alone = read_model_config_file(
+      std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/model_configs/whisper-large-v3.json", model_part::audio);
+  CHECK(alone.to_query().attn_type == attention_type::encoder);
+  CHECK(alone.to_query().domain == attention_domain::encoder);
+  try {
+    (void)parse_model_config(R"({"num_attention_heads": 8, "head_dim": 64})", model_part::audio, "config.json");
+    FAIL("no error");
+  } catch (const model_config_error& e) {
+    CHECK(e.pointer() == "/audio_config");
+  }
+  CHECK(error_of(R"({"is_encoder_decoder": true, "decoder_attention_heads": 0, "d_model": 64})") ==
+        "config.json: /decoder_attention_heads: expected an integer in [1, 65536], got 0");
+  CHECK(error_of(R"({"is_encoder_decoder": "yes", "decoder_attention_heads": 2, "d_model": 64})") ==
+        "config.json: /is_encoder_decoder: expected true or false, got \"yes\"");
+}
+
+TEST_CASE("a vision tower is a group of the plan, in the model's dtype and sharded like the text layers",
+          "[model_plan]") {
+  const auto m = fixture("qwen2-vl-7b-instruct.json");
+  REQUIRE(m.towers.size() == 1);
+  const auto& vision = m.towers[0];
+  CHECK(vision.part == model_part::vision);
+  CHECK(vision.layers.size() == 32);  // vision_config.depth
+  const auto& reg = fixtures::catalog_registry("vllm");
+  query base;
+  base.dtype = data_type::bfloat16;
+  const auto tp4 = m.to_query(base, 4);
+  const auto plan = plan_model(reg, m, tp4, platform::cuda(9, 0));
+  const auto& tower = plan.groups.back();
+  CHECK(tower.kind == layer_kind::encoder);
+  CHECK(tower.part == model_part::vision);
+  CHECK(tower.plan.prefill_query.domain == attention_domain::encoder);
+  CHECK(tower.plan.prefill_query.attn_type == attention_type::encoder_only);
+  CHECK(tower.plan.prefill_query.head_size == vision.head_size);
+  CHECK(tower.plan.prefill_query.num_heads == vision.num_heads / 4);
+  CHECK(tower.plan.prefill_query.dtype == data_type::bfloat16);
+  CHECK(tower.plan.prefill_query.required.empty());  // the text layers' features stay with them
+  CHECK(tower.ok());
+  // Only paged groups share the block size: the tower's answer never makes a conflict.
+  CHECK(plan.conflicts.empty());
+
+  // A tower the reader refuses leaves the text part readable, and the plan says it left it out.
+  const auto broken = parse_model_config(
+      R"({"num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 2, "vision_config": {"hidden_size": 64}})");
+  CHECK(broken.towers.empty());
+  REQUIRE(broken.assumptions.size() == 1);
+  CHECK(broken.assumptions[0] ==
+        "the vision tower is left out of the plan: /vision_config/num_attention_heads: missing: needed for the "
+        "attention shape");
+  CHECK(plan_on_h100(broken).assumptions == broken.assumptions);
+}
+
+TEST_CASE("per-kind overrides: a group reads its kind's own in place of its domain's, phases still win",
+          "[model_plan]") {
+  // vLLM's get_attn_backend: backend_per_kind.get(kind, backend); --attention-decode-backend wins for decode.
+  const auto m = fixture("gpt-oss-20b.json");
+  const auto& reg = fixtures::catalog_registry("vllm");
+  const override_request triton{"TRITON_ATTN", override_source::api};
+  const std::vector<kind_override> sliding_triton = {{layer_kind::sliding, triton}};
+  const auto plan = plan_model(reg, m, m.to_query(), platform::cuda(9, 0), {}, {}, sliding_triton);
+  const auto& sliding = group(plan, layer_kind::sliding);
+  const auto& full = group(plan, layer_kind::full);
+  REQUIRE(sliding.plan.prefill.ok());
+  CHECK(sliding.plan.prefill->name() == "TRITON_ATTN");
+  CHECK(sliding.plan.prefill->overridden);
+  CHECK(sliding.overrides.decoder.spec == "TRITON_ATTN");
+  CHECK(full.plan.prefill->name() == "FLASH_ATTN");
+  CHECK_FALSE(full.plan.prefill->overridden);
+  CHECK(plan.notes.empty());
+
+  override_set decode_flash;
+  decode_flash.decode = override_request{"FLASH_ATTN", override_source::api};
+  const auto phases = plan_model(reg, m, m.to_query(), platform::cuda(9, 0), decode_flash, {}, sliding_triton);
+  CHECK(group(phases, layer_kind::sliding).plan.prefill->name() == "TRITON_ATTN");
+  CHECK(group(phases, layer_kind::sliding).plan.decode->name() == "FLASH_ATTN");
+
+  // A kind the model lacks is a note; a kind named twice is refused; a linear or tower kind replaces its
+  // own domain's override.
+  const std::vector<kind_override> chunked = {{layer_kind::chunked, triton}};
+  const auto unused = plan_model(reg, m, m.to_query(), platform::cuda(9, 0), {}, {}, chunked);
+  REQUIRE(unused.notes.size() == 1);
+  CHECK(unused.notes[0] == "the override for chunked layers (TRITON_ATTN) is unused: the model has none");
+  const std::vector<kind_override> twice = {{layer_kind::full, triton}, {layer_kind::full, triton}};
+  CHECK_THROWS_AS(plan_model(reg, m, m.to_query(), platform::cuda(9, 0), {}, {}, twice), std::invalid_argument);
+  const auto whisper = fixture("whisper-large-v3.json");
+  const std::vector<kind_override> tower = {
+      {layer_kind::encoder, override_request{"TORCH_SDPA", override_source::api}}};
+  const auto audio = plan_model(reg, whisper, whisper.to_query(), platform::cuda(9, 0), {}, {}, tower);
+  REQUIRE(audio.groups.back().plan.prefill.ok());
+  CHECK(audio.groups.back().plan.prefill->name() == "TORCH_SDPA");
+  CHECK(group(audio, layer_kind::cross).plan.prefill->name() == "FLASH_ATTN");
+  CHECK(parse_layer_kind("cross") == layer_kind::cross);
+  CHECK_FALSE(parse_layer_kind("Cross").has_value());
+}
+
+TEST_CASE("families without layer_types: gpt-oss, Cohere2 and Qwen3.5 by their rules; others named, never silent",
+          "[model_plan]") {
+  // vLLM gpt_oss.py: sliding_window on even layers; transformers configuration_gpt_oss.py agrees.
+  const auto gpt_oss = parse_model_config(R"({"model_type": "gpt_oss", "num_attention_heads": 8, "head_dim": 64,
+                                              "num_hidden_layers": 4, "sliding_window": 128})");
+  CHECK(gpt_oss.layers ==
+        std::vector<layer_kind>{layer_kind::sliding, layer_kind::full, layer_kind::sliding, layer_kind::full});
+  // transformers configuration_cohere2.py: sliding_window_pattern, default 4.
+  const auto cohere = parse_model_config(R"({"model_type": "cohere2", "num_attention_heads": 8, "head_dim": 64,
+                                             "num_hidden_layers": 8, "sliding_window": 4096})");
+  CHECK(indices_where(cohere, layer_kind::full) == std::vector<std::uint32_t>{3, 7});
+  // Qwen3.5 (and any config with full_attention_interval): linear layers, every interval-th full.
+  const auto qwen35 = parse_model_config(
+      R"({"model_type": "qwen3_5_text", "num_attention_heads": 16, "head_dim": 256, "num_hidden_layers": 4})");
+  CHECK(qwen35.layers ==
+        std::vector<layer_kind>{layer_kind::linear, layer_kind::linear, layer_kind::linear, layer_kind::full});
+  const auto interval = parse_model_config(R"({"model_type": "new_hybrid", "num_attention_heads": 16, "head_dim": 256,
+                                               "num_hidden_layers": 4, "full_attention_interval": 2})");
+  CHECK(indices_where(interval, layer_kind::full) == std::vector<std::uint32_t>{1, 3});
+
+  // A window without a rule attnsel knows, or a hybrid's keys without a layer list: the assumption says so.
+  const auto olmo3 = parse_model_config(R"({"model_type": "olmo3", "num_attention_heads": 8, "head_dim": 64,
+                                            "num_hidden_layers": 4, "sliding_window": 4096})");
+  CHECK(olmo3.layers == std::vector<layer_kind>(4, layer_kind::sliding));
+  REQUIRE(olmo3.assumptions.size() == 1);
+  CHECK(olmo3.assumptions[0] ==
+        "layer_types absent, and attnsel knows no per-layer rule for model_type 'olmo3': every layer taken as "
+        "sliding (window 4096); list layer_types in config.json if its layers differ");
+  const auto jamba = parse_model_config(R"({"model_type": "jamba", "num_attention_heads": 8, "head_dim": 64,
+                                            "num_hidden_layers": 4, "attn_layer_period": 8})");
+  REQUIRE(jamba.assumptions.size() == 1);
+  CHECK(jamba.assumptions[0].find("(attn_layer_period): every layer taken as full") != std::string::npos);
+  // Mistral's window covers every layer: no assumption to name.
+  CHECK(fixture("mistral-7b-v0.1.json").assumptions.empty());
 }

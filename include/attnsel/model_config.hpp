@@ -41,21 +41,29 @@ class model_config_error : public std::invalid_argument {
 
 /// Which attention stack of a (multimodal) model to read.
 enum class model_part : std::uint8_t {
-  text,    ///< the language model: `text_config` when present, else the top level
+  text,    ///< the language model: `text_config` when present, else the top level (an encoder–decoder
+           ///< model's decoder: Whisper's `decoder_attention_heads`, `d_model`, `decoder_layers`)
   vision,  ///< the vision tower: `vision_config` (encoder domain, bidirectional attention)
+  audio,   ///< the audio encoder: `audio_config` (Qwen2-Audio), else an encoder–decoder model's encoder
+           ///< at the top level (Whisper's `encoder_attention_heads`, `d_model`, `encoder_layers`)
 };
 
-/// "text" / "vision"; nullopt for anything else (exact case).
+/// "text" / "vision" / "audio"; nullopt for anything else (exact case).
 [[nodiscard]] std::optional<model_part> parse_model_part(std::string_view text) noexcept;
 [[nodiscard]] std::string_view to_string(model_part part) noexcept;
 
-/// How one decoder layer attends, as the engines derive it from config.json (vLLM's KV-cache spec kinds):
-/// over every earlier token, over a sliding window of them, over its chunk of the sequence (Llama 4's
-/// local layers), or by a linear-attention / state-space recurrence (Qwen3-Next's gated delta net).
-enum class layer_kind : std::uint8_t { full, sliding, chunked, linear };
+/// How one layer attends, as the engines derive it from config.json (vLLM's KV-cache spec kinds). A
+/// decoder layer attends over every earlier token, over a sliding window of them, over its chunk of the
+/// sequence (Llama 4's local layers), or by a linear-attention / state-space recurrence (Qwen3-Next's gated
+/// delta net). An encoder–decoder model's decoder layers also attend across to the encoder's output
+/// (`cross`: a group of the plan, not an entry of model_config::layers). A tower's layers (vision, audio)
+/// attend over the whole input at once and keep no KV cache (`encoder`).
+enum class layer_kind : std::uint8_t { full, sliding, chunked, linear, cross, encoder };
 
-/// "full" / "sliding" / "chunked" / "linear".
+/// "full" / "sliding" / "chunked" / "linear" / "cross" / "encoder".
 [[nodiscard]] std::string_view to_string(layer_kind kind) noexcept;
+/// The layer_kind `to_string` spells `text` (exact case); nullopt for anything else.
+[[nodiscard]] std::optional<layer_kind> parse_layer_kind(std::string_view text) noexcept;
 
 /// The attention facts of one part of a model, as read from its config.json. Sizes of 0 mean absent.
 struct model_config {
@@ -75,10 +83,17 @@ struct model_config {
   double softcap = 0;                              ///< `attn_logit_softcapping` (Gemma 2), 0 when absent
   bool sinks = false;                              ///< learned attention sinks (gpt-oss)
   bool mm_prefix = false;  ///< a prefix-LM: bidirectional attention over image tokens (Gemma 3 multimodal)
-  /// The text part's layers, one kind each (`num_hidden_layers` of them; empty when it is absent, or
-  /// for the vision part): from `layer_types` when the config lists them, else by the model family's
-  /// rule that the engines follow (each applied rule is named in `assumptions`).
+  /// The text part of an encoder–decoder model (`is_encoder_decoder`, or a decoder read from
+  /// `decoder_attention_heads`): each decoder layer also attends to the encoder's output.
+  bool cross_attention = false;
+  /// The part's layers, one kind each; empty when the config does not count them. The text part:
+  /// `num_hidden_layers` (`decoder_layers`) of them, from `layer_types` when the config lists them, else
+  /// by the model family's rule that the engines follow (each applied rule is named in `assumptions`).
+  /// A tower: `num_hidden_layers` (`depth`, `encoder_layers`) layers of kind `encoder`.
   std::vector<layer_kind> layers;
+  /// The text part's towers (vision, audio) that the document describes, each read as its own part. A
+  /// tower the reader cannot read is left out, and `assumptions` says why: the text part stays readable.
+  std::vector<model_config> towers;
   std::uint32_t chunk_size = 0;        ///< `attention_chunk_size` of chunked layers (Llama 4), 0 when none
   std::uint32_t global_head_size = 0;  ///< full layers' own head size (Gemma 4 `global_head_dim`), 0: head_size
   /// What the reader assumed where config.json is silent, one sentence each with the code it follows
@@ -89,11 +104,11 @@ struct model_config {
   [[nodiscard]] std::vector<std::string> features() const;
 
   /// `base` with this config's facts written in: domain and attention type (vision: encoder,
-  /// encoder_only), head sizes, mode, dtype (when stated), the heads per rank (`num_heads /
-  /// tensor_parallel`, rounded up; 0 leaves `base.num_heads`) and the features added to those of `base`.
-  /// An MLA query's head size is the latent one, `kv_lora_rank + qk_rope_head_dim` (576 for DeepSeek,
-  /// value head equal): MLA decode attends over the compressed KV, and vLLM selects MLA backends for it.
-  /// The KV heads per rank (`num_kv_heads / tensor_parallel`, at least 1) go to `num_kv_heads` for a
+  /// encoder_only; audio: encoder, encoder (vLLM's Whisper encoder); text: decoder, decoder), head sizes, mode, dtype
+  /// (when stated), the heads per rank (`num_heads / tensor_parallel`, rounded up; 0 leaves `base.num_heads`) and the
+  /// features added to those of `base`. An MLA query's head size is the latent one, `kv_lora_rank + qk_rope_head_dim`
+  /// (576 for DeepSeek, value head equal): MLA decode attends over the compressed KV, and vLLM selects MLA backends for
+  /// it. The KV heads per rank (`num_kv_heads / tensor_parallel`, at least 1) go to `num_kv_heads` for a
   /// standard-attention model when they divide the heads per rank. Throws std::invalid_argument when
   /// `tensor_parallel` is 0.
   [[nodiscard]] query to_query(query base = {}, std::uint32_t tensor_parallel = 1) const;

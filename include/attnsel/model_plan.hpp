@@ -5,6 +5,7 @@
 
 #include <attnsel/config.hpp>
 #include <attnsel/model_config.hpp>
+#include <attnsel/override.hpp>
 #include <attnsel/selector.hpp>
 
 #include <cstdint>
@@ -13,15 +14,26 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-/// The layers of one kind (and window, and head size) with their query and phase plan.
+/// The layers of one kind (and window, and head size) of one part with their query and phase plan.
 struct layer_group {
   layer_kind kind = layer_kind::full;
-  std::uint32_t window = 0;           ///< the sliding window or the chunk, in tokens; 0 for full and linear layers
-  std::vector<std::uint32_t> layers;  ///< 0-based layer indices, ascending
-  phase_plan plan;                    ///< prefill and decode selections (their queries included) and block size
+  model_part part = model_part::text;  ///< text, or the tower (vision, audio) an `encoder` group belongs to
+  std::uint32_t window = 0;            ///< the sliding window or the chunk, in tokens; 0 for other layers
+  std::vector<std::uint32_t> layers;   ///< 0-based layer indices of the part, ascending
+  /// Prefill and decode selections (their queries included) and block size. An `encoder` group (a tower)
+  /// runs once over each input and keeps no KV cache: `plan.prefill` is its selection, and `plan.decode`
+  /// repeats it (phase decode is never asked of it).
+  phase_plan plan;
+  /// The overrides the group's selections read: plan_model's, with its kind's own (kind_override). Views
+  /// the specs plan_model was given.
+  override_set overrides;
+
+  /// The group's selections succeeded: both phases, or a tower's one.
+  [[nodiscard]] bool ok() const noexcept;
 };
 
-/// Every group of a model's text layers, in order of each group's first layer.
+/// Every group of a model's text layers in order of each group's first layer, then an encoder–decoder
+/// model's cross-attention, then each tower's (vision, then audio).
 struct model_plan {
   std::vector<layer_group> groups;
   /// One KV-cache block size every attention group accepts, in prefill and decode (vLLM sizes one
@@ -31,9 +43,20 @@ struct model_plan {
   std::vector<std::string> conflicts;
   /// What config.json left to the family's rule (model_config::assumptions).
   std::vector<std::string> assumptions;
+  /// What the plan was given and did not use: a per-kind override of a kind the model has no layer of.
+  std::vector<std::string> notes;
 
   /// Every group selected both phases and nothing conflicts.
   [[nodiscard]] bool ok() const noexcept;
+};
+
+/// An override for the layers of one kind (vLLM's attention_config.backend_per_kind): the group of that
+/// kind reads it in place of its domain's override (decoder; linear for linear layers; encoder for the
+/// towers' `encoder` groups). A phase override (override_set::prefill, ::decode) still wins over it in
+/// its phase, as vLLM's decode backend wins over the per-kind one.
+struct kind_override {
+  layer_kind kind = layer_kind::full;
+  override_request request;
 };
 
 /// The query one kind of layer asks: `model_query` (model_config::to_query's, with the caller's fields
@@ -43,12 +66,25 @@ struct model_plan {
 /// linear_attention).
 [[nodiscard]] query layer_query(const model_config& model, layer_kind kind, query model_query);
 
+/// The query of a tower's layers (model_config::towers) in a plan of `model`: `tower.to_query` on
+/// `model_query` less what belongs to the text layers (their features, KV heads, KV-cache block size and
+/// dtype). The tower runs in the model's dtype (`model_query.dtype`: vLLM casts the whole model to one), and
+/// its heads per rank shrink by the text layers' tensor-parallel factor (`model_query.num_heads` of
+/// `model.num_heads`), as vLLM shards the encoder's heads over the same ranks.
+[[nodiscard]] query tower_query(const model_config& model, const model_config& tower, const query& model_query);
+
 /// Groups the text layers of `model` (one group of every layer when it lists none) and plans each group
 /// with plan_phases. An MLA group whose latent query has no prefill backend asks prefill with the
-/// per-head sizes (vLLM's MLA prefill). Decode queries ask one new token (seq_len_q 1).
+/// per-head sizes (vLLM's MLA prefill). Decode queries ask one new token (seq_len_q 1). An
+/// encoder–decoder model adds a `cross` group over every decoder layer (attention type encoder_decoder),
+/// and each tower an `encoder` group (tower_query). The common block size is of the groups with a paged
+/// KV cache (neither linear nor encoder groups).
+/// `per_kind` replaces the override of each group whose kind it names (kind_override); an entry for a
+/// kind with no group is a note, and a kind named twice is std::invalid_argument.
 [[nodiscard]] model_plan plan_model(const registry& reg, const model_config& model, const query& model_query,
                                     const platform& p, const override_set& overrides = {},
-                                    const select_options& options = {});
+                                    const select_options& options = {},
+                                    const std::vector<kind_override>& per_kind = {});
 
 ATTNSEL_END_NAMESPACE
 

@@ -122,7 +122,7 @@ class Query:
 
 class ModelConfig:
     @property
-    def part(self) -> Literal["text", "vision"]: ...
+    def part(self) -> Literal["text", "vision", "audio"]: ...
     @property
     def model_type(self) -> str: ...
     @property
@@ -154,7 +154,11 @@ class ModelConfig:
     @property
     def features(self) -> Tuple[str, ...]: ...
     @property
-    def layers(self) -> Tuple[Literal["full", "sliding", "chunked", "linear"], ...]: ...
+    def layers(self) -> Tuple[Literal["full", "sliding", "chunked", "linear", "encoder"], ...]: ...
+    @property
+    def cross_attention(self) -> bool: ...
+    @property
+    def towers(self) -> Tuple["ModelConfig", ...]: ...
     @property
     def chunk_size(self) -> Optional[int]: ...
     @property
@@ -166,18 +170,19 @@ class ModelConfig:
 def read_model_config(config: Union[_PathLike, Mapping[str, object]], *, part: str = "text") -> ModelConfig: ...
 
 class LayerGroup:
-    kind: Literal["full", "sliding", "chunked", "linear"]
+    kind: Literal["full", "sliding", "chunked", "linear", "cross", "encoder"]
+    part: Literal["text", "vision", "audio"]
     window: Optional[int]
     layers: Optional[Tuple[int, ...]]
     prefill: Union[Selection, SelectionError]
-    decode: Union[Selection, SelectionError]
+    decode: Optional[Union[Selection, SelectionError]]
     prefill_query: Query
-    decode_query: Query
+    decode_query: Optional[Query]
     block_size: Optional[int]
     conflict: Optional[str]
-    def __init__(self, kind: str, window: Optional[int], layers: Optional[Tuple[int, ...]],
-                 prefill: Union[Selection, SelectionError], decode: Union[Selection, SelectionError],
-                 prefill_query: Query, decode_query: Query, block_size: Optional[int],
+    def __init__(self, kind: str, part: str, window: Optional[int], layers: Optional[Tuple[int, ...]],
+                 prefill: Union[Selection, SelectionError], decode: Optional[Union[Selection, SelectionError]],
+                 prefill_query: Query, decode_query: Optional[Query], block_size: Optional[int],
                  conflict: Optional[str]) -> None: ...
     @property
     def ok(self) -> bool: ...
@@ -187,13 +192,15 @@ class ModelPlan:
     block_size: Optional[int]
     conflicts: Tuple[str, ...]
     assumptions: Tuple[str, ...]
+    notes: Tuple[str, ...]
     ok: bool
     def __init__(self, groups: Tuple[LayerGroup, ...], block_size: Optional[int], conflicts: Tuple[str, ...],
-                 assumptions: Tuple[str, ...], ok: bool) -> None: ...
+                 assumptions: Tuple[str, ...], notes: Tuple[str, ...], ok: bool) -> None: ...
 
 def plan_model(registry: Registry, config: Union[ModelConfig, _PathLike, Mapping[str, object]], platform: Platform,
-               *, query: Optional[Query] = None, override: Union[None, str, OverrideSet] = None, tp: int = 1,
-               prefer: bool = False, refuse_advisories: bool = False) -> ModelPlan: ...
+               *, query: Optional[Query] = None, override: Union[None, str, OverrideSet, Any] = None, tp: int = 1,
+               prefer: bool = False, refuse_advisories: bool = False,
+               per_kind: Optional[Mapping[str, str]] = None) -> ModelPlan: ...
 
 class Registry:
     @property
@@ -273,6 +280,8 @@ class Selection:
     def backend(self) -> str: ...
     @property
     def variant(self) -> str: ...
+    @property
+    def domains(self) -> Tuple[str, ...]: ...
     @property
     def rank(self) -> int: ...
     @property

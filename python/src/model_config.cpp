@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnsel_py {
 
@@ -19,7 +20,7 @@ using attnsel::model_part;
 
 model_part part_of(const std::string& text) {
   if (const auto p = attnsel::parse_model_part(text)) return *p;
-  throw py::value_error("part: " + quote_input(text) + " is not one of text, vision");
+  throw py::value_error("part: " + quote_input(text) + " is not one of text, vision, audio");
 }
 
 // A ModelConfig as a bound value: built only by read_model_config; one made with __new__ alone is refused
@@ -73,7 +74,7 @@ py::object phase_answer(const registry_handle& r, const attnsel::selection_resul
 // refuse_advisories=False): the groups as plain values; attnsel.plan_model wraps them in dataclasses.
 py::dict plan_model_py(const py::handle& registry, const py::handle& config, const py::handle& platform,
                        const py::handle& query, const py::handle& override, const py::handle& tp, bool prefer,
-                       bool refuse_advisories) {
+                       bool refuse_advisories, const py::handle& per_kind) {
   const auto& r = value_arg<registry_handle>("registry", registry);
   const auto& p = value_arg<py_platform>("platform", platform);
   const py_model_config c = py::isinstance<py_model_config>(config)
@@ -94,20 +95,49 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
   } else if (!override.is_none()) {
     throw py::type_error("override: expected None, a str or an attnsel.OverrideSet, got " + type_name(override));
   }
+  // per_kind: {kind: spec}, each kind a layer kind's name (vLLM's backend_per_kind, in attnsel's kinds).
+  std::vector<std::string> kind_specs;  // outlive `kinds`, which view them
+  std::vector<attnsel::kind_override> kinds;
+  if (!per_kind.is_none()) {
+    const auto mapping = py::module_::import("collections.abc").attr("Mapping");
+    if (!py::isinstance(per_kind, mapping))
+      throw py::type_error("per_kind: expected None or a dict of layer kind -> backend spec, got " +
+                           type_name(per_kind));
+    const py::dict entries(py::reinterpret_borrow<py::object>(per_kind));
+    kind_specs.reserve(entries.size());
+    for (const auto& item : entries) {
+      if (!py::isinstance<py::str>(item.first) || !py::isinstance<py::str>(item.second))
+        throw py::type_error("per_kind: expected str keys and str values, got " + type_name(item.first) + " -> " +
+                             type_name(item.second));
+      const auto name = item.first.cast<std::string>();
+      const auto kind = attnsel::parse_layer_kind(name);
+      if (!kind)
+        throw py::value_error("per_kind: " + quote_input(name) +
+                              " is not a layer kind (full, sliding, chunked, linear, cross, encoder)");
+      kind_specs.push_back(item.second.cast<std::string>());
+    }
+    std::size_t i = 0;
+    for (const auto& item : entries)
+      kinds.push_back({*attnsel::parse_layer_kind(item.first.cast<std::string>()),
+                       {kind_specs[i++], attnsel::override_source::api}});
+  }
   attnsel::select_options options;
   options.prefer = prefer;
   options.refuse_advisories = refuse_advisories;
-  const auto plan = attnsel::plan_model(*r.reg, c, base, p, overrides, options);
+  const auto plan = attnsel::plan_model(*r.reg, c, base, p, overrides, options, kinds);
   py::list groups;
   for (const auto& g : plan.groups) {
+    const bool tower = g.kind == attnsel::layer_kind::encoder;
     py::dict d;
     d["kind"] = std::string(attnsel::to_string(g.kind));
+    d["part"] = std::string(attnsel::to_string(g.part));
     d["window"] = optional_size(g.window);
-    d["layers"] = c.layers.empty() ? py::object(py::none()) : py::object(py::tuple(py::cast(g.layers)));
+    d["layers"] = g.layers.empty() || (!tower && c.layers.empty()) ? py::object(py::none())
+                                                                   : py::object(py::tuple(py::cast(g.layers)));
     d["prefill"] = phase_answer(r, g.plan.prefill);
-    d["decode"] = phase_answer(r, g.plan.decode);
+    d["decode"] = tower ? py::object(py::none()) : phase_answer(r, g.plan.decode);  // a tower has no decode step
     d["prefill_query"] = py::cast(py_query(g.plan.prefill_query));
-    d["decode_query"] = py::cast(py_query(g.plan.decode_query));
+    d["decode_query"] = tower ? py::object(py::none()) : py::cast(py_query(g.plan.decode_query));
     d["block_size"] = optional_size(g.plan.block_size);
     d["conflict"] = g.plan.conflict.empty() ? py::object(py::none()) : py::object(py::str(g.plan.conflict));
     groups.append(d);
@@ -117,6 +147,7 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
   out["block_size"] = optional_size(plan.block_size);
   out["conflicts"] = py::tuple(py::cast(plan.conflicts));
   out["assumptions"] = py::tuple(py::cast(plan.assumptions));
+  out["notes"] = py::tuple(py::cast(plan.notes));
   out["ok"] = plan.ok();
   return out;
 }
@@ -131,8 +162,9 @@ void bind_model_config(py::module_& m) {
                              guard([](const py_model_config& c) { return std::string(attnsel::to_string(c.part)); }))
       .def_property_readonly("model_type", guard([](const py_model_config& c) { return c.model_type; }))
       .def_property_readonly("architecture", guard([](const py_model_config& c) { return c.architecture; }))
-      .def_property_readonly("section", guard([](const py_model_config& c) { return c.section; }),
-                             "JSON pointer of the section read: '' (top level), '/text_config' or '/vision_config'.")
+      .def_property_readonly(
+          "section", guard([](const py_model_config& c) { return c.section; }),
+          "JSON pointer of the section read: '' (top level), '/text_config', '/vision_config' or '/audio_config'.")
       .def_property_readonly("head_size", guard([](const py_model_config& c) { return c.head_size; }))
       .def_property_readonly("head_size_v", guard([](const py_model_config& c) { return c.head_size_v; }))
       .def_property_readonly("num_heads", guard([](const py_model_config& c) { return c.num_heads; }))
@@ -154,8 +186,18 @@ void bind_model_config(py::module_& m) {
                              }))
       .def_property_readonly("sinks", guard([](const py_model_config& c) { return c.sinks; }))
       .def_property_readonly("layers", guard([](const py_model_config& c) { return layer_names(c); }),
-                             "Each text layer's kind ('full', 'sliding', 'chunked', 'linear'); () when "
-                             "num_hidden_layers is absent")
+                             "Each layer's kind ('full', 'sliding', 'chunked', 'linear'; a tower's 'encoder'); () "
+                             "when the config does not count them")
+      .def_property_readonly("cross_attention", guard([](const py_model_config& c) { return c.cross_attention; }),
+                             "An encoder-decoder model's text part: each decoder layer also attends to the encoder")
+      .def_property_readonly("towers", guard([](const py_model_config& c) {
+                               py::tuple out(c.towers.size());
+                               for (std::size_t i = 0; i < c.towers.size(); ++i)
+                                 out[i] = py::cast(py_model_config(c.towers[i]));
+                               return out;
+                             }),
+                             "The text part's towers (vision, audio) as ModelConfigs; one the reader refused is "
+                             "named in assumptions instead")
       .def_property_readonly("chunk_size", guard([](const py_model_config& c) { return optional_size(c.chunk_size); }),
                              "attention_chunk_size of chunked layers (Llama 4), or None")
       .def_property_readonly("global_head_size",
@@ -181,7 +223,8 @@ void bind_model_config(py::module_& m) {
       "read_model_config", [](const py::object& config, const std::string& part) { return read_any(config, part); },
       py::arg("config"), py::kw_only(), py::arg("part") = "text",
       "Reads a Hugging Face config.json (a path, or the parsed dict) into a ModelConfig. part: 'text' "
-      "(text_config when present, else the top level) or 'vision' (vision_config). ValueError names the key.");
+      "(text_config when present, else the top level), 'vision' (vision_config) or 'audio' (audio_config, "
+      "else an encoder-decoder model's encoder). ValueError names the key.");
 
   py::object query_type = m.attr("Query");
   query_type.attr("from_model_config") = py::staticmethod(py::cpp_function(
@@ -213,9 +256,9 @@ void bind_model_config(py::module_& m) {
 
   m.def("_plan_model", &plan_model_py, py::arg("registry"), py::arg("config"), py::arg("platform"), py::kw_only(),
         py::arg("query") = py::none(), py::arg("override") = py::none(), py::arg("tp") = 1, py::arg("prefer") = false,
-        py::arg("refuse_advisories") = false,
+        py::arg("refuse_advisories") = false, py::arg("per_kind") = py::none(),
         "The model plan as plain values (attnsel.plan_model wraps them): each group of the text layers with "
-        "its prefill and decode answers.");
+        "its prefill and decode answers, then cross-attention and the towers.");
 }
 
 }  // namespace attnsel_py

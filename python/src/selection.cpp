@@ -453,6 +453,17 @@ void bind_selection(py::module_& m) {
       .def_property_readonly("variant",
                              guard([](const selection_handle& s) { return std::string(s.sel.variant_name()); }),
                              "The variant whose capabilities were checked ('' for none).")
+      .def_property_readonly(
+          "domains", guard([](const selection_handle& s) {
+            // The checked variant's domains, else (a variant of every domain) the backend's.
+            const auto& own = s.sel.variant != nullptr && !s.sel.variant->domains.empty() ? s.sel.variant->domains
+                                                                                          : s.sel.backend->domains;
+            py::list out;
+            own.for_each([&](attnsel::attention_domain d) { out.append(py::str(std::string(attnsel::to_string(d)))); });
+            return py::tuple(out);
+          }),
+          "The domains the chosen variant serves ('decoder', 'encoder', 'drafter', 'linear'): "
+          "an engine adapter routes a selection made for the multimodal encoder to its own flag.")
       .def_property_readonly("rank", guard([](const selection_handle& s) { return s.sel.rank; }),
                              "1-based trial position of the winner.")
       .def_property_readonly("overridden", guard([](const selection_handle& s) { return s.sel.overridden; }),

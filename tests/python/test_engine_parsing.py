@@ -201,3 +201,32 @@ def test_sglang_adapter_speaks_only_sglang_0_5_23_choices():
     assert sglang.flags(encoder="XPU_ATTN") == ["--mm-attention-backend", "xpu_attn"]
     with pytest.raises(ValueError, match="multimodal-encoder backend"):
         sglang.flags("FLASHINFER_CUDNN")
+
+
+def test_a_selection_for_the_vision_tower_goes_to_the_encoder_flag_only():
+    h100 = attnsel.Platform.cuda(9, 0)
+    sg = attnsel.builtin_catalog("sglang")
+    vision = attnsel.select(sg, attnsel.Query(domain="encoder", attn_type="encoder_only", head_size=80), h100)
+    decoder = attnsel.select(sg, attnsel.Query(head_size=128), h100)
+    assert vision.domains == ("encoder",) and "decoder" in decoder.domains
+    assert sglang.flags(encoder=vision) == ["--mm-attention-backend", sglang.to_sglang(vision)]
+    for flag in ("backend", "prefill", "decode", "drafter"):
+        with pytest.raises(ValueError, match=r"was selected for the multimodal encoder: pass it as encoder="):
+            sglang.flags(**{flag: vision})
+    with pytest.raises(ValueError, match=r"--mm-attention-backend: .* was selected for the decoder domain"):
+        sglang.flags(encoder=decoder)
+    # A plain name carries no domain: the name's own check decides, as before.
+    assert sglang.flags("FA3") == ["--attention-backend", "fa3"]
+    # vLLM on ROCm: the ViT runs TORCH_SDPA, an encoder-only backend; ROCM_ATTN serves the decoder alone.
+    # (On CUDA, FLASH_ATTN's variant serves both domains: its domains cannot tell the two apart.)
+    vl = attnsel.builtin_catalog("vllm")
+    mi300 = attnsel.Platform.rocm("gfx942")
+    vit = attnsel.select(vl, attnsel.Query(domain="encoder", attn_type="encoder_only", head_size=80), mi300)
+    assert vit.domains == ("encoder",)
+    assert vllm.flags(encoder=vit) == ["--mm-encoder-attn-backend", vit.backend]
+    with pytest.raises(ValueError, match=r"--attention-backend: .* pass it as encoder= \(--mm-encoder-attn-backend\)"):
+        vllm.flags(vit)
+    with pytest.raises(ValueError, match=r"was selected for the decoder domain"):
+        vllm.flags(encoder=attnsel.select(vl, attnsel.Query(head_size=128), mi300))
+    both = attnsel.select(vl, attnsel.Query(head_size=128), h100)
+    assert both.domains == ("decoder", "encoder")

@@ -58,8 +58,10 @@ def test_errors_name_the_key():
         attnsel.read_model_config({"hidden_size": 4096})
     with pytest.raises(ValueError, match=r"/vision_config: missing"):
         attnsel.read_model_config(config("llama-3-8b.json"), part="vision")
-    with pytest.raises(ValueError, match=r"part: 'audio' is not one of text, vision"):
-        attnsel.read_model_config({}, part="audio")
+    with pytest.raises(ValueError, match=r"part: 'speech' is not one of text, vision, audio"):
+        attnsel.read_model_config({}, part="speech")
+    with pytest.raises(ValueError, match=r"<dict>: /audio_config: missing"):
+        attnsel.read_model_config({"num_attention_heads": 8, "head_dim": 64}, part="audio")
     with pytest.raises(TypeError, match=r"expected a path \(str or os.PathLike\) or a dict, got int"):
         attnsel.read_model_config(3)
     with pytest.raises(ValueError, match=r"no such file"):

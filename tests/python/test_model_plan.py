@@ -27,7 +27,8 @@ def test_plan_groups_a_hybrid_model_and_selects_each_group():
     plan = attnsel.plan_model(attnsel.builtin_catalog("vllm"), CONFIGS / "qwen3.5-35b-a3b.json", H100)
     assert plan.ok
     kinds = {g.kind: g for g in plan.groups}
-    assert set(kinds) == {"linear", "full"}
+    assert set(kinds) == {"linear", "full", "encoder"}  # and the vision tower
+    assert kinds["encoder"].part == "vision" and kinds["encoder"].decode is None
     assert kinds["linear"].prefill.backend == "GDN_ATTN"
     assert kinds["linear"].prefill_query.domain == "linear"
     assert kinds["full"].layers == tuple(range(3, 40, 4))
@@ -55,6 +56,25 @@ def test_plan_takes_a_config_a_query_and_an_override():
         attnsel.plan_model(reg, attnsel.read_model_config(CONFIGS / "qwen2-vl-7b-instruct.json", part="vision"), H100)
 
 
+def test_an_encoder_decoder_model_plans_cross_attention_and_its_encoder():
+    whisper = attnsel.read_model_config(CONFIGS / "whisper-large-v3.json")
+    assert whisper.cross_attention and whisper.num_heads == 20 and whisper.head_size == 64
+    (audio,) = whisper.towers
+    assert audio.part == "audio" and audio.layers == ("encoder",) * 32
+    plan = attnsel.plan_model(attnsel.builtin_catalog("vllm"), whisper, H100)
+    assert plan.ok
+    assert [(g.kind, g.part) for g in plan.groups] == [("full", "text"), ("cross", "text"), ("encoder", "audio")]
+    cross, encoder = plan.groups[1], plan.groups[2]
+    assert cross.prefill_query.attn_type == "encoder_decoder" and cross.layers == tuple(range(32))
+    assert isinstance(cross.decode, attnsel.Selection)
+    assert encoder.prefill_query.domain == "encoder" and encoder.prefill_query.attn_type == "encoder"
+    assert encoder.decode is None and encoder.decode_query is None and encoder.ok
+    # A tower the reader cannot read is named, and the text part still reads.
+    broken = attnsel.read_model_config({"num_attention_heads": 8, "head_dim": 64, "vision_config": {"depth": 2}})
+    assert broken.towers == ()
+    assert broken.assumptions[0].startswith("the vision tower is left out of the plan: /vision_config/")
+
+
 def test_a_layer_list_that_does_not_fit_names_the_key():
     bad = {"num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 2, "layer_types": ["full_attention"]}
     with pytest.raises(ValueError, match=r"/layer_types: expected 2 entries"):
@@ -65,3 +85,31 @@ def test_from_model_config_adds_features_to_the_configs():
     q = attnsel.Query.from_model_config(CONFIGS / "gpt-oss-20b.json", features=["alibi"])
     assert set(q.features) == {"sliding_window", "sinks", "alibi"}
     assert set(attnsel.Query.from_model_config(CONFIGS / "llama-3-8b.json", features="alibi").features) == {"alibi"}
+
+
+def test_per_kind_overrides_and_a_vllm_command_line():
+    reg = attnsel.builtin_catalog("vllm")
+    gpt_oss = CONFIGS / "gpt-oss-20b.json"
+    plan = attnsel.plan_model(reg, gpt_oss, H100, per_kind={"sliding": "TRITON_ATTN", "chunked": "FLASHINFER"})
+    assert [(g.kind, g.prefill.backend) for g in plan.groups] == [("sliding", "TRITON_ATTN"), ("full", "FLASH_ATTN")]
+    assert plan.notes == ("the override for chunked layers (FLASHINFER) is unused: the model has none",)
+    with pytest.raises(ValueError, match=r"per_kind: 'slide' is not a layer kind"):
+        attnsel.plan_model(reg, gpt_oss, H100, per_kind={"slide": "TRITON_ATTN"})
+    with pytest.raises(TypeError, match=r"per_kind: expected None or a dict"):
+        attnsel.plan_model(reg, gpt_oss, H100, per_kind=["sliding"])
+    # vLLM's attention_config.backend_per_kind, in vLLM's KV-cache kinds, read from its command line.
+    from attnsel.engines import vllm
+    flags = vllm.parse_flags(["--attention-config", '{"backend_per_kind": {"sliding_window": "TRITON_ATTN"}}'])
+    by_vllm = attnsel.plan_model(reg, gpt_oss, H100, override=flags)
+    assert [(g.kind, g.prefill.backend, g.prefill.overridden) for g in by_vllm.groups] == [
+        ("sliding", "TRITON_ATTN", True), ("full", "FLASH_ATTN", False)]
+    with pytest.raises(ValueError, match=r"backend_per_kind 'mla_attention' names no layer"):
+        attnsel.plan_model(reg, gpt_oss, H100,
+                           override=vllm.parse_flags(["--attention-config.backend_per_kind.mla_attention=FLASHMLA"]))
+    # An MLA model: the decoder backend is the decode one; MLA prefill selects on its own unless
+    # mla_prefill_backend names one (vLLM's separate MLA prefill selector).
+    mla = attnsel.plan_model(reg, CONFIGS / "deepseek-v3.json", H100,
+                             override=vllm.parse_flags(["--attention-backend", "FLASHMLA"]))
+    (group,) = mla.groups
+    assert group.decode.backend == "FLASHMLA" and group.decode.overridden
+    assert group.prefill.backend.startswith("MLA_PREFILL_") and not group.prefill.overridden

@@ -173,6 +173,9 @@ int run_app(int argc, char** argv) {
     } catch (const usage_error& e) {
       print_usage_error(e.what(), c.cli->get_name());
       return exit_usage;
+    } catch (const config_failure& e) {
+      print_diagnostic("error", e.what());  // bad input, named by its key: as a bad command line
+      return exit_usage;
     } catch (const catalog_failure& e) {
       print_diagnostic("error", e.what());
       return exit_failure;

@@ -8,6 +8,7 @@
 #include "inputs.hpp"
 #include "override_source.hpp"
 #include "terminal.hpp"
+#include "validators.hpp"
 
 #include <attnsel/catalog.hpp>
 #include <attnsel/enums.hpp>
@@ -20,7 +21,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace attnsel_cli {
 
@@ -55,7 +59,8 @@ Exit status: 0 selected, 1 selection failed (message on stderr), 2 usage error.)
 // `select` and `explain` take the same flags; only the output differs.
 command setup_selection(CLI::App& app, const char* name, const char* description, const char* footer,
                         int (*run)(const select_flags&)) {
-  return make_command<select_flags>(app, name, description, footer, run, [](CLI::App& cli, select_flags& flags) {
+  const bool plan = std::string_view(name) == "plan";
+  return make_command<select_flags>(app, name, description, footer, run, [plan](CLI::App& cli, select_flags& flags) {
     add_platform_flags(cli, flags.platform);
     add_query_flags(cli, flags.query);
     add_catalog_flags(cli, flags.catalog);
@@ -81,6 +86,13 @@ command setup_selection(CLI::App& app, const char* name, const char* description
            "Override for decoder calls in the decode phase (default: $ATTNSEL_DECODE_BACKEND, else the "
            "decoder override)")
         ->type_name("SPEC");
+    if (plan)
+      cli.add_option("--backend-per-kind", flags.backend_per_kind,
+                     "With --model-config: the override of one kind of layer, KIND=SPEC (KIND: full, sliding, "
+                     "chunked, linear, cross, encoder), in place of its domain's; repeat for more kinds (vLLM's "
+                     "attention_config.backend_per_kind)")
+          ->type_name("KIND=SPEC")
+          ->allow_extra_args(false);
     cli.add_flag("--prefer", flags.prefer, "When every forced backend is rejected, fall back to automatic selection");
     cli.add_flag("--refuse-advisories", flags.refuse_advisories,
                  "Refuse a backend that a catalog advisory (a known-bad combination) warns about, as if demoted");
@@ -223,8 +235,9 @@ std::string layer_runs(const std::vector<std::uint32_t>& layers) {
 // `plan --model-config`: every group of the model's text layers.
 int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& model, const attnsel::query& q,
                      const attnsel::platform& p, const attnsel::override_set& overrides,
-                     const attnsel::select_options& options, bool json) {
-  const auto plan = attnsel::plan_model(reg, model, q, p, overrides, options);
+                     const attnsel::select_options& options, const std::vector<attnsel::kind_override>& per_kind,
+                     bool json) {
+  const auto plan = attnsel::plan_model(reg, model, q, p, overrides, options, per_kind);
   const std::size_t layer_count = std::max<std::size_t>(model.layers.size(), 1);
   if (json) {
     nlohmann::json report;
@@ -234,12 +247,19 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
     for (const auto& g : plan.groups) {
       nlohmann::json group;
       group["kind"] = std::string(attnsel::to_string(g.kind));
+      group["part"] = std::string(attnsel::to_string(g.part));
       group["window"] = g.window ? nlohmann::json(g.window) : nlohmann::json(nullptr);
-      group["layers"] = model.layers.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.layers);
+      group["layers"] = g.layers.empty() || (g.part == attnsel::model_part::text && model.layers.empty())
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json(g.layers);
       for (const auto* pq : {&g.plan.prefill_query, &g.plan.decode_query}) {
-        const auto& request = overrides.for_query(*pq);
-        group[std::string(attnsel::to_string(pq->phase))] =
-            attnsel::to_json(attnsel::explain(reg, *pq, p, request, options), *pq, p, request);
+        const auto phase = pq == &g.plan.prefill_query ? "prefill" : "decode";
+        if (g.kind == attnsel::layer_kind::encoder && pq == &g.plan.decode_query) {
+          group[phase] = nullptr;  // a tower runs once per input: no decode step
+          continue;
+        }
+        const auto& request = g.overrides.for_query(*pq);
+        group[phase] = attnsel::to_json(attnsel::explain(reg, *pq, p, request, options), *pq, p, request);
       }
       group["block_size"] = g.plan.block_size ? nlohmann::json(g.plan.block_size) : nlohmann::json(nullptr);
       group["conflict"] = g.plan.conflict.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.plan.conflict);
@@ -248,6 +268,7 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
     report["block_size"] = plan.block_size ? nlohmann::json(plan.block_size) : nlohmann::json(nullptr);
     report["conflicts"] = plan.conflicts;
     report["assumptions"] = plan.assumptions;
+    report["notes"] = plan.notes;
     std::printf("%s\n", attnsel::json_text(report).c_str());
     std::fflush(stdout);
   } else {
@@ -255,13 +276,16 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
                 layer_count, layer_count == 1 ? "" : "s", plan.groups.size(), plan.groups.size() == 1 ? "" : "s");
     for (const auto& g : plan.groups) {
       std::string head = std::string(attnsel::to_string(g.kind));
+      if (g.part != attnsel::model_part::text) head = std::string(attnsel::to_string(g.part)) + " " + head;
       if (g.window != 0) head += " " + std::to_string(g.window);
-      if (!model.layers.empty())
+      if (!g.layers.empty() && (g.part != attnsel::model_part::text || !model.layers.empty()))
         head += " (" + std::to_string(g.layers.size()) + " layer" + (g.layers.size() == 1 ? "" : "s") + ": " +
                 layer_runs(g.layers) + ")";
       std::printf("%s\n", head.c_str());
+      const bool tower = g.kind == attnsel::layer_kind::encoder;
       for (const auto* r : {&g.plan.prefill, &g.plan.decode}) {
-        const char* label = r == &g.plan.prefill ? "prefill" : "decode";
+        if (tower && r == &g.plan.decode) continue;
+        const char* label = tower ? "encoder" : r == &g.plan.prefill ? "prefill" : "decode";
         if (r->ok()) {
           if (r->value().warning != nullptr) print_advisory(*r->value().warning);
           std::printf("  %s: %s\n", label, attnsel::printable(r->value().name(), 200).c_str());
@@ -272,10 +296,11 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
     }
     if (plan.ok()) std::printf("block_size: %s\n", plan.block_size ? std::to_string(plan.block_size).c_str() : "any");
     for (const auto& a : plan.assumptions) print_diagnostic("note", "assumed: " + a);
+    for (const auto& n : plan.notes) print_diagnostic("note", n);
   }
   for (const auto& g : plan.groups) {
     if (!g.plan.prefill.ok()) print_error(g.plan.prefill.error());
-    if (!g.plan.decode.ok()) print_error(g.plan.decode.error());
+    if (!g.plan.decode.ok() && g.kind != attnsel::layer_kind::encoder) print_error(g.plan.decode.error());
   }
   for (const auto& c : plan.conflicts) print_diagnostic("error", "kv_cache: " + c);
   return plan.ok() ? exit_ok : exit_failure;
@@ -307,11 +332,27 @@ int run_plan(const select_flags& flags) {
   attnsel::select_options options;
   options.prefer = flags.prefer;
   options.refuse_advisories = flags.refuse_advisories;
-  // A model whose layers attend in more than one way: every group. A uniform one keeps the layer plan.
+  // --backend-per-kind KIND=SPEC: each kind once, and only over a model's text part.
+  std::vector<attnsel::kind_override> per_kind;
+  for (const auto& entry : flags.backend_per_kind) {
+    if (flags.query.model_config.empty() || model.part != attnsel::model_part::text)
+      throw usage_error("--backend-per-kind: needs --model-config (the text part), whose layers it groups");
+    const auto eq = entry.find('=');
+    const auto kind = attnsel::parse_layer_kind(std::string_view(entry).substr(0, eq));
+    if (eq == std::string::npos || !kind)
+      throw usage_error("--backend-per-kind: " + quoted_value(entry) +
+                        " is not KIND=SPEC with KIND one of full, sliding, chunked, linear, cross, encoder");
+    if (std::any_of(per_kind.begin(), per_kind.end(), [&](const attnsel::kind_override& k) { return k.kind == *kind; }))
+      throw usage_error("--backend-per-kind: " + std::string(attnsel::to_string(*kind)) + " is given twice");
+    per_kind.push_back({*kind, {std::string_view(entry).substr(eq + 1), attnsel::override_source::flag}});
+  }
+  // A model whose layers attend in more than one way (layer kinds, cross-attention, a tower), or a plan
+  // with per-kind overrides: every group. A uniform one keeps the layer plan.
   if (!flags.query.model_config.empty() && model.part == attnsel::model_part::text &&
-      std::any_of(model.layers.begin(), model.layers.end(),
-                  [&](attnsel::layer_kind k) { return k != model.layers.front(); }))
-    return print_model_plan(c.registry, model, q, p, overrides, options, flags.json);
+      (model.cross_attention || !model.towers.empty() || !per_kind.empty() ||
+       std::any_of(model.layers.begin(), model.layers.end(),
+                   [&](attnsel::layer_kind k) { return k != model.layers.front(); })))
+    return print_model_plan(c.registry, model, q, p, overrides, options, per_kind, flags.json);
   // An MLA layer decodes over the latent KV (the query's head size, kv_lora_rank + qk_rope). Its prefill
   // runs over the latent KV in some engines (SGLang's MLA kernels) and as per-head attention in others
   // (vLLM's MLA prefill selector: qk_nope + qk_rope and v_head_dim): the latent query first, and when

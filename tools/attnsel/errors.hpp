@@ -11,7 +11,7 @@ namespace attnsel_cli {
 inline constexpr int exit_ok = 0;
 /// Exit status: selection failed, or a catalog could not be loaded.
 inline constexpr int exit_failure = 1;
-/// Exit status: the command line is wrong (unknown flag, bad value).
+/// Exit status: the command line is wrong (unknown flag, bad value), or the `--model-config` it names.
 inline constexpr int exit_usage = 2;
 /// Exit status: an internal error (out of memory, a bug): EX_SOFTWARE of <sysexits.h>. Never 1, which
 /// `diff` and `lint` use for "differs" and "findings".
@@ -29,7 +29,8 @@ class catalog_failure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// A `--model-config` file that could not be read (exit 1, as a catalog); `what()` names the key.
+/// A `--model-config` file that could not be read (exit 2: bad input, as a bad flag value); `what()` names
+/// the key. A catalog_failure for the commands that report either as one JSON error object.
 class config_failure : public catalog_failure {
  public:
   using catalog_failure::catalog_failure;

@@ -115,7 +115,8 @@ attnsel::query build_query(const query_flags& flags, const attnsel::platform& p,
     // `--model-config "$CONFIG"` with CONFIG unset must not quietly select for the default query.
     if (flags.model_config.empty()) throw usage_error("--model-config: the path is empty (an unset variable?)");
     const auto part = attnsel::parse_model_part(flags.model_part);
-    if (!part) throw usage_error("--model-part: " + quoted_value(flags.model_part) + " is not one of text, vision");
+    if (!part)
+      throw usage_error("--model-part: " + quoted_value(flags.model_part) + " is not one of text, vision, audio");
     // An explicit --dtype is the dtype the engine runs in: the config's is then not read, so one that
     // attnsel does not know is no error.
     attnsel::model_config cfg;
@@ -123,7 +124,7 @@ attnsel::query build_query(const query_flags& flags, const attnsel::platform& p,
       cfg = attnsel::read_model_config_file(
           flags.model_config, *part, dtype_given ? attnsel::model_dtype_keys::ignore : attnsel::model_dtype_keys::read);
     } catch (const attnsel::model_config_error& e) {
-      throw config_failure(e.what());  // an input file that could not be read: exit 1, like a catalog
+      throw config_failure(e.what());  // bad input naming its key: exit 2
     }
     const auto dtype = q.dtype;
     q = cfg.to_query(q, flags.tensor_parallel);

@@ -151,10 +151,10 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
       if (app.get_option(shape)->count() > 0) throw CLI::ExcludesError(model->get_name(), shape);
   });
   app.add_option("--model-part", flags.model_part,
-                 "Which attention of --model-config: text (the language model) or vision (the vision tower, "
-                 "encoder domain) (default: text)")
+                 "Which attention of --model-config: text (the language model), vision (the vision tower) or "
+                 "audio (the audio encoder; both in the encoder domain) (default: text)")
       ->type_name("PART")
-      ->check(CLI::IsMember({"text", "vision"}))
+      ->check(CLI::IsMember({"text", "vision", "audio"}))
       ->needs(model);
   app.add_option("--tp", flags.tensor_parallel,
                  "Tensor-parallel size: --model-config's heads per rank are heads / N, rounded up (default: 1)")

@@ -55,6 +55,7 @@ struct select_flags {
   bool backend_given = false;                  ///< `--backend` appeared, even with an empty value
   std::optional<std::string> prefill_backend;  ///< `--prefill-backend`; unset inherits the decoder override
   std::optional<std::string> decode_backend;   ///< `--decode-backend`; unset inherits the decoder override
+  std::vector<std::string> backend_per_kind;   ///< `plan --backend-per-kind KIND=SPEC`, each as typed
   bool prefer = false;
   bool refuse_advisories = false;  ///< `--refuse-advisories`
   bool json = false;

@@ -89,6 +89,15 @@ class model_config_reader {
       sec = present(root_, "vision_config");
       if (sec == nullptr) fail("/vision_config", "missing: the vision part needs a vision_config object");
       c.section = "/vision_config";
+    } else if (part == model_part::audio) {
+      if (const json* a = present(root_, "audio_config")) {
+        sec = a;
+        c.section = "/audio_config";
+      } else if (present(root_, "encoder_attention_heads") == nullptr) {
+        fail("/audio_config",
+             "missing: the audio part needs an audio_config object, or an encoder at the top level "
+             "(encoder_attention_heads)");
+      }
     } else if (const json* t = present(root_, "text_config")) {
       sec = t;
       c.section = "/text_config";
@@ -98,8 +107,15 @@ class model_config_reader {
     prefix_ = c.section;
     if (const json* mt = present(*sec, "model_type")) c.model_type = string_at(*mt, "model_type");
 
-    // Heads: the text part names them num_attention_heads; Qwen2-VL's vision tower num_heads.
+    // Heads: the text part names them num_attention_heads, an encoder–decoder model's decoder
+    // decoder_attention_heads and its encoder encoder_attention_heads (Whisper, and Qwen2-Audio's
+    // audio_config); Qwen2-VL's vision tower num_heads.
     const char* heads_key = "num_attention_heads";
+    const bool decoder_keys = part == model_part::text && present(*sec, heads_key) == nullptr &&
+                              present(*sec, "decoder_attention_heads") != nullptr;
+    if (decoder_keys) heads_key = "decoder_attention_heads";
+    if (part == model_part::audio && present(*sec, "encoder_attention_heads") != nullptr)
+      heads_key = "encoder_attention_heads";
     if (part == model_part::vision && present(*sec, "num_heads") != nullptr) heads_key = "num_heads";
     c.num_heads = size_at(required(heads_key), heads_key);
     c.num_kv_heads = c.num_heads;
@@ -130,8 +146,10 @@ class model_config_reader {
         c.head_size = size_at(*hd, "head_dim");
       } else {
         // Qwen2-VL's vision config carries the LLM's hidden_size too; its tower width is embed_dim.
+        // Encoder–decoder models (Whisper) name the width d_model.
         const char* width_key = "hidden_size";
         if (part == model_part::vision && present(*sec, "embed_dim") != nullptr) width_key = "embed_dim";
+        if (present(*sec, width_key) == nullptr && present(*sec, "d_model") != nullptr) width_key = "d_model";
         const auto width = size_at(required(width_key, "(or head_dim)"), width_key, 1u << 24);
         if (width % c.num_heads != 0)
           fail(prefix_ + "/" + width_key, "expected a multiple of " + std::string(heads_key) + " (" +
@@ -170,9 +188,39 @@ class model_config_reader {
       // ModelConfig._detect_attention_sinks; vLLM's gpt_oss.py), so the architecture is the signal.
       c.sinks = c.architecture == "GptOssForCausalLM" || c.model_type == "gpt_oss";
       read_mm_prefix(c);
-      read_layers(c);
+      read_layers(c, decoder_keys ? "decoder_layers" : "num_hidden_layers");
+      if (const json* ed = present(root_, "is_encoder_decoder")) {
+        if (!ed->is_boolean()) fail("/is_encoder_decoder", "expected true or false, got " + kind(*ed));
+        c.cross_attention = ed->get<bool>();
+      }
+      c.cross_attention = c.cross_attention || decoder_keys;
+      read_towers(c);
+    } else {
+      // A tower's layers: Qwen2-VL counts them as depth, Whisper's encoder as encoder_layers.
+      const char* count_key = "num_hidden_layers";
+      for (const char* k : {"depth", "encoder_layers"})
+        if (present(*sec, count_key) == nullptr && present(*sec, k) != nullptr) count_key = k;
+      if (const json* n = present(*sec, count_key))
+        c.layers.assign(size_at(*n, count_key, 1U << 16), layer_kind::encoder);
     }
     return c;
+  }
+
+  // The towers the text part reads from: vision_config, and audio_config or a top-level encoder. Each is
+  // read as its own part; one the reader refuses is left out of the plan with the reason as an assumption.
+  void read_towers(model_config& c) const {
+    std::vector<model_part> parts;
+    if (present(root_, "vision_config") != nullptr) parts.push_back(model_part::vision);
+    if (present(root_, "audio_config") != nullptr || present(root_, "encoder_attention_heads") != nullptr)
+      parts.push_back(model_part::audio);
+    for (const auto tower : parts) {
+      try {
+        c.towers.push_back(model_config_reader(origin_, root_, dtype_keys_).read(tower));
+      } catch (const model_config_error& e) {
+        c.assumptions.push_back("the " + std::string(to_string(tower)) + " tower is left out of the plan: " +
+                                (e.pointer().empty() ? std::string("/") : e.pointer()) + ": " + e.problem());
+      }
+    }
   }
 
   // vLLM's is_mm_prefix_lm (transformers_utils/model_arch_config_convertor.py, 0.34): the text config's
@@ -201,10 +249,10 @@ class model_config_reader {
   // The kind of each text layer: `layer_types` when listed (transformers fills it for most families, and
   // vLLM reads it), else the family's own rule as transformers 5.25 and vLLM 0.34 derive it (cited per
   // rule in tests/data/model_configs/RESEARCH.md), else every layer alike. Layer indices are 0-based.
-  void read_layers(model_config& c) {
-    const nlohmann::json* n = present(*section_, "num_hidden_layers");
+  void read_layers(model_config& c, const char* count_key) {
+    const nlohmann::json* n = present(*section_, count_key);
     if (n == nullptr) return;  // the layers are unknown: a plan has one group
-    const std::uint32_t count = size_at(*n, "num_hidden_layers", 1U << 16);
+    const std::uint32_t count = size_at(*n, count_key, 1U << 16);
     if (const nlohmann::json* g = present(*section_, "global_head_dim"))
       c.global_head_size = size_at(*g, "global_head_dim");
     if (const nlohmann::json* chunk = present(*section_, "attention_chunk_size"))
@@ -218,7 +266,7 @@ class model_config_reader {
       if (!lt->is_array()) fail(prefix_ + "/layer_types", "expected an array of layer type names, got " + kind(*lt));
       if (lt->size() != count)
         fail(prefix_ + "/layer_types",
-             "expected " + std::to_string(count) + " entries (num_hidden_layers), got " + std::to_string(lt->size()));
+             "expected " + std::to_string(count) + " entries (" + count_key + "), got " + std::to_string(lt->size()));
       c.layers.reserve(count);
       for (std::size_t i = 0; i < lt->size(); ++i) {
         const auto& v = (*lt)[i];
@@ -282,20 +330,55 @@ class model_config_reader {
             "no_rope_layers absent or empty: every fourth layer (i + 1) % 4 == 0 is a "
             "NoPE layer with full attention, the others chunked (vLLM llama4.py)");
       }
-    } else if (type == "qwen3_next") {
+    } else if (type == "qwen3_next" || type == "qwen3_5" || type == "qwen3_5_text" || type == "qwen3_5_moe" ||
+               type == "qwen3_5_moe_text" || present(*section_, "full_attention_interval") != nullptr) {
+      // Qwen3-Next and Qwen3.5: linear attention, every full_attention_interval-th layer full (transformers
+      // configuration_qwen3_next.py, configuration_qwen3_5.py).
       std::uint32_t interval = 4;
       if (const nlohmann::json* fai = present(*section_, "full_attention_interval"))
         interval = size_at(*fai, "full_attention_interval", 1U << 16);
       else
         c.assumptions.emplace_back(
-            "full_attention_interval absent: Qwen3-Next's default 4 (transformers "
-            "configuration_qwen3_next.py)");
+            "full_attention_interval absent: Qwen3-Next's and Qwen3.5's default 4 "
+            "(transformers configuration_qwen3_next.py)");
       every([&](std::uint32_t i) { return (i + 1) % interval == 0 ? layer_kind::full : layer_kind::linear; });
+    } else if (type == "gpt_oss" && c.sliding_window != 0) {
+      every([](std::uint32_t i) { return i % 2 == 0 ? layer_kind::sliding : layer_kind::full; });
+      c.assumptions.emplace_back(
+          "layer_types absent: gpt-oss's even layers slide and odd layers are full (vLLM gpt_oss.py, "
+          "transformers configuration_gpt_oss.py)");
+    } else if (type == "cohere2" && c.sliding_window != 0) {
+      std::uint32_t pattern = 4;
+      if (const nlohmann::json* pat = present(*section_, "sliding_window_pattern"))
+        pattern = size_at(*pat, "sliding_window_pattern", 1U << 16);
+      every([&](std::uint32_t i) { return (i + 1) % pattern == 0 ? layer_kind::full : layer_kind::sliding; });
+      c.assumptions.emplace_back("layer_types absent: a layer is full when (i + 1) % " + std::to_string(pattern) +
+                                 " == 0, else sliding (transformers configuration_cohere2.py, default 4)");
     }
     if (c.layers.empty()) {
-      // Every layer alike: sliding when the model has a window (Mistral, Phi-3), else full.
+      // Every layer alike: sliding when the model has a window (Mistral, Phi-3), else full. A family with a
+      // window whose per-layer rule attnsel does not know is named: transformers may derive a pattern.
       const auto kind_all = c.sliding_window != 0 ? layer_kind::sliding : layer_kind::full;
       every([kind_all](std::uint32_t) { return kind_all; });
+      static constexpr std::string_view uniform_sliding[] = {"mistral", "mixtral", "phi3", "phimoe", "starcoder2"};
+      if (c.sliding_window != 0 &&
+          std::find(std::begin(uniform_sliding), std::end(uniform_sliding), type) == std::end(uniform_sliding))
+        c.assumptions.push_back("layer_types absent, and attnsel knows no per-layer rule for model_type '" + type +
+                                "': every layer taken as sliding (window " + std::to_string(c.sliding_window) +
+                                "); list layer_types in config.json if its layers differ");
+      // Keys of layers that attend differently (linear attention, state-space, local windows) without a
+      // layer list: the split is unknown (transformers 5.20's MiniMax, Jamba, Nemotron-H, ModernBERT...).
+      for (const char* key :
+           {"linear_num_value_heads", "linear_conv_kernel_dim", "linear_attn_alpha_factor", "linear_attn_config",
+            "attn_layer_period", "attn_type_list", "layers_block_type", "hybrid_override_pattern", "mamba_d_state",
+            "sliding_window_pattern", "global_attn_every_n_layers", "local_attention"})
+        if (present(*section_, key) != nullptr) {
+          c.assumptions.push_back("layer_types absent, and attnsel knows no per-layer rule for model_type '" + type +
+                                  "' though it has a key of layers that attend differently (" + key +
+                                  "): every layer taken as " + std::string(to_string(kind_all)) +
+                                  "; list layer_types in config.json");
+          break;
+        }
     }
     const bool any_sliding = std::find(c.layers.begin(), c.layers.end(), layer_kind::sliding) != c.layers.end();
     if (any_sliding && c.sliding_window == 0)
@@ -366,11 +449,20 @@ class model_config_reader {
 ATTNSEL_INLINE std::optional<model_part> parse_model_part(std::string_view text) noexcept {
   if (text == "text") return model_part::text;
   if (text == "vision") return model_part::vision;
+  if (text == "audio") return model_part::audio;
   return std::nullopt;
 }
 
 ATTNSEL_INLINE std::string_view to_string(model_part part) noexcept {
-  return part == model_part::vision ? "vision" : "text";
+  switch (part) {
+    case model_part::vision:
+      return "vision";
+    case model_part::audio:
+      return "audio";
+    case model_part::text:
+      break;
+  }
+  return "text";
 }
 
 ATTNSEL_INLINE std::string_view to_string(layer_kind kind) noexcept {
@@ -383,8 +475,19 @@ ATTNSEL_INLINE std::string_view to_string(layer_kind kind) noexcept {
       return "chunked";
     case layer_kind::linear:
       return "linear";
+    case layer_kind::cross:
+      return "cross";
+    case layer_kind::encoder:
+      return "encoder";
   }
   return "full";
+}
+
+ATTNSEL_INLINE std::optional<layer_kind> parse_layer_kind(std::string_view text) noexcept {
+  for (const auto kind : {layer_kind::full, layer_kind::sliding, layer_kind::chunked, layer_kind::linear,
+                          layer_kind::cross, layer_kind::encoder})
+    if (to_string(kind) == text) return kind;
+  return std::nullopt;
 }
 
 ATTNSEL_INLINE std::vector<std::string> model_config::features() const {
@@ -402,6 +505,9 @@ ATTNSEL_INLINE query model_config::to_query(query base, std::uint32_t tensor_par
   if (part == model_part::vision) {
     q.domain = attention_domain::encoder;
     q.attn_type = attention_type::encoder_only;
+  } else if (part == model_part::audio) {
+    q.domain = attention_domain::encoder;
+    q.attn_type = attention_type::encoder;  // vLLM's Whisper encoder: AttentionType.ENCODER
   } else {
     q.domain = attention_domain::decoder;
     q.attn_type = attention_type::decoder;

@@ -10,14 +10,18 @@
 
 #include <algorithm>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 ATTNSEL_BEGIN_NAMESPACE
 
+ATTNSEL_INLINE bool layer_group::ok() const noexcept {
+  return kind == layer_kind::encoder ? plan.prefill.ok() : plan.ok();
+}
+
 ATTNSEL_INLINE bool model_plan::ok() const noexcept {
-  return conflicts.empty() &&
-         std::all_of(groups.begin(), groups.end(), [](const layer_group& g) { return g.plan.ok(); });
+  return conflicts.empty() && std::all_of(groups.begin(), groups.end(), [](const layer_group& g) { return g.ok(); });
 }
 
 ATTNSEL_INLINE query layer_query(const model_config& model, layer_kind kind, query model_query) {
@@ -31,13 +35,55 @@ ATTNSEL_INLINE query layer_query(const model_config& model, layer_kind kind, que
     q.domain = attention_domain::linear;
     q.mode = attention_mode::gated_delta;
   }
+  if (kind == layer_kind::cross) q.attn_type = attention_type::encoder_decoder;
+  return q;
+}
+
+ATTNSEL_INLINE query tower_query(const model_config& model, const model_config& tower, const query& model_query) {
+  query base = model_query;
+  base.required = feature_set{};
+  base.num_kv_heads = 0;
+  base.block_size = 0;
+  base.kv_cache_dtype = query{}.kv_cache_dtype;
+  base.phase = attention_phase::prefill;
+  model_config own = tower;
+  own.dtype.reset();  // the model's dtype, as the caller resolved it
+  query q = own.to_query(std::move(base));
+  if (model.num_heads != 0 && model_query.num_heads != 0 && model_query.num_heads < model.num_heads) {
+    const auto per_rank = [&](std::uint32_t heads) {
+      return static_cast<std::uint32_t>((std::uint64_t{heads} * model_query.num_heads + model.num_heads - 1) /
+                                        model.num_heads);
+    };
+    q.num_heads = per_rank(tower.num_heads);
+    q.num_kv_heads = 0;
+    if (const std::uint32_t kv = std::max<std::uint32_t>(1, per_rank(tower.num_kv_heads)); q.num_heads % kv == 0)
+      q.num_kv_heads = kv;
+  }
   return q;
 }
 
 ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& model, const query& model_query,
-                                     const platform& p, const override_set& overrides, const select_options& options) {
+                                     const platform& p, const override_set& base_overrides,
+                                     const select_options& options, const std::vector<kind_override>& per_kind) {
   model_plan out;
   out.assumptions = model.assumptions;
+  for (auto it = per_kind.begin(); it != per_kind.end(); ++it)
+    if (std::any_of(per_kind.begin(), it, [&](const kind_override& k) { return k.kind == it->kind; }))
+      throw std::invalid_argument("plan_model: the per-kind overrides name " + std::string(to_string(it->kind)) +
+                                  " layers twice");
+  std::vector<bool> used(per_kind.size(), false);
+  // The overrides one group reads: its kind's own in place of its domain's.
+  const auto overrides_for = [&](layer_kind kind) {
+    override_set o = base_overrides;
+    for (std::size_t i = 0; i < per_kind.size(); ++i) {
+      if (per_kind[i].kind != kind) continue;
+      used[i] = true;
+      (kind == layer_kind::linear    ? o.linear
+       : kind == layer_kind::encoder ? o.encoder
+                                     : o.decoder) = per_kind[i].request;
+    }
+    return o;
+  };
   // The groups: one per (kind, window) in order of first layer; a model without a layer list is one group.
   struct group_key {
     layer_kind kind;
@@ -65,6 +111,7 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
     const query q = layer_query(model, key.kind, model_query);
     query decode = q;
     decode.seq_len_q = 1;
+    const override_set overrides = overrides_for(key.kind);
     auto plan = plan_phases(reg, q, decode, p, overrides, options);
     // MLA: the latent query first; without a prefill answer, the per-head one (vLLM's MLA prefill).
     if (!plan.prefill.ok() && q.mode != attention_mode::standard && q.domain != attention_domain::linear &&
@@ -76,13 +123,44 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
       if (second.prefill.ok()) plan = std::move(second);
     }
     if (!plan.conflict.empty()) out.conflicts.push_back(std::string(to_string(key.kind)) + " layers: " + plan.conflict);
-    out.groups.push_back(layer_group{key.kind, key.window, std::move(key.layers), std::move(plan)});
+    out.groups.push_back(
+        layer_group{key.kind, model_part::text, key.window, std::move(key.layers), std::move(plan), overrides});
   }
+  const auto every_layer = [](std::size_t count) {
+    std::vector<std::uint32_t> layers(count);
+    for (std::uint32_t i = 0; i < layers.size(); ++i) layers[i] = i;
+    return layers;
+  };
+  if (model.cross_attention) {
+    // Each decoder layer's cross-attention reads the encoder's output, cached once per request (vLLM's
+    // CrossAttentionSpec); the decoder's steps read it in both phases.
+    const query q = layer_query(model, layer_kind::cross, model_query);
+    query decode = q;
+    decode.seq_len_q = 1;
+    const override_set overrides = overrides_for(layer_kind::cross);
+    auto plan = plan_phases(reg, q, decode, p, overrides, options);
+    if (!plan.conflict.empty()) out.conflicts.push_back("cross layers: " + plan.conflict);
+    out.groups.push_back(layer_group{layer_kind::cross, model_part::text, 0, every_layer(model.layers.size()),
+                                     std::move(plan), overrides});
+  }
+  for (const auto& tower : model.towers) {
+    query q = tower_query(model, tower, model_query);
+    const override_set overrides = overrides_for(layer_kind::encoder);
+    auto once = select(reg, q, p, overrides, options);
+    phase_plan plan{once, once, q, q, 0, {}};
+    out.groups.push_back(
+        layer_group{layer_kind::encoder, tower.part, 0, every_layer(tower.layers.size()), std::move(plan), overrides});
+  }
+  for (std::size_t i = 0; i < per_kind.size(); ++i)
+    if (!used[i])
+      out.notes.push_back("the override for " + std::string(to_string(per_kind[i].kind)) + " layers (" +
+                          std::string(per_kind[i].request.spec) + ") is unused: the model has none");
   // One block size for every attention group's cache (linear layers keep their own state): the first
   // group's choice that every other group accepts in both phases, else the first that all accept.
   std::vector<const layer_group*> attention;
   for (const auto& g : out.groups)
-    if (g.kind != layer_kind::linear && g.plan.prefill.ok() && g.plan.decode.ok()) attention.push_back(&g);
+    if (g.kind != layer_kind::linear && g.kind != layer_kind::encoder && g.plan.prefill.ok() && g.plan.decode.ok())
+      attention.push_back(&g);
   const auto all_accept = [&](std::uint32_t size) {
     return std::all_of(attention.begin(), attention.end(), [&](const layer_group* g) {
       return detail::accepts_block(g->plan.prefill.value(), size) &&

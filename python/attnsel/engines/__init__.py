@@ -56,6 +56,22 @@ class EngineOverrides:
                            prefill=self.prefill, decode=self.decode, linear=self.linear or "", drafter=self.drafter)
 
 
+def _check_domain(value: object, flag: str, *, encoder: bool, encoder_flag: str) -> None:
+    """Refuses a Selection made for the other side of the multimodal-encoder split: one of the encoder
+    domain alone given to a decoder flag, or one without the encoder domain given to the encoder flag.
+    A plain name carries no domain and passes."""
+    domains = tuple(getattr(value, "domains", ()))
+    if not domains:
+        return
+    name = getattr(value, "backend", value)
+    if not encoder and domains == ("encoder",):
+        raise ValueError(f"{flag}: {name} was selected for the multimodal encoder: pass it as encoder= "
+                         f"({encoder_flag})")
+    if encoder and "encoder" not in domains:
+        raise ValueError(f"{flag}: {name} was selected for the {'/'.join(domains)} domain, not the multimodal "
+                         f"encoder")
+
+
 # attnsel's limits::block_size: the largest KV-cache block (page) size a query or flag may carry.
 MAX_BLOCK_SIZE = 1 << 20
 # Deepest JSON nesting a flag value may hold (a catalog needs about 6; attnsel's catalog_limits bound 32):

@@ -22,7 +22,7 @@ import json
 from typing import Dict, FrozenSet, List, Optional, Sequence, Union
 
 from .._attnsel import builtin_catalog, to_json
-from . import EngineOverrides, _block_size, _scan
+from . import EngineOverrides, _block_size, _check_domain, _scan
 
 __all__ = ["ATTENTION_BACKEND_FLAG", "DECODE_FLAG", "DRAFT_FLAG", "ENCODER_FLAG", "KV_CACHE_DTYPE_FLAG", "LINEAR_FLAG",
            "MAMBA_FLAG", "PREFILL_FLAG", "decoder_names", "encoder_names", "flags", "linear_names", "parse_flags", "to_attnsel",
@@ -182,7 +182,9 @@ def flags(
     """SGLang command-line flags that run the given backends.
 
     `backend` sets --attention-backend (both phases); `prefill` / `decode` set the per-phase flags, which
-    SGLang lets inherit --attention-backend when unset; `encoder` sets --mm-attention-backend;
+    SGLang lets inherit --attention-backend when unset; `encoder` sets --mm-attention-backend (a Selection
+    made for the encoder domain goes there only: passed as another flag it is a ValueError, as is a
+    decoder Selection passed as `encoder`);
     `page_size` (e.g. ``sel.block_size_for(0)``) adds --page-size; `linear` (a linear-domain backend)
     sets --linear-attn-backend or, for a mamba kernel, --mamba-backend: the base flag, so SGLang runs it in
     every phase it has no other default for (a selection made for one phase may differ in the other); `drafter` sets
@@ -192,6 +194,7 @@ def flags(
     for flag, value in ((ATTENTION_BACKEND_FLAG, backend), (PREFILL_FLAG, prefill), (DECODE_FLAG, decode),
                         (DRAFT_FLAG, drafter)):
         if value is not None:
+            _check_domain(value, flag, encoder=False, encoder_flag=ENCODER_FLAG)
             if _name(value).upper() in _domain_backends("linear") - _domain_backends("decoder"):
                 raise ValueError(f"{flag}: {_name(value)} is a linear-layer kernel: pass it as linear=")
             name = to_sglang(value)
@@ -199,6 +202,7 @@ def flags(
                 raise ValueError(f"{flag}: {_name(value)} is a multimodal-encoder backend: pass it as encoder=")
             out += [flag, _checked(name, flag, decoder_names())]
     if encoder is not None:
+        _check_domain(encoder, ENCODER_FLAG, encoder=True, encoder_flag=ENCODER_FLAG)
         out += [ENCODER_FLAG, _checked(to_sglang(encoder), ENCODER_FLAG, encoder_names())]
     size = _block_size(page_size, "page_size")
     if size:

@@ -20,7 +20,7 @@ import warnings
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .._attnsel import OverrideSet, builtin_catalog
-from . import EngineOverrides, _block_size, _json_object, _split
+from . import EngineOverrides, _block_size, _check_domain, _json_object, _split
 
 __all__ = [
     "ATTENTION_BACKEND_FLAG",
@@ -234,16 +234,20 @@ def flags(
     """vLLM command-line flags that run the given backends.
 
     `backend` sets --attention-backend, `decode` --attention-decode-backend (PR #48162), `encoder`
-    --mm-encoder-attn-backend; `mla_prefill` (an MLA_PREFILL_... backend) and `backend_per_kind` (kind ->
+    --mm-encoder-attn-backend (a Selection made for the encoder domain goes there only: given to another
+    flag it is a ValueError, as is a decoder Selection given as `encoder`); `mla_prefill` (an MLA_PREFILL_... backend) and `backend_per_kind` (kind ->
     backend) go into one --attention-config JSON; `block_size` (e.g. ``sel.block_size_for(0)``) adds
     --block-size.
     """
     out: List[str] = []
     if backend is not None:
+        _check_domain(backend, ATTENTION_BACKEND_FLAG, encoder=False, encoder_flag=ENCODER_FLAG)
         out += [ATTENTION_BACKEND_FLAG, _vllm_name(backend, ATTENTION_BACKEND_FLAG)]
     if decode is not None:
+        _check_domain(decode, DECODE_FLAG, encoder=False, encoder_flag=ENCODER_FLAG)
         out += [DECODE_FLAG, _vllm_name(decode, DECODE_FLAG)]
     if encoder is not None:
+        _check_domain(encoder, ENCODER_FLAG, encoder=True, encoder_flag=ENCODER_FLAG)
         out += [ENCODER_FLAG, _vllm_name(encoder, ENCODER_FLAG)]
     config: Dict[str, object] = {}
     if mla_prefill is not None:
