@@ -1061,10 +1061,13 @@ TEST_CASE("plan --model-config of a hybrid model plans each group of layers", "[
   const auto bad_kind = run({"plan", "--model-config", dir + "gpt-oss-20b.json", "--backend-per-kind", "slide=X"});
   CHECK(bad_kind.status == 2);
   CHECK(bad_kind.err.find("is not KIND=SPEC with KIND one of full, sliding") != std::string::npos);
-  CHECK(run({"plan", "--model-config", dir + "gpt-oss-20b.json", "--backend-per-kind", "full=X", "--backend-per-kind",
-             "full=Y"})
-            .status == 2);
-  CHECK(run({"plan", "--backend-per-kind", "full=X"}).status == 2);  // no --model-config
+  const auto twice = run({"plan", "--model-config", dir + "gpt-oss-20b.json", "--backend-per-kind", "full=X",
+                          "--backend-per-kind", "full=Y"});
+  CHECK(twice.status == 2);
+  CHECK(twice.err.find("--backend-per-kind: full is given twice") != std::string::npos);
+  const auto alone = run({"plan", "--backend-per-kind", "full=X"});
+  CHECK(alone.status == 2);
+  CHECK(alone.err.find("--backend-per-kind: needs --model-config") != std::string::npos);
   // A uniform model keeps the layer plan's output.
   const auto uniform = run({"plan", "--model-config", dir + "llama-3-8b.json", "--platform", "cuda", "--arch", "9.0"});
   CHECK(uniform.out.find("prefill: ") == 0);

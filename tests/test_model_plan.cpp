@@ -268,7 +268,9 @@ TEST_CASE("a vision tower is a group of the plan, in the model's dtype and shard
   query base;
   base.dtype = data_type::bfloat16;
   const auto tp4 = m.to_query(base, 4);
-  const auto plan = plan_model(reg, m, tp4, platform::cuda(9, 0));
+  model_plan_options four_ranks;
+  four_ranks.tensor_parallel = 4;
+  const auto plan = plan_model(reg, m, tp4, platform::cuda(9, 0), {}, {}, four_ranks);
   const auto& tower = plan.groups.back();
   CHECK(tower.kind == layer_kind::encoder);
   CHECK(tower.part == model_part::vision);
@@ -278,6 +280,15 @@ TEST_CASE("a vision tower is a group of the plan, in the model's dtype and shard
   CHECK(tower.plan.prefill_query.num_heads == vision.num_heads / 4);
   CHECK(tower.plan.prefill_query.dtype == data_type::bfloat16);
   CHECK(tower.plan.prefill_query.required.empty());  // the text layers' features stay with them
+  // 16 heads over 8 ranks, however the text layers' 28 round: the tower's own division.
+  CHECK(tower_query(vision, tp4, 8).num_heads == 2);
+  query call = tp4;
+  call.seq_len_q = 4096;
+  call.batch_size = 8;
+  CHECK(tower_query(vision, call, 4).seq_len_q == 0);  // the text call's lengths are not the tower's
+  CHECK(tower_query(vision, call, 4).batch_size == 0);
+  // A tower is planned as one of the text part's towers, never on its own.
+  CHECK_THROWS_AS(plan_model(reg, vision, vision.to_query(), platform::cuda(9, 0)), std::invalid_argument);
   CHECK(tower.ok());
   // Only paged groups share the block size: the tower's answer never makes a conflict.
   CHECK(plan.conflicts.empty());
@@ -299,7 +310,7 @@ TEST_CASE("per-kind overrides: a group reads its kind's own in place of its doma
   const auto m = fixture("gpt-oss-20b.json");
   const auto& reg = fixtures::catalog_registry("vllm");
   const override_request triton{"TRITON_ATTN", override_source::api};
-  const std::vector<kind_override> sliding_triton = {{layer_kind::sliding, triton}};
+  const model_plan_options sliding_triton{{{layer_kind::sliding, triton}}};
   const auto plan = plan_model(reg, m, m.to_query(), platform::cuda(9, 0), {}, {}, sliding_triton);
   const auto& sliding = group(plan, layer_kind::sliding);
   const auto& full = group(plan, layer_kind::full);
@@ -319,19 +330,26 @@ TEST_CASE("per-kind overrides: a group reads its kind's own in place of its doma
 
   // A kind the model lacks is a note; a kind named twice is refused; a linear or tower kind replaces its
   // own domain's override.
-  const std::vector<kind_override> chunked = {{layer_kind::chunked, triton}};
+  const model_plan_options chunked{{{layer_kind::chunked, triton}}};
   const auto unused = plan_model(reg, m, m.to_query(), platform::cuda(9, 0), {}, {}, chunked);
   REQUIRE(unused.notes.size() == 1);
   CHECK(unused.notes[0] == "the override for chunked layers (TRITON_ATTN) is unused: the model has none");
-  const std::vector<kind_override> twice = {{layer_kind::full, triton}, {layer_kind::full, triton}};
+  const model_plan_options twice{{{layer_kind::full, triton}, {layer_kind::full, triton}}};
   CHECK_THROWS_AS(plan_model(reg, m, m.to_query(), platform::cuda(9, 0), {}, {}, twice), std::invalid_argument);
   const auto whisper = fixture("whisper-large-v3.json");
-  const std::vector<kind_override> tower = {
-      {layer_kind::encoder, override_request{"TORCH_SDPA", override_source::api}}};
+  const model_plan_options tower{{{layer_kind::encoder, override_request{"TORCH_SDPA", override_source::api}}}};
   const auto audio = plan_model(reg, whisper, whisper.to_query(), platform::cuda(9, 0), {}, {}, tower);
   REQUIRE(audio.groups.back().plan.prefill.ok());
   CHECK(audio.groups.back().plan.prefill->name() == "TORCH_SDPA");
   CHECK(group(audio, layer_kind::cross).plan.prefill->name() == "FLASH_ATTN");
+  const auto qwen = fixture("qwen3.5-35b-a3b.json");
+  const model_plan_options linear{{{layer_kind::linear, override_request{"GDN_ATTN", override_source::api}}}};
+  const auto gdn = plan_model(reg, qwen, qwen.to_query(), platform::cuda(9, 0), {}, {}, linear);
+  CHECK(group(gdn, layer_kind::linear).overrides.linear.spec == "GDN_ATTN");
+  // vLLM reads no override for linear layers (the mamba_type fixes the kernel): the catalog's policy says
+  // so, and the forced name falls back to the automatic walk, which the linear slot's override reached.
+  CHECK(group(gdn, layer_kind::linear).plan.prefill->fell_back);
+  CHECK(group(gdn, layer_kind::full).overrides.linear.spec.empty());
   CHECK(parse_layer_kind("cross") == layer_kind::cross);
   CHECK_FALSE(parse_layer_kind("Cross").has_value());
 }
@@ -368,6 +386,16 @@ TEST_CASE("families without layer_types: gpt-oss, Cohere2 and Qwen3.5 by their r
                                             "num_hidden_layers": 4, "attn_layer_period": 8})");
   REQUIRE(jamba.assumptions.size() == 1);
   CHECK(jamba.assumptions[0].find("(attn_layer_period): every layer taken as full") != std::string::npos);
-  // Mistral's window covers every layer: no assumption to name.
+  // Mistral's window covers every layer, and a Gemma 3 without a window is uniform by its own rule: no
+  // assumption to name.
   CHECK(fixture("mistral-7b-v0.1.json").assumptions.empty());
+  const auto no_window = parse_model_config(R"({"model_type": "gemma3_text", "num_attention_heads": 8,
+                                                "head_dim": 64, "num_hidden_layers": 4, "sliding_window_pattern": 6})");
+  CHECK(no_window.layers == std::vector<layer_kind>(4, layer_kind::full));
+  CHECK(no_window.assumptions.empty());
+  // A top-level encoder is an audio tower only when it reads audio (Whisper's num_mel_bins).
+  const auto bart = parse_model_config(R"({"is_encoder_decoder": true, "decoder_attention_heads": 16, "d_model": 1024,
+                                           "decoder_layers": 2, "encoder_attention_heads": 16, "encoder_layers": 2})");
+  CHECK(bart.cross_attention);
+  CHECK(bart.towers.empty());
 }

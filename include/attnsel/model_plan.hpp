@@ -66,25 +66,33 @@ struct kind_override {
 /// linear_attention).
 [[nodiscard]] query layer_query(const model_config& model, layer_kind kind, query model_query);
 
-/// The query of a tower's layers (model_config::towers) in a plan of `model`: `tower.to_query` on
-/// `model_query` less what belongs to the text layers (their features, KV heads, KV-cache block size and
-/// dtype). The tower runs in the model's dtype (`model_query.dtype`: vLLM casts the whole model to one), and
-/// its heads per rank shrink by the text layers' tensor-parallel factor (`model_query.num_heads` of
-/// `model.num_heads`), as vLLM shards the encoder's heads over the same ranks.
-[[nodiscard]] query tower_query(const model_config& model, const model_config& tower, const query& model_query);
+/// What plan_model takes beyond the selection options.
+struct model_plan_options {
+  /// Overrides of one kind of layer each (kind_override); a kind named twice is std::invalid_argument.
+  std::vector<kind_override> per_kind;
+  /// The ranks the model's heads are split over, as model_config::to_query's `tensor_parallel`: a tower's
+  /// heads per rank (its text layers' are already in `model_query`).
+  std::uint32_t tensor_parallel = 1;
+};
+
+/// The query of a tower's layers (model_config::towers) in a plan: `tower.to_query(base,
+/// tensor_parallel)` where `base` is `model_query` less what belongs to the text layers and their calls
+/// (features, KV heads, KV-cache block size and dtype, lengths, batch). The tower runs in the model's
+/// dtype (`model_query.dtype`: vLLM casts the whole model to one), and its heads are split over the same
+/// ranks as the text layers' (vLLM shards the encoder's heads too).
+[[nodiscard]] query tower_query(const model_config& tower, const query& model_query, std::uint32_t tensor_parallel = 1);
 
 /// Groups the text layers of `model` (one group of every layer when it lists none) and plans each group
 /// with plan_phases. An MLA group whose latent query has no prefill backend asks prefill with the
 /// per-head sizes (vLLM's MLA prefill). Decode queries ask one new token (seq_len_q 1). An
 /// encoder–decoder model adds a `cross` group over every decoder layer (attention type encoder_decoder),
 /// and each tower an `encoder` group (tower_query). The common block size is of the groups with a paged
-/// KV cache (neither linear nor encoder groups).
-/// `per_kind` replaces the override of each group whose kind it names (kind_override); an entry for a
-/// kind with no group is a note, and a kind named twice is std::invalid_argument.
+/// KV cache (neither linear nor encoder groups). Each group reads `base_overrides` with its kind's own
+/// from `plan_options.per_kind`; an entry for a kind with no group is a note. `model` must be a text
+/// part (std::invalid_argument otherwise: a tower is planned as one of its towers).
 [[nodiscard]] model_plan plan_model(const registry& reg, const model_config& model, const query& model_query,
-                                    const platform& p, const override_set& overrides = {},
-                                    const select_options& options = {},
-                                    const std::vector<kind_override>& per_kind = {});
+                                    const platform& p, const override_set& base_overrides = {},
+                                    const select_options& options = {}, const model_plan_options& plan_options = {});
 
 ATTNSEL_END_NAMESPACE
 

@@ -62,25 +62,29 @@ _VLLM_KINDS = {
 
 
 def _from_vllm(overrides, config, given: Optional[Mapping[str, str]]):
-    """A VllmOverrides as plan_model's override and per_kind: the base overrides, backend_per_kind in
-    attnsel's layer kinds, and for an MLA model its mla_prefill_backend as the prefill override (vLLM's MLA
-    prefill never reads the decoder backend: unset, it selects on its own)."""
+    """A VllmOverrides as plan_model's override, per_kind and notes: the base overrides, backend_per_kind in
+    attnsel's layer kinds (a vLLM kind no layer of this model has is a note, as vLLM ignores it), and for a
+    dense MLA model its mla_prefill_backend as the prefill override (vLLM's MLA prefill never reads the
+    decoder backend: unset, it selects on its own; VllmOverrides.for_query)."""
     from ._attnsel import read_model_config  # a path or dict: read once here for its mode
 
+    if given is not None and not isinstance(given, Mapping):
+        raise TypeError(f"per_kind: expected None or a dict of layer kind -> backend spec, got {type(given).__name__}")
     model = config if isinstance(config, ModelConfig) else read_model_config(config)
     table = _VLLM_KINDS["standard" if model.mode == "standard" else "mla"]
     per_kind = dict(given or {})
+    notes = []
     for kind, backend in overrides.backend_per_kind:
-        if kind not in table:
-            raise ValueError(f"override: backend_per_kind {kind!r} names no layer of a "
-                             f"{'standard' if model.mode == 'standard' else 'MLA'} model's plan "
-                             f"(accepted: {', '.join(sorted(table))})")
-        per_kind.setdefault(table[kind], backend)
-    if model.mode == "standard":
-        return overrides.override_set(), per_kind
+        if kind in table:
+            per_kind.setdefault(table[kind], backend)
+        else:
+            notes.append(f"backend_per_kind {kind} ({backend}) is unused: no layer of this "
+                         f"{'standard-attention' if model.mode == 'standard' else 'MLA'} model is of that kind")
+    if model.mode != "mla":
+        return overrides.override_set(), per_kind, notes
     return OverrideSet(decoder=overrides.decoder or "", encoder=overrides.encoder or "",
                        prefill=overrides.mla_prefill or "", decode=overrides.decode, linear=overrides.linear or "",
-                       drafter=overrides.drafter), per_kind
+                       drafter=overrides.drafter), per_kind, notes
 
 
 def plan_model(registry: Registry, config: Union[ModelConfig, str, "os.PathLike", dict], platform: Platform, *,
@@ -94,15 +98,18 @@ def plan_model(registry: Registry, config: Union[ModelConfig, str, "os.PathLike"
     `query` is the model's query (default ``config.to_query(tp=tp)``: give one to set the dtype or the
     lengths); each group asks it with its own features and sizes (``sliding_window`` only on sliding
     layers). `override` is one spec for every domain, an OverrideSet, or the VllmOverrides of a vLLM
-    command line (``attnsel.engines.vllm.parse_flags``: its backend_per_kind applies per group, and an MLA
-    model's prefill reads its mla_prefill_backend). `per_kind` maps a layer kind ('full', 'sliding',
+    command line (``attnsel.engines.vllm.parse_flags``: its backend_per_kind applies per group, a kind no
+    layer has is a note, and a dense MLA model's prefill reads its mla_prefill_backend). `per_kind` maps a layer kind ('full', 'sliding',
     'chunked', 'linear', 'cross', 'encoder') to the spec its group reads in place of its domain's override.
     """
     from .engines.vllm import VllmOverrides
 
+    notes: Tuple[str, ...] = ()
     if isinstance(override, VllmOverrides):
-        override, per_kind = _from_vllm(override, config, per_kind)
+        override, per_kind, unused = _from_vllm(override, config, per_kind)
+        notes = tuple(unused)
     raw = _plan_model(registry, config, platform, query=query, override=override, tp=tp, prefer=prefer,
                       refuse_advisories=refuse_advisories, per_kind=per_kind)
     return ModelPlan(groups=tuple(LayerGroup(**g) for g in raw["groups"]), block_size=raw["block_size"],
-                     conflicts=raw["conflicts"], assumptions=raw["assumptions"], notes=raw["notes"], ok=raw["ok"])
+                     conflicts=raw["conflicts"], assumptions=raw["assumptions"], notes=raw["notes"] + notes,
+                     ok=raw["ok"])

@@ -97,7 +97,9 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
   }
   // per_kind: {kind: spec}, each kind a layer kind's name (vLLM's backend_per_kind, in attnsel's kinds).
   std::vector<std::string> kind_specs;  // outlive `kinds`, which view them
-  std::vector<attnsel::kind_override> kinds;
+  attnsel::model_plan_options plan_options;
+  plan_options.tensor_parallel = ranks;
+  auto& kinds = plan_options.per_kind;
   if (!per_kind.is_none()) {
     const auto mapping = py::module_::import("collections.abc").attr("Mapping");
     if (!py::isinstance(per_kind, mapping))
@@ -124,7 +126,7 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
   attnsel::select_options options;
   options.prefer = prefer;
   options.refuse_advisories = refuse_advisories;
-  const auto plan = attnsel::plan_model(*r.reg, c, base, p, overrides, options, kinds);
+  const auto plan = attnsel::plan_model(*r.reg, c, base, p, overrides, options, plan_options);
   py::list groups;
   for (const auto& g : plan.groups) {
     const bool tower = g.kind == attnsel::layer_kind::encoder;

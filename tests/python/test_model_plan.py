@@ -103,9 +103,12 @@ def test_per_kind_overrides_and_a_vllm_command_line():
     by_vllm = attnsel.plan_model(reg, gpt_oss, H100, override=flags)
     assert [(g.kind, g.prefill.backend, g.prefill.overridden) for g in by_vllm.groups] == [
         ("sliding", "TRITON_ATTN", True), ("full", "FLASH_ATTN", False)]
-    with pytest.raises(ValueError, match=r"backend_per_kind 'mla_attention' names no layer"):
-        attnsel.plan_model(reg, gpt_oss, H100,
-                           override=vllm.parse_flags(["--attention-config.backend_per_kind.mla_attention=FLASHMLA"]))
+    unused = attnsel.plan_model(reg, gpt_oss, H100,
+                                override=vllm.parse_flags(["--attention-config.backend_per_kind.mla_attention=FLASHMLA"]))
+    assert unused.notes == ("backend_per_kind mla_attention (FLASHMLA) is unused: no layer of this "
+                            "standard-attention model is of that kind",)
+    with pytest.raises(TypeError, match=r"per_kind: expected None or a dict"):
+        attnsel.plan_model(reg, gpt_oss, H100, override=flags, per_kind=["sliding"])
     # An MLA model: the decoder backend is the decode one; MLA prefill selects on its own unless
     # mla_prefill_backend names one (vLLM's separate MLA prefill selector).
     mla = attnsel.plan_model(reg, CONFIGS / "deepseek-v3.json", H100,

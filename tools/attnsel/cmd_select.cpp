@@ -235,9 +235,9 @@ std::string layer_runs(const std::vector<std::uint32_t>& layers) {
 // `plan --model-config`: every group of the model's text layers.
 int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& model, const attnsel::query& q,
                      const attnsel::platform& p, const attnsel::override_set& overrides,
-                     const attnsel::select_options& options, const std::vector<attnsel::kind_override>& per_kind,
+                     const attnsel::select_options& options, const attnsel::model_plan_options& plan_options,
                      bool json) {
-  const auto plan = attnsel::plan_model(reg, model, q, p, overrides, options, per_kind);
+  const auto plan = attnsel::plan_model(reg, model, q, p, overrides, options, plan_options);
   const std::size_t layer_count = std::max<std::size_t>(model.layers.size(), 1);
   if (json) {
     nlohmann::json report;
@@ -275,8 +275,9 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
     std::printf("%s: %zu layer%s in %zu group%s\n", model.model_type.empty() ? "model" : model.model_type.c_str(),
                 layer_count, layer_count == 1 ? "" : "s", plan.groups.size(), plan.groups.size() == 1 ? "" : "s");
     for (const auto& g : plan.groups) {
-      std::string head = std::string(attnsel::to_string(g.kind));
-      if (g.part != attnsel::model_part::text) head = std::string(attnsel::to_string(g.part)) + " " + head;
+      // A tower's group is named by its part: "vision encoder", "audio encoder".
+      std::string head = g.part != attnsel::model_part::text ? std::string(attnsel::to_string(g.part)) + " " : "";
+      head += attnsel::to_string(g.kind);
       if (g.window != 0) head += " " + std::to_string(g.window);
       if (!g.layers.empty() && (g.part != attnsel::model_part::text || !model.layers.empty()))
         head += " (" + std::to_string(g.layers.size()) + " layer" + (g.layers.size() == 1 ? "" : "s") + ": " +
@@ -329,11 +330,18 @@ int run_plan(const select_flags& flags) {
     overrides.decoder = base.request();
   if (prefill) overrides.prefill = prefill->request();
   if (decode) overrides.decode = decode->request();
+  // A model plan's towers and linear layers read their domains' variables, as `select` does for them.
+  const auto encoder = choose_override(false, std::string(), attnsel::attention_domain::encoder);
+  const auto linear = choose_override(false, std::string(), attnsel::attention_domain::linear);
+  overrides.encoder = encoder.request();
+  overrides.linear = linear.request();
   attnsel::select_options options;
   options.prefer = flags.prefer;
   options.refuse_advisories = flags.refuse_advisories;
   // --backend-per-kind KIND=SPEC: each kind once, and only over a model's text part.
-  std::vector<attnsel::kind_override> per_kind;
+  attnsel::model_plan_options plan_options;
+  plan_options.tensor_parallel = flags.query.tensor_parallel;
+  auto& per_kind = plan_options.per_kind;
   for (const auto& entry : flags.backend_per_kind) {
     if (flags.query.model_config.empty() || model.part != attnsel::model_part::text)
       throw usage_error("--backend-per-kind: needs --model-config (the text part), whose layers it groups");
@@ -352,7 +360,7 @@ int run_plan(const select_flags& flags) {
       (model.cross_attention || !model.towers.empty() || !per_kind.empty() ||
        std::any_of(model.layers.begin(), model.layers.end(),
                    [&](attnsel::layer_kind k) { return k != model.layers.front(); })))
-    return print_model_plan(c.registry, model, q, p, overrides, options, per_kind, flags.json);
+    return print_model_plan(c.registry, model, q, p, overrides, options, plan_options, flags.json);
   // An MLA layer decodes over the latent KV (the query's head size, kv_lora_rank + qk_rope). Its prefill
   // runs over the latent KV in some engines (SGLang's MLA kernels) and as per-head attention in others
   // (vLLM's MLA prefill selector: qk_nope + qk_rope and v_head_dim): the latent query first, and when

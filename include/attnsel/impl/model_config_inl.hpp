@@ -211,7 +211,10 @@ class model_config_reader {
   void read_towers(model_config& c) const {
     std::vector<model_part> parts;
     if (present(root_, "vision_config") != nullptr) parts.push_back(model_part::vision);
-    if (present(root_, "audio_config") != nullptr || present(root_, "encoder_attention_heads") != nullptr)
+    // A top-level encoder is an audio tower when it reads audio (Whisper's num_mel_bins): BART's and
+    // Marian's text encoders are not towers.
+    if (present(root_, "audio_config") != nullptr ||
+        (present(root_, "encoder_attention_heads") != nullptr && present(root_, "num_mel_bins") != nullptr))
       parts.push_back(model_part::audio);
     for (const auto tower : parts) {
       try {
@@ -357,12 +360,18 @@ class model_config_reader {
     }
     if (c.layers.empty()) {
       // Every layer alike: sliding when the model has a window (Mistral, Phi-3), else full. A family with a
-      // window whose per-layer rule attnsel does not know is named: transformers may derive a pattern.
+      // window whose per-layer rule attnsel does not know is named: transformers may derive a pattern. The
+      // families above without a window (or chunk) land here too, rightly uniform.
       const auto kind_all = c.sliding_window != 0 ? layer_kind::sliding : layer_kind::full;
       every([kind_all](std::uint32_t) { return kind_all; });
-      static constexpr std::string_view uniform_sliding[] = {"mistral", "mixtral", "phi3", "phimoe", "starcoder2"};
-      if (c.sliding_window != 0 &&
-          std::find(std::begin(uniform_sliding), std::end(uniform_sliding), type) == std::end(uniform_sliding))
+      static constexpr std::string_view known[] = {"mistral", "mixtral",     "phi3",        "phimoe", "starcoder2",
+                                                   "gemma2",  "gemma3",      "gemma3_text", "gemma4", "gemma4_text",
+                                                   "llama4",  "llama4_text", "gpt_oss",     "cohere2"};
+      if (std::find(std::begin(known), std::end(known), type) != std::end(known)) {
+        finish_layers(c);
+        return;
+      }
+      if (c.sliding_window != 0)
         c.assumptions.push_back("layer_types absent, and attnsel knows no per-layer rule for model_type '" + type +
                                 "': every layer taken as sliding (window " + std::to_string(c.sliding_window) +
                                 "); list layer_types in config.json if its layers differ");
@@ -380,6 +389,11 @@ class model_config_reader {
           break;
         }
     }
+    finish_layers(c);
+  }
+
+  // What every layer list must hold: a window for sliding layers, a chunk size for chunked ones.
+  void finish_layers(const model_config& c) const {
     const bool any_sliding = std::find(c.layers.begin(), c.layers.end(), layer_kind::sliding) != c.layers.end();
     if (any_sliding && c.sliding_window == 0)
       fail(prefix_ + "/sliding_window", "missing: the config has sliding-attention layers but no window");

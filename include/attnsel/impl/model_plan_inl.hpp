@@ -39,32 +39,22 @@ ATTNSEL_INLINE query layer_query(const model_config& model, layer_kind kind, que
   return q;
 }
 
-ATTNSEL_INLINE query tower_query(const model_config& model, const model_config& tower, const query& model_query) {
-  query base = model_query;
-  base.required = feature_set{};
-  base.num_kv_heads = 0;
-  base.block_size = 0;
-  base.kv_cache_dtype = query{}.kv_cache_dtype;
+ATTNSEL_INLINE query tower_query(const model_config& tower, const query& model_query, std::uint32_t tensor_parallel) {
+  query base;  // the model's own facts only: what the caller chose to run it with
+  base.dtype = model_query.dtype;
   base.phase = attention_phase::prefill;
   model_config own = tower;
   own.dtype.reset();  // the model's dtype, as the caller resolved it
-  query q = own.to_query(std::move(base));
-  if (model.num_heads != 0 && model_query.num_heads != 0 && model_query.num_heads < model.num_heads) {
-    const auto per_rank = [&](std::uint32_t heads) {
-      return static_cast<std::uint32_t>((std::uint64_t{heads} * model_query.num_heads + model.num_heads - 1) /
-                                        model.num_heads);
-    };
-    q.num_heads = per_rank(tower.num_heads);
-    q.num_kv_heads = 0;
-    if (const std::uint32_t kv = std::max<std::uint32_t>(1, per_rank(tower.num_kv_heads)); q.num_heads % kv == 0)
-      q.num_kv_heads = kv;
-  }
-  return q;
+  return own.to_query(std::move(base), tensor_parallel);
 }
 
 ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& model, const query& model_query,
                                      const platform& p, const override_set& base_overrides,
-                                     const select_options& options, const std::vector<kind_override>& per_kind) {
+                                     const select_options& options, const model_plan_options& plan_options) {
+  if (model.part != model_part::text)
+    throw std::invalid_argument("plan_model: the plan is of a model's text part (got the " +
+                                std::string(to_string(model.part)) + " part; its layers are a tower of the text's)");
+  const auto& per_kind = plan_options.per_kind;
   model_plan out;
   out.assumptions = model.assumptions;
   for (auto it = per_kind.begin(); it != per_kind.end(); ++it)
@@ -78,9 +68,13 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
     for (std::size_t i = 0; i < per_kind.size(); ++i) {
       if (per_kind[i].kind != kind) continue;
       used[i] = true;
-      (kind == layer_kind::linear    ? o.linear
-       : kind == layer_kind::encoder ? o.encoder
-                                     : o.decoder) = per_kind[i].request;
+      // A drafter with an override of its own reads that one (override_set::drafter): the kind's replaces it.
+      const bool own_drafter = model_query.domain == attention_domain::drafter && o.drafter.has_value();
+      override_request& slot = kind == layer_kind::linear    ? o.linear
+                               : kind == layer_kind::encoder ? o.encoder
+                               : own_drafter                 ? *o.drafter
+                                                             : o.decoder;
+      slot = per_kind[i].request;
     }
     return o;
   };
@@ -144,7 +138,7 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
                                      std::move(plan), overrides});
   }
   for (const auto& tower : model.towers) {
-    query q = tower_query(model, tower, model_query);
+    query q = tower_query(tower, model_query, plan_options.tensor_parallel);
     const override_set overrides = overrides_for(layer_kind::encoder);
     auto once = select(reg, q, p, overrides, options);
     phase_plan plan{once, once, q, q, 0, {}};
