@@ -100,7 +100,15 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
     }
     it->layers.push_back(i);
   }
-  out.groups.reserve(keys.size());
+  const auto every_layer = [](std::size_t count) {
+    std::vector<std::uint32_t> layers(count);
+    for (std::uint32_t i = 0; i < layers.size(); ++i) layers[i] = i;
+    return layers;
+  };
+  // Each decoder layer's cross-attention reads the encoder's output, cached once per request (vLLM's
+  // CrossAttentionSpec); the decoder's steps read it in both phases: one more group of every layer.
+  if (model.cross_attention) keys.push_back(group_key{layer_kind::cross, 0, every_layer(model.layers.size())});
+  out.groups.reserve(keys.size() + model.towers.size());
   for (auto& key : keys) {
     const query q = layer_query(model, key.kind, model_query);
     query decode = q;
@@ -119,23 +127,6 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
     if (!plan.conflict.empty()) out.conflicts.push_back(std::string(to_string(key.kind)) + " layers: " + plan.conflict);
     out.groups.push_back(
         layer_group{key.kind, model_part::text, key.window, std::move(key.layers), std::move(plan), overrides});
-  }
-  const auto every_layer = [](std::size_t count) {
-    std::vector<std::uint32_t> layers(count);
-    for (std::uint32_t i = 0; i < layers.size(); ++i) layers[i] = i;
-    return layers;
-  };
-  if (model.cross_attention) {
-    // Each decoder layer's cross-attention reads the encoder's output, cached once per request (vLLM's
-    // CrossAttentionSpec); the decoder's steps read it in both phases.
-    const query q = layer_query(model, layer_kind::cross, model_query);
-    query decode = q;
-    decode.seq_len_q = 1;
-    const override_set overrides = overrides_for(layer_kind::cross);
-    auto plan = plan_phases(reg, q, decode, p, overrides, options);
-    if (!plan.conflict.empty()) out.conflicts.push_back("cross layers: " + plan.conflict);
-    out.groups.push_back(layer_group{layer_kind::cross, model_part::text, 0, every_layer(model.layers.size()),
-                                     std::move(plan), overrides});
   }
   for (const auto& tower : model.towers) {
     query q = tower_query(tower, model_query, plan_options.tensor_parallel);
