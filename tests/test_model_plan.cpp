@@ -186,8 +186,9 @@ TEST_CASE("a layer list that does not fit the model is an error naming the key",
   CHECK(error_of(head + R"("layer_types": ["full_attention"]})") ==
         "config.json: /layer_types: expected 2 entries (num_hidden_layers), got 1");
   CHECK(error_of(head + R"("layer_types": ["full_attention", "global"]})") ==
-        "config.json: /layer_types/1: expected full_attention, sliding_attention, chunked_attention or "
-        "linear_attention, got \"global\"");
+        "config.json: /layer_types/1: expected one of full_attention, attention, indexed_attention, "
+        "deepseek_sparse_attention, sliding_attention, chunked_attention, linear_attention, mamba, conv, hybrid, "
+        "mlp, moe; got \"global\"");
   CHECK(error_of(head + R"("layer_types": "full_attention"})").find("/layer_types: expected an array") !=
         std::string::npos);
   CHECK(error_of(head + R"("layer_types": ["full_attention", "sliding_attention"]})") ==
@@ -382,10 +383,10 @@ TEST_CASE("families without layer_types: gpt-oss, Cohere2 and Qwen3.5 by their r
   CHECK(olmo3.assumptions[0] ==
         "layer_types absent, and attnsel knows no per-layer rule for model_type 'olmo3': every layer taken as "
         "sliding (window 4096); list layer_types in config.json if its layers differ");
-  const auto jamba = parse_model_config(R"({"model_type": "jamba", "num_attention_heads": 8, "head_dim": 64,
-                                            "num_hidden_layers": 4, "attn_layer_period": 8})");
-  REQUIRE(jamba.assumptions.size() == 1);
-  CHECK(jamba.assumptions[0].find("(attn_layer_period): every layer taken as full") != std::string::npos);
+  const auto zamba = parse_model_config(R"({"model_type": "zamba", "num_attention_heads": 8, "head_dim": 64,
+                                            "num_hidden_layers": 4, "attn_layer_period": 6})");
+  REQUIRE(zamba.assumptions.size() == 1);
+  CHECK(zamba.assumptions[0].find("(attn_layer_period): every layer taken as full") != std::string::npos);
   // Mistral's window covers every layer, and a Gemma 3 without a window is uniform by its own rule: no
   // assumption to name.
   CHECK(fixture("mistral-7b-v0.1.json").assumptions.empty());
@@ -398,4 +399,147 @@ TEST_CASE("families without layer_types: gpt-oss, Cohere2 and Qwen3.5 by their r
                                            "decoder_layers": 2, "encoder_attention_heads": 16, "encoder_layers": 2})");
   CHECK(bart.cross_attention);
   CHECK(bart.towers.empty());
+}
+
+namespace {
+
+model_config hybrid(const std::string& model_type, const std::string& extra, std::uint32_t layers = 8) {
+  return parse_model_config(R"({"model_type": ")" + model_type +
+                            R"(", "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
+                              "num_hidden_layers": )" +
+                            std::to_string(layers) + (extra.empty() ? "" : ", " + extra) + "}");
+}
+
+}  // namespace
+
+TEST_CASE("Nemotron-H: hybrid_override_pattern's Mamba-2, attention and MLP layers", "[model_plan]") {
+  // Nemotron Nano 4B's published pattern (42 layers): M Mamba-2, * attention, - MLP (vLLM nemotron_h.py).
+  const std::string pattern = "M-M-M-MM-M-M*-M-M*-M-M-M*-M-M-MM*-MMM-M-M-";
+  const auto m = hybrid("nemotron_h", R"("hybrid_override_pattern": ")" + pattern + R"(")", 42);
+  REQUIRE(m.layers.size() == 42);
+  CHECK(indices_where(m, layer_kind::full) == std::vector<std::uint32_t>{12, 17, 24, 32});
+  CHECK(indices_where(m, layer_kind::linear).size() == 21);
+  CHECK(indices_where(m, layer_kind::mlp).size() == 17);
+  CHECK(m.linear_mode == attention_mode::mamba2);
+  CHECK(m.assumptions.empty());
+  const auto plan = plan_on_h100(m);
+  REQUIRE(plan.groups.size() == 2);  // the MLP layers are in no group
+  const auto& linear = group(plan, layer_kind::linear);
+  CHECK(linear.plan.prefill_query.mode == attention_mode::mamba2);
+  REQUIRE(linear.plan.prefill.ok());
+  CHECK(linear.plan.prefill->name() == "MAMBA2_ATTN");
+  CHECK(group(plan, layer_kind::full).layers == std::vector<std::uint32_t>{12, 17, 24, 32});
+  REQUIRE(plan.notes.size() == 1);
+  CHECK(plan.notes[0].rfind("17 layers have no attention or state, only an MLP or experts block, and no group: 1, "
+                            "3, 5, 8, 10, 13",
+                            0) == 0);
+  // transformers 5.20 writes Nemotron-H's layers_block_type and no num_hidden_layers: the list counts them.
+  const auto listed = parse_model_config(R"({"model_type": "nemotron_h", "num_attention_heads": 8, "head_dim": 64,
+                                             "layers_block_type": ["linear_attention", "moe", "full_attention"]})");
+  CHECK(listed.layers == std::vector<layer_kind>{layer_kind::linear, layer_kind::mlp, layer_kind::full});
+  // Neither a count nor a list, but a state-space key: the plan is one group, and the reader says so.
+  const auto uncounted = parse_model_config(
+      R"({"model_type": "nemotron_h", "num_attention_heads": 8, "head_dim": 64, "mamba_num_heads": 64})");
+  CHECK(uncounted.layers.empty());
+  REQUIRE(uncounted.assumptions.size() == 1);
+  CHECK(uncounted.assumptions[0] ==
+        "num_hidden_layers absent, and attnsel knows no per-layer rule for model_type 'nemotron_h' though it has a "
+        "key of layers that attend differently (mamba_num_heads): the plan is one group of every layer; give "
+        "num_hidden_layers and layer_types");
+  // The pattern is one character a layer, of those four.
+  CHECK(error_of(R"({"model_type": "nemotron_h", "num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 3,
+                    "hybrid_override_pattern": "M*"})") ==
+        "config.json: /hybrid_override_pattern: expected 3 characters (num_hidden_layers), got 2");
+  CHECK(error_of(R"({"model_type": "nemotron_h", "num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 2,
+                    "hybrid_override_pattern": "MX"})")
+            .find("/hybrid_override_pattern: expected only M (Mamba), * (attention), - (MLP) and E (experts)") !=
+        std::string::npos);
+}
+
+TEST_CASE("layer lists in every spelling transformers writes: Granite 4 hybrid, Nemotron 3, LFM2", "[model_plan]") {
+  // Granite 4.0-H's config.json lists "mamba" and "attention" (transformers' legacy names, remapped by
+  // configuration_utils.py's _LEGACY_LAYER_TYPE_REMAP).
+  const auto granite = hybrid("granitemoehybrid", R"("layer_types": ["mamba", "mamba", "mamba", "attention"])", 4);
+  CHECK(granite.layers ==
+        std::vector<layer_kind>{layer_kind::linear, layer_kind::linear, layer_kind::linear, layer_kind::full});
+  CHECK(granite.linear_mode == attention_mode::mamba2);
+  // Nemotron 3 lists layers_block_type with mixture-of-experts layers.
+  const auto nemotron3 =
+      hybrid("nemotron_h", R"("layers_block_type": ["mamba", "moe", "attention", "moe", "mamba", "mlp"])", 6);
+  CHECK(nemotron3.layers == std::vector<layer_kind>{layer_kind::linear, layer_kind::mlp, layer_kind::full,
+                                                    layer_kind::mlp, layer_kind::linear, layer_kind::mlp});
+  // LFM2: "conv" layers are short convolutions, and so are the layers full_attn_idxs leaves out.
+  const auto lfm2 = hybrid("lfm2", R"("layer_types": ["conv", "conv", "full_attention", "conv"])", 4);
+  CHECK(indices_where(lfm2, layer_kind::linear) == std::vector<std::uint32_t>{0, 1, 3});
+  CHECK(lfm2.linear_mode == attention_mode::short_conv);
+  const auto idxs = hybrid("lfm2", R"("full_attn_idxs": [2, 5])", 8);
+  CHECK(indices_where(idxs, layer_kind::full) == std::vector<std::uint32_t>{2, 5});
+  CHECK(idxs.linear_mode == attention_mode::short_conv);
+  const auto plan = plan_on_h100(idxs);
+  REQUIRE(group(plan, layer_kind::linear).plan.prefill.ok());
+  CHECK(group(plan, layer_kind::linear).plan.prefill->name() == "SHORT_CONV_ATTN");
+  // An entry of no kind attnsel knows names the accepted ones.
+  CHECK(error_of(R"({"model_type": "x", "num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 2,
+                    "layer_types": ["full_attention", "retention"]})")
+            .find("/layer_types/1: expected one of full_attention, attention, ") != std::string::npos);
+}
+
+TEST_CASE("Jamba, Bamba, MiniMax: attention layers by period, index list or type list", "[model_plan]") {
+  // transformers configuration_jamba.py: attention where i % attn_layer_period == attn_layer_offset
+  // (defaults 8 and 4), Mamba-1 elsewhere (vLLM jamba.py MambaMixer).
+  const auto jamba = hybrid("jamba", "", 16);
+  CHECK(indices_where(jamba, layer_kind::full) == std::vector<std::uint32_t>{4, 12});
+  CHECK(jamba.linear_mode == attention_mode::mamba1);
+  REQUIRE(jamba.assumptions.size() == 1);
+  CHECK(jamba.assumptions[0] ==
+        "layer_types absent: Jamba's attention layers are those with i % 8 == 4, the others Mamba "
+        "(transformers configuration_jamba.py)");
+  CHECK(indices_where(hybrid("jamba", R"("attn_layer_period": 2, "attn_layer_offset": 0)", 4), layer_kind::full) ==
+        std::vector<std::uint32_t>{0, 2});
+  CHECK(error_of(R"({"model_type": "jamba", "num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 4,
+                    "attn_layer_period": 2, "attn_layer_offset": 2})") ==
+        "config.json: /attn_layer_offset: expected an integer in [0, 1], got 2");
+  const auto bamba = hybrid("bamba", R"("attn_layer_indices": [3, 7])");
+  CHECK(indices_where(bamba, layer_kind::full) == std::vector<std::uint32_t>{3, 7});
+  CHECK(bamba.linear_mode == attention_mode::mamba2);
+  CHECK(error_of(R"({"model_type": "bamba", "num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 4,
+                    "attn_layer_indices": [1, 4]})") ==
+        "config.json: /attn_layer_indices/1: expected an integer in [0, 3], got 4");
+  // MiniMax-Text-01: attn_type_list, 0 lightning attention, 1 softmax attention.
+  const auto minimax = hybrid("minimax_text_01", R"("attn_type_list": [0, 0, 0, 1])", 4);
+  CHECK(minimax.layers ==
+        std::vector<layer_kind>{layer_kind::linear, layer_kind::linear, layer_kind::linear, layer_kind::full});
+  CHECK(minimax.linear_mode == attention_mode::lightning);
+  CHECK(group(plan_on_h100(minimax), layer_kind::linear).plan.prefill_query.mode == attention_mode::lightning);
+}
+
+TEST_CASE("hybrid layers run attention and a mixer side by side: both groups hold them (Falcon-H1, Zamba2)",
+          "[model_plan]") {
+  const auto falcon = hybrid("falcon_h1", "", 4);
+  CHECK(falcon.layers == std::vector<layer_kind>(4, layer_kind::hybrid));
+  const auto plan = plan_on_h100(falcon);
+  REQUIRE(plan.groups.size() == 2);
+  CHECK(group(plan, layer_kind::full).layers == std::vector<std::uint32_t>{0, 1, 2, 3});
+  CHECK(group(plan, layer_kind::linear).layers == std::vector<std::uint32_t>{0, 1, 2, 3});
+  CHECK(group(plan, layer_kind::linear).plan.prefill_query.mode == attention_mode::mamba2);
+  const auto zamba2 = hybrid("zamba2", R"("layers_block_type": ["mamba", "hybrid", "mamba", "hybrid"])", 4);
+  const auto zplan = plan_on_h100(zamba2);
+  CHECK(group(zplan, layer_kind::full).layers == std::vector<std::uint32_t>{1, 3});
+  CHECK(group(zplan, layer_kind::linear).layers == std::vector<std::uint32_t>{0, 1, 2, 3});
+  // Hybrid and MLP layers have no group of their own: an override cannot name them.
+  model_plan_options options;
+  options.per_kind.push_back({layer_kind::hybrid, {"FLASH_ATTN", override_source::api}});
+  CHECK_THROWS_WITH(
+      plan_model(fixtures::catalog_registry("vllm"), zamba2, zamba2.to_query(), platform::cuda(9, 0), {}, {}, options),
+      "plan_model: a per-kind override names hybrid layers, which are in no group of their own; name "
+      "one of full, sliding, chunked, linear, cross, encoder");
+  CHECK(parse_group_kind("linear") == layer_kind::linear);
+  CHECK_FALSE(parse_group_kind("mlp").has_value());
+  CHECK(parse_layer_kind("mlp") == layer_kind::mlp);
+  // A family whose mixer attnsel does not know: gated delta, named.
+  const auto other = hybrid("new_hybrid", R"("layer_types": ["linear_attention", "full_attention"])", 2);
+  CHECK(other.linear_mode == attention_mode::gated_delta);
+  REQUIRE(other.assumptions.size() == 1);
+  CHECK(other.assumptions[0].rfind("attnsel knows no linear-layer kind for model_type 'new_hybrid'", 0) == 0);
+  CHECK(layer_runs({0, 1, 2, 4, 6, 7}) == "0-2, 4, 6, 7");
 }

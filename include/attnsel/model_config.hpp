@@ -57,10 +57,18 @@ enum class model_part : std::uint8_t {
 /// sequence (Llama 4's local layers), or by a linear-attention / state-space recurrence (Qwen3-Next's gated
 /// delta net). An encoder–decoder model's decoder layers also attend across to the encoder's output
 /// (`cross`: a group of the plan, not an entry of model_config::layers). A tower's layers (vision, audio)
-/// attend over the whole input at once and keep no KV cache (`encoder`).
-enum class layer_kind : std::uint8_t { full, sliding, chunked, linear, cross, encoder };
+/// attend over the whole input at once and keep no KV cache (`encoder`). A `hybrid` layer runs attention
+/// over every earlier token and a state-space mixer side by side (Falcon-H1, Zamba2's shared blocks): a plan
+/// puts it in the full group and the linear group both. An `mlp` layer has neither, only an MLP or
+/// mixture-of-experts block (Nemotron-H's '-' and 'E'): it is in no group of a plan.
+enum class layer_kind : std::uint8_t { full, sliding, chunked, linear, cross, encoder, hybrid, mlp };
 
-/// "full" / "sliding" / "chunked" / "linear" / "cross" / "encoder".
+/// Every layer_kind, in declaration order: what a reader of kind names (CLI, Python) iterates.
+inline constexpr layer_kind all_layer_kinds[] = {layer_kind::full,   layer_kind::sliding, layer_kind::chunked,
+                                                 layer_kind::linear, layer_kind::cross,   layer_kind::encoder,
+                                                 layer_kind::hybrid, layer_kind::mlp};
+
+/// "full" / "sliding" / "chunked" / "linear" / "cross" / "encoder" / "hybrid" / "mlp".
 [[nodiscard]] std::string_view to_string(layer_kind kind) noexcept;
 /// The layer_kind `to_string` spells `text` (exact case); nullopt for anything else.
 [[nodiscard]] std::optional<layer_kind> parse_layer_kind(std::string_view text) noexcept;
@@ -91,6 +99,10 @@ struct model_config {
   /// by the model family's rule that the engines follow (each applied rule is named in `assumptions`).
   /// A tower: `num_hidden_layers` (`depth`, `encoder_layers`) layers of kind `encoder`.
   std::vector<layer_kind> layers;
+  /// The kind of the linear (and hybrid) layers' mixer: gated_delta (Qwen3-Next, Qwen3.5), mamba2
+  /// (Nemotron-H, Granite 4 hybrid, Bamba, Zamba2, Falcon-H1), mamba1 (Jamba), short_conv (LFM2),
+  /// lightning (MiniMax). A family attnsel does not know keeps gated_delta, named in `assumptions`.
+  attention_mode linear_mode = attention_mode::gated_delta;
   /// The text part's towers (vision, audio) that the document describes, each read as its own part. A
   /// tower the reader cannot read is left out, and `assumptions` says why: the text part stays readable.
   std::vector<model_config> towers;

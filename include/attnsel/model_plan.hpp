@@ -9,7 +9,9 @@
 #include <attnsel/selector.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -59,16 +61,29 @@ struct kind_override {
   override_request request;
 };
 
+/// The kinds a layer_group has, which a kind_override may name: every layer_kind but `hybrid` (its layers
+/// are in the full and the linear group) and `mlp` (in no group).
+inline constexpr layer_kind group_kinds[] = {layer_kind::full,   layer_kind::sliding, layer_kind::chunked,
+                                             layer_kind::linear, layer_kind::cross,   layer_kind::encoder};
+/// "full, sliding, chunked, linear, cross, encoder": group_kinds for messages.
+[[nodiscard]] std::string group_kind_names();
+/// The group kind `text` names (exact case), as parse_layer_kind but none of hybrid and mlp.
+[[nodiscard]] std::optional<layer_kind> parse_group_kind(std::string_view text) noexcept;
+
 /// The query one kind of layer asks: `model_query` (model_config::to_query's, with the caller's fields
 /// such as dtype and lengths) with the layer's own features and sizes. A sliding layer keeps the
 /// `sliding_window` feature, other layers drop it; a full layer of a model with a global head size asks
-/// with it; a linear layer is a query of the linear domain in the gated-delta mode (Qwen3-Next's
-/// linear_attention).
+/// with it; a linear layer is a query of the linear domain in the model's linear_mode (Qwen3-Next's
+/// gated delta net, Nemotron-H's Mamba-2...).
 [[nodiscard]] query layer_query(const model_config& model, layer_kind kind, query model_query);
+
+/// Ascending layer indices as runs, for people: "0-4, 6, 8-10" (two in a row read "6, 7").
+[[nodiscard]] std::string layer_runs(const std::vector<std::uint32_t>& layers);
 
 /// What plan_model takes beyond the selection options.
 struct model_plan_options {
-  /// Overrides of one kind of layer each (kind_override); a kind named twice is std::invalid_argument.
+  /// Overrides of one kind of layer each (kind_override); a kind named twice, or one that is not in
+  /// group_kinds, is std::invalid_argument.
   std::vector<kind_override> per_kind;
   /// The ranks the model's heads are split over, as model_config::to_query's `tensor_parallel`: a tower's
   /// heads per rank (its text layers' are already in `model_query`).
@@ -83,7 +98,8 @@ struct model_plan_options {
 [[nodiscard]] query tower_query(const model_config& tower, const query& model_query, std::uint32_t tensor_parallel = 1);
 
 /// Groups the text layers of `model` (one group of every layer when it lists none) and plans each group
-/// with plan_phases. An MLA group whose latent query has no prefill backend asks prefill with the
+/// with plan_phases. A hybrid layer is in the full group and the linear group; an mlp layer is in none
+/// (a note lists them). An MLA group whose latent query has no prefill backend asks prefill with the
 /// per-head sizes (vLLM's MLA prefill). Decode queries ask one new token (seq_len_q 1). An
 /// encoder–decoder model adds a `cross` group over every decoder layer (attention type encoder_decoder),
 /// and each tower an `encoder` group (tower_query). The common block size is of the groups with a paged

@@ -112,15 +112,15 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
         throw py::type_error("per_kind: expected str keys and str values, got " + type_name(item.first) + " -> " +
                              type_name(item.second));
       const auto name = item.first.cast<std::string>();
-      const auto kind = attnsel::parse_layer_kind(name);
+      const auto kind = attnsel::parse_group_kind(name);
       if (!kind)
-        throw py::value_error("per_kind: " + quote_input(name) +
-                              " is not a layer kind (full, sliding, chunked, linear, cross, encoder)");
+        throw py::value_error("per_kind: " + quote_input(name) + " is not a kind of layer group (" +
+                              attnsel::group_kind_names() + ")");
       kind_specs.push_back(item.second.cast<std::string>());
     }
     std::size_t i = 0;
     for (const auto& item : entries)
-      kinds.push_back({*attnsel::parse_layer_kind(item.first.cast<std::string>()),
+      kinds.push_back({*attnsel::parse_group_kind(item.first.cast<std::string>()),
                        {kind_specs[i++], attnsel::override_source::api}});
   }
   attnsel::select_options options;
@@ -188,8 +188,12 @@ void bind_model_config(py::module_& m) {
                              }))
       .def_property_readonly("sinks", guard([](const py_model_config& c) { return c.sinks; }))
       .def_property_readonly("layers", guard([](const py_model_config& c) { return layer_names(c); }),
-                             "Each layer's kind ('full', 'sliding', 'chunked', 'linear'; a tower's 'encoder'); () "
-                             "when the config does not count them")
+                             "Each layer's kind ('full', 'sliding', 'chunked', 'linear', 'hybrid' (attention and a "
+                             "state-space mixer), 'mlp' (neither); a tower's 'encoder'); () when the config does not "
+                             "count them")
+      .def_property_readonly(
+          "linear_mode", guard([](const py_model_config& c) { return std::string(attnsel::to_string(c.linear_mode)); }),
+          "The mixer of the linear and hybrid layers: 'gated_delta', 'mamba2', 'mamba1', 'short_conv', 'lightning'")
       .def_property_readonly("cross_attention", guard([](const py_model_config& c) { return c.cross_attention; }),
                              "An encoder-decoder model's text part: each decoder layer also attends to the encoder")
       .def_property_readonly("towers", guard([](const py_model_config& c) {

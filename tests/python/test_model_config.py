@@ -150,6 +150,13 @@ def test_sglang_overrides_carry_both_phases_into_attnsel():
     assert sg.flags(prefill=o.for_phase("prefill"), decode=o.for_phase("decode")) == [
         "--prefill-attention-backend", "trtllm_mla", "--decode-attention-backend", "cutedsl_mla"]
     assert sg.to_attnsel("cutedsl_mla", mode="mla") == "CUTEDSL_MLA"
+    # A base cutedsl_mla with decode trtllm_mla: SGLang fills the prefill, and the flags leave it to that fill,
+    # since an explicit prefill equal to the decode would replace the base (fuzz/regressions/py_engine_flags)
+    fill = sg.parse_flags("--attention-backend cutedsl_mla --decode-attention-backend trtllm_mla", mode="mla")
+    assert fill == EngineOverrides(decoder="CUTEDSL_MLA", prefill="TRTLLM_MLA", decode="TRTLLM_MLA")
+    line = sg.flags(fill.decoder, prefill=fill.prefill, decode=fill.decode)
+    assert line == ["--attention-backend", "cutedsl_mla", "--decode-attention-backend", "trtllm_mla"]
+    assert sg.parse_flags(line, mode="mla") == fill
     assert sg.flags(encoder=sg.to_attnsel("sdpa", domain="encoder")) == ["--mm-attention-backend", "sdpa"]
 
 

@@ -93,7 +93,7 @@ def test_per_kind_overrides_and_a_vllm_command_line():
     plan = attnsel.plan_model(reg, gpt_oss, H100, per_kind={"sliding": "TRITON_ATTN", "chunked": "FLASHINFER"})
     assert [(g.kind, g.prefill.backend) for g in plan.groups] == [("sliding", "TRITON_ATTN"), ("full", "FLASH_ATTN")]
     assert plan.notes == ("the override for chunked layers (FLASHINFER) is unused: the model has none",)
-    with pytest.raises(ValueError, match=r"per_kind: 'slide' is not a layer kind"):
+    with pytest.raises(ValueError, match=r"per_kind: 'slide' is not a kind of layer group \(full, sliding"):
         attnsel.plan_model(reg, gpt_oss, H100, per_kind={"slide": "TRITON_ATTN"})
     with pytest.raises(TypeError, match=r"per_kind: expected None or a dict"):
         attnsel.plan_model(reg, gpt_oss, H100, per_kind=["sliding"])

@@ -218,20 +218,6 @@ int run_select(const select_flags& flags, bool explain_mode) {
 
 namespace {
 
-// `0-4, 6-10, 12`: ascending layer indices as runs.
-std::string layer_runs(const std::vector<std::uint32_t>& layers) {
-  std::string out;
-  for (std::size_t i = 0; i < layers.size();) {
-    std::size_t j = i;
-    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(layers[i]);
-    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(layers[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 // `plan --model-config`: every group of the model's text layers.
 int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& model, const attnsel::query& q,
                      const attnsel::platform& p, const attnsel::override_set& overrides,
@@ -281,7 +267,7 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
       if (g.window != 0) head += " " + std::to_string(g.window);
       if (!g.layers.empty() && (g.part != attnsel::model_part::text || !model.layers.empty()))
         head += " (" + std::to_string(g.layers.size()) + " layer" + (g.layers.size() == 1 ? "" : "s") + ": " +
-                layer_runs(g.layers) + ")";
+                attnsel::layer_runs(g.layers) + ")";
       std::printf("%s\n", head.c_str());
       const bool tower = g.kind == attnsel::layer_kind::encoder;
       for (const auto* r : {&g.plan.prefill, &g.plan.decode}) {
@@ -346,10 +332,10 @@ int run_plan(const select_flags& flags) {
     if (flags.query.model_config.empty() || model.part != attnsel::model_part::text)
       throw usage_error("--backend-per-kind: needs --model-config (the text part), whose layers it groups");
     const auto eq = entry.find('=');
-    const auto kind = attnsel::parse_layer_kind(std::string_view(entry).substr(0, eq));
+    const auto kind = attnsel::parse_group_kind(std::string_view(entry).substr(0, eq));
     if (eq == std::string::npos || !kind)
-      throw usage_error("--backend-per-kind: " + quoted_value(entry) +
-                        " is not KIND=SPEC with KIND one of full, sliding, chunked, linear, cross, encoder");
+      throw usage_error("--backend-per-kind: " + quoted_value(entry) + " is not KIND=SPEC with KIND one of " +
+                        attnsel::group_kind_names());
     if (std::any_of(per_kind.begin(), per_kind.end(), [&](const attnsel::kind_override& k) { return k.kind == *kind; }))
       throw usage_error("--backend-per-kind: " + std::string(attnsel::to_string(*kind)) + " is given twice");
     per_kind.push_back({*kind, {std::string_view(entry).substr(eq + 1), attnsel::override_source::flag}});

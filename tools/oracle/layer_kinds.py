@@ -23,9 +23,13 @@ import warnings
 from typing import Dict, List, Optional
 
 # transformers' layer type names as attnsel's layer kinds. DeepSeek-V3.2's indexed (sparse MLA) layers
-# attend over every earlier token, through the indexer's top-k: full layers of mode sparse_mla.
+# attend over every earlier token, through the indexer's top-k: full layers of mode sparse_mla. Mamba,
+# gated delta-rule and lightning layers are all "linear_attention" there, LFM2's short convolutions
+# "conv"; a "hybrid" layer runs attention and a Mamba-2 mixer side by side; "mlp" and "moe" layers have
+# neither (Nemotron-H).
 KINDS = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked",
-         "linear_attention": "linear", "indexed_attention": "full"}
+         "linear_attention": "linear", "indexed_attention": "full", "conv": "linear", "hybrid": "hybrid",
+         "mlp": "mlp", "moe": "mlp"}
 
 
 def transformers_view(path: str) -> Dict[str, object]:
@@ -38,7 +42,7 @@ def transformers_view(path: str) -> Dict[str, object]:
     # An encoder-decoder config (Whisper) is its own text config: get_text_config(decoder=True) builds a
     # fresh one of the class's defaults there (transformers 5.20).
     text = config if getattr(config, "is_encoder_decoder", False) else config.get_text_config(decoder=True)
-    types: Optional[List[str]] = getattr(text, "layer_types", None)
+    types: Optional[List[str]] = getattr(text, "layer_types", None) or getattr(text, "layers_block_type", None)
     heads = getattr(text, "decoder_attention_heads", None) or getattr(text, "num_attention_heads", None)
     layers = getattr(text, "decoder_layers", None) or getattr(text, "num_hidden_layers", None)
     return {"class": type(text).__name__, "layer_types": list(types) if types is not None else None,
@@ -83,13 +87,14 @@ def family_defaults(attnsel) -> Dict[str, str]:
         try:
             config = CONFIG_MAPPING[model_type]()
             text = config if getattr(config, "is_encoder_decoder", False) else config.get_text_config(decoder=True)
-            types = list(getattr(text, "layer_types", None) or [])
+            types = list(getattr(text, "layer_types", None) or getattr(text, "layers_block_type", None) or [])
             doc = text.to_dict()
         except Exception:  # a class that cannot build its own defaults has nothing to compare
             continue
         if len(set(types)) < 2 or not set(types) <= set(KINDS):
             continue  # one kind, or kinds that are no attention (a CNN's 'bottleneck', an MLP layer)
         doc.pop("layer_types", None)
+        doc.pop("layers_block_type", None)
         doc["model_type"] = getattr(text, "model_type", model_type)
         try:
             ours = attnsel.read_model_config(json.loads(json.dumps(doc, default=str)))

@@ -253,9 +253,19 @@ class model_config_reader {
   // vLLM reads it), else the family's own rule as transformers 5.25 and vLLM 0.34 derive it (cited per
   // rule in tests/data/model_configs/RESEARCH.md), else every layer alike. Layer indices are 0-based.
   void read_layers(model_config& c, const char* count_key) {
-    const nlohmann::json* n = present(*section_, count_key);
-    if (n == nullptr) return;  // the layers are unknown: a plan has one group
-    const std::uint32_t count = size_at(*n, count_key, 1U << 16);
+    std::uint32_t count = 0;
+    if (const nlohmann::json* n = present(*section_, count_key)) {
+      count = size_at(*n, count_key, 1U << 16);
+    } else if (const std::uint32_t listed = listed_layer_count(); listed != 0) {
+      count = listed;  // transformers 5.20's Nemotron-H counts its layers by its list alone
+    } else {
+      if (const char* key = differing_key())  // the layers are unknown: a plan has one group
+        c.assumptions.push_back(std::string(count_key) +
+                                " absent, and attnsel knows no per-layer rule for model_type '" + c.model_type +
+                                "' though it has a key of layers that attend differently (" + key +
+                                "): the plan is one group of every layer; give " + count_key + " and layer_types");
+      return;
+    }
     if (const nlohmann::json* g = present(*section_, "global_head_dim"))
       c.global_head_size = size_at(*g, "global_head_dim");
     if (const nlohmann::json* chunk = present(*section_, "attention_chunk_size"))
@@ -265,27 +275,75 @@ class model_config_reader {
       c.layers.resize(count);
       for (std::uint32_t i = 0; i < count; ++i) c.layers[i] = kind_of(i);
     };
-    if (const nlohmann::json* lt = present(*section_, "layer_types")) {
-      if (!lt->is_array()) fail(prefix_ + "/layer_types", "expected an array of layer type names, got " + kind(*lt));
-      if (lt->size() != count)
-        fail(prefix_ + "/layer_types",
-             "expected " + std::to_string(count) + " entries (" + count_key + "), got " + std::to_string(lt->size()));
+    const nlohmann::json* listed = present(*section_, "layer_types");
+    const char* list_key = "layer_types";
+    if (listed == nullptr && (listed = present(*section_, "layers_block_type")) != nullptr)
+      list_key = "layers_block_type";
+    if (listed != nullptr) {
+      read_layer_list(c, *listed, list_key, count, count_key);
+    } else if (const nlohmann::json* hybrid = present(*section_, "hybrid_override_pattern")) {
+      // Nemotron-H: one character per layer, 'M' a Mamba-2 mixer, '*' attention, '-' an MLP, 'E' a
+      // mixture of experts (vLLM nemotron_h.py builds its layers from this string).
+      const std::string text = string_at(*hybrid, "hybrid_override_pattern");
+      if (text.size() != count)
+        fail(prefix_ + "/hybrid_override_pattern", "expected " + std::to_string(count) + " characters (" + count_key +
+                                                       "), got " + std::to_string(text.size()));
       c.layers.reserve(count);
-      for (std::size_t i = 0; i < lt->size(); ++i) {
-        const auto& v = (*lt)[i];
-        const std::string at = prefix_ + "/layer_types/" + std::to_string(i);
-        const std::string name = v.is_string() ? v.get<std::string>() : std::string();
-        if (name == "full_attention")
-          c.layers.push_back(layer_kind::full);
-        else if (name == "sliding_attention")
-          c.layers.push_back(layer_kind::sliding);
-        else if (name == "chunked_attention")
-          c.layers.push_back(layer_kind::chunked);
-        else if (name == "linear_attention")
+      for (const char ch : text) {
+        if (ch == 'M')
           c.layers.push_back(layer_kind::linear);
+        else if (ch == '*')
+          c.layers.push_back(layer_kind::full);
+        else if (ch == '-' || ch == 'E')
+          c.layers.push_back(layer_kind::mlp);
         else
-          fail(at, "expected full_attention, sliding_attention, chunked_attention or linear_attention, got " + kind(v));
+          fail(prefix_ + "/hybrid_override_pattern",
+               "expected only M (Mamba), * (attention), - (MLP) and E (experts), got " + kind(*hybrid));
       }
+    } else if (type == "jamba") {
+      // Jamba: attention where i % attn_layer_period == attn_layer_offset, Mamba elsewhere (transformers
+      // configuration_jamba.py, defaults 8 and 4; vLLM jamba.py reads its layers_block_type).
+      std::uint32_t period = 8;
+      std::uint32_t offset = 4;
+      if (const nlohmann::json* v = present(*section_, "attn_layer_period"))
+        period = size_at(*v, "attn_layer_period", 1U << 16);
+      if (const nlohmann::json* v = present(*section_, "attn_layer_offset"))
+        offset = index_at(*v, "attn_layer_offset", period);
+      every([&](std::uint32_t i) { return i % period == offset ? layer_kind::full : layer_kind::linear; });
+      c.assumptions.push_back("layer_types absent: Jamba's attention layers are those with i % " +
+                              std::to_string(period) + " == " + std::to_string(offset) +
+                              ", the others Mamba (transformers configuration_jamba.py)");
+    } else if (const char* key = present(*section_, "attn_layer_indices") ? "attn_layer_indices" : "full_attn_idxs";
+               const nlohmann::json* indices = present(*section_, key)) {
+      // Bamba's attn_layer_indices, LFM2's full_attn_idxs: the attention layers; the others Mamba-2 or short
+      // convolution (transformers configuration_bamba.py, configuration_lfm2.py).
+      if (!indices->is_array()) fail(prefix_ + "/" + key, "expected an array of layer indices, got " + kind(*indices));
+      every([](std::uint32_t) { return layer_kind::linear; });
+      for (std::size_t i = 0; i < indices->size(); ++i)
+        c.layers[index_at((*indices)[i], (std::string(key) + "/" + std::to_string(i)).c_str(), count)] =
+            layer_kind::full;
+    } else if (const nlohmann::json* types = present(*section_, "attn_type_list")) {
+      // MiniMax-Text-01: 0 a lightning (linear) attention layer, 1 a softmax attention layer.
+      if (!types->is_array()) fail(prefix_ + "/attn_type_list", "expected an array of 0 and 1, got " + kind(*types));
+      if (types->size() != count)
+        fail(prefix_ + "/attn_type_list", "expected " + std::to_string(count) + " entries (" + count_key + "), got " +
+                                              std::to_string(types->size()));
+      c.layers.reserve(count);
+      for (std::size_t i = 0; i < types->size(); ++i) {
+        const auto& v = (*types)[i];
+        if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1))
+          fail(prefix_ + "/attn_type_list/" + std::to_string(i), "expected 0 or 1, got " + kind(v));
+        c.layers.push_back(v.get<std::int64_t>() == 1 ? layer_kind::full : layer_kind::linear);
+      }
+    } else if (type == "falcon_h1") {
+      // Falcon-H1: attention and a Mamba-2 mixer side by side in every layer (transformers
+      // configuration_falcon_h1.py, vLLM falcon_h1.py).
+      every([](std::uint32_t) { return layer_kind::hybrid; });
+    } else if (type == "minimax") {
+      every([](std::uint32_t i) { return i % 2 == 0 ? layer_kind::full : layer_kind::linear; });
+      c.assumptions.emplace_back(
+          "layer_types and attn_type_list absent: MiniMax's even layers full and odd layers linear "
+          "(transformers configuration_minimax.py)");
     } else if (type == "gemma2") {
       if (c.sliding_window != 0) {
         every([](std::uint32_t i) { return i % 2 == 0 ? layer_kind::sliding : layer_kind::full; });
@@ -368,6 +426,7 @@ class model_config_reader {
                                                    "gemma2",  "gemma3",      "gemma3_text", "gemma4", "gemma4_text",
                                                    "llama4",  "llama4_text", "gpt_oss",     "cohere2"};
       if (std::find(std::begin(known), std::end(known), type) != std::end(known)) {
+        read_linear_mode(c);
         finish_layers(c);
         return;
       }
@@ -375,21 +434,117 @@ class model_config_reader {
         c.assumptions.push_back("layer_types absent, and attnsel knows no per-layer rule for model_type '" + type +
                                 "': every layer taken as sliding (window " + std::to_string(c.sliding_window) +
                                 "); list layer_types in config.json if its layers differ");
-      // Keys of layers that attend differently (linear attention, state-space, local windows) without a
-      // layer list: the split is unknown (transformers 5.20's MiniMax, Jamba, Nemotron-H, ModernBERT...).
-      for (const char* key :
-           {"linear_num_value_heads", "linear_conv_kernel_dim", "linear_attn_alpha_factor", "linear_attn_config",
-            "attn_layer_period", "attn_type_list", "layers_block_type", "hybrid_override_pattern", "mamba_d_state",
-            "sliding_window_pattern", "global_attn_every_n_layers", "local_attention"})
-        if (present(*section_, key) != nullptr) {
-          c.assumptions.push_back("layer_types absent, and attnsel knows no per-layer rule for model_type '" + type +
-                                  "' though it has a key of layers that attend differently (" + key +
-                                  "): every layer taken as " + std::string(to_string(kind_all)) +
-                                  "; list layer_types in config.json");
-          break;
-        }
+      if (const char* key = differing_key())
+        c.assumptions.push_back("layer_types absent, and attnsel knows no per-layer rule for model_type '" + type +
+                                "' though it has a key of layers that attend differently (" + key +
+                                "): every layer taken as " + std::string(to_string(kind_all)) +
+                                "; list layer_types in config.json");
     }
+    read_linear_mode(c);
     finish_layers(c);
+  }
+
+  // The first key of layers that attend differently (linear attention, state-space, local windows) that
+  // the section has, or nullptr: without a layer list, the split is unknown (transformers 5.20's Zamba,
+  // Kimi Linear, ModernBERT...).
+  const char* differing_key() const {
+    for (const char* key :
+         {"linear_num_value_heads", "linear_conv_kernel_dim", "linear_attn_alpha_factor", "linear_attn_config",
+          "attn_layer_period", "mamba_d_state", "mamba_n_heads", "mamba_num_heads", "ssm_state_size",
+          "sliding_window_pattern", "global_attn_every_n_layers", "local_attention"})
+      if (present(*section_, key) != nullptr) return key;
+    return nullptr;
+  }
+
+  // The layer count a layer list or Nemotron-H's pattern gives (vLLM nemotron_h.py counts the pattern's
+  // characters), 0 when neither is there.
+  std::uint32_t listed_layer_count() const {
+    for (const char* key : {"layer_types", "layers_block_type"})
+      if (const nlohmann::json* list = present(*section_, key); list != nullptr && list->is_array())
+        return list->size() <= (1U << 16) ? static_cast<std::uint32_t>(list->size()) : 0;
+    if (const nlohmann::json* pattern = present(*section_, "hybrid_override_pattern");
+        pattern != nullptr && pattern->is_string() && pattern->get_ref<const std::string&>().size() <= (1U << 16))
+      return static_cast<std::uint32_t>(pattern->get_ref<const std::string&>().size());
+    return 0;
+  }
+
+  // A layer list (`layer_types`, or `layers_block_type` of Jamba, Zamba2, Nemotron 3), with the names
+  // transformers 5.20 writes and the older ones it still reads (configuration_utils.py
+  // ALLOWED_ATTN_LAYER_TYPES, _LEGACY_LAYER_TYPE_REMAP).
+  void read_layer_list(model_config& c, const nlohmann::json& list, const char* key, std::uint32_t count,
+                       const char* count_key) {
+    static constexpr struct {
+      std::string_view name;
+      layer_kind kind;
+    } names[] = {{"full_attention", layer_kind::full},
+                 {"attention", layer_kind::full},
+                 {"indexed_attention", layer_kind::full},  // sparse MLA's indexed layers (DeepSeek V3.2)
+                 {"deepseek_sparse_attention", layer_kind::full},
+                 {"sliding_attention", layer_kind::sliding},
+                 {"chunked_attention", layer_kind::chunked},
+                 {"linear_attention", layer_kind::linear},
+                 {"mamba", layer_kind::linear},
+                 {"conv", layer_kind::linear},  // LFM2's short convolutions
+                 {"hybrid", layer_kind::hybrid},
+                 {"mlp", layer_kind::mlp},
+                 {"moe", layer_kind::mlp}};
+    const std::string at = prefix_ + "/" + key;
+    if (!list.is_array()) fail(at, "expected an array of layer type names, got " + kind(list));
+    if (list.size() != count)
+      fail(at,
+           "expected " + std::to_string(count) + " entries (" + count_key + "), got " + std::to_string(list.size()));
+    c.layers.reserve(count);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const auto& v = list[i];
+      const std::string name = v.is_string() ? v.get<std::string>() : std::string();
+      const auto row = std::find_if(std::begin(names), std::end(names), [&](const auto& r) { return r.name == name; });
+      if (row == std::end(names) || name.empty()) {
+        std::string accepted;
+        for (const auto& r : names) accepted += (accepted.empty() ? "" : ", ") + std::string(r.name);
+        fail(at + "/" + std::to_string(i), "expected one of " + accepted + "; got " + kind(v));
+      }
+      if (name == "conv") convolution_ = true;
+      c.layers.push_back(row->kind);
+    }
+  }
+
+  // The mixer of the linear and hybrid layers: LFM2's listed "conv", else the family's (vLLM 0.33.0's
+  // model files: qwen3_next.py GatedDeltaNet; nemotron_h.py, granitemoehybrid.py, zamba2.py,
+  // falcon_h1.py MambaMixer2; jamba.py MambaMixer; lfm2.py ShortConv), else named.
+  void read_linear_mode(model_config& c) const {
+    const bool any = std::any_of(c.layers.begin(), c.layers.end(),
+                                 [](layer_kind k) { return k == layer_kind::linear || k == layer_kind::hybrid; });
+    if (!any) return;
+    static constexpr struct {
+      std::string_view type;
+      attention_mode mode;
+    } families[] = {{"qwen3_next", attention_mode::gated_delta},
+                    {"qwen3_5", attention_mode::gated_delta},
+                    {"qwen3_5_text", attention_mode::gated_delta},
+                    {"qwen3_5_moe", attention_mode::gated_delta},
+                    {"qwen3_5_moe_text", attention_mode::gated_delta},
+                    {"nemotron_h", attention_mode::mamba2},
+                    {"granitemoehybrid", attention_mode::mamba2},
+                    {"bamba", attention_mode::mamba2},
+                    {"zamba2", attention_mode::mamba2},
+                    {"falcon_h1", attention_mode::mamba2},
+                    {"jamba", attention_mode::mamba1},
+                    {"lfm2", attention_mode::short_conv},
+                    {"lfm2_moe", attention_mode::short_conv},
+                    {"minimax", attention_mode::lightning},
+                    {"minimax_text_01", attention_mode::lightning}};
+    const auto row =
+        std::find_if(std::begin(families), std::end(families), [&](const auto& f) { return f.type == c.model_type; });
+    if (convolution_) {
+      c.linear_mode = attention_mode::short_conv;
+    } else if (row != std::end(families)) {
+      c.linear_mode = row->mode;
+    } else {
+      c.linear_mode = attention_mode::gated_delta;
+      c.assumptions.push_back("attnsel knows no linear-layer kind for model_type '" + c.model_type +
+                              "': its linear layers taken as gated delta-rule (Qwen3-Next's); name the mixer "
+                              "with the model's own model_type");
+    }
   }
 
   // What every layer list must hold: a window for sliding layers, a chunk size for chunked ones.
@@ -434,6 +589,12 @@ class model_config_reader {
       fail(prefix_ + "/" + key, "expected an integer in [1, " + std::to_string(max) + "], got " + kind(v));
     return static_cast<std::uint32_t>(v.get<std::int64_t>());
   }
+  /// An index in [0, end): a layer, or an offset within a period.
+  std::uint32_t index_at(const nlohmann::json& v, const char* key, std::uint32_t end) const {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= end)
+      fail(prefix_ + "/" + key, "expected an integer in [0, " + std::to_string(end - 1) + "], got " + kind(v));
+    return static_cast<std::uint32_t>(v.get<std::int64_t>());
+  }
   std::string string_at(const nlohmann::json& v, const char* key) const {
     if (!v.is_string()) fail(prefix_ + "/" + key, "expected a string, got " + kind(v));
     return v.get<std::string>();
@@ -456,6 +617,7 @@ class model_config_reader {
   model_dtype_keys dtype_keys_;
   const nlohmann::json* section_ = nullptr;
   std::string prefix_;
+  bool convolution_ = false;  // the layer list names LFM2's "conv" layers
 };
 
 }  // namespace detail
@@ -493,13 +655,16 @@ ATTNSEL_INLINE std::string_view to_string(layer_kind kind) noexcept {
       return "cross";
     case layer_kind::encoder:
       return "encoder";
+    case layer_kind::hybrid:
+      return "hybrid";
+    case layer_kind::mlp:
+      return "mlp";
   }
   return "full";
 }
 
 ATTNSEL_INLINE std::optional<layer_kind> parse_layer_kind(std::string_view text) noexcept {
-  for (const auto kind : {layer_kind::full, layer_kind::sliding, layer_kind::chunked, layer_kind::linear,
-                          layer_kind::cross, layer_kind::encoder})
+  for (const auto kind : all_layer_kinds)
     if (to_string(kind) == text) return kind;
   return std::nullopt;
 }

@@ -24,6 +24,32 @@ ATTNSEL_INLINE bool model_plan::ok() const noexcept {
   return conflicts.empty() && std::all_of(groups.begin(), groups.end(), [](const layer_group& g) { return g.ok(); });
 }
 
+ATTNSEL_INLINE std::string group_kind_names() {
+  std::string out;
+  for (const auto kind : group_kinds) out += (out.empty() ? "" : ", ") + std::string(to_string(kind));
+  return out;
+}
+
+ATTNSEL_INLINE std::optional<layer_kind> parse_group_kind(std::string_view text) noexcept {
+  const auto kind = parse_layer_kind(text);
+  if (!kind || std::find(std::begin(group_kinds), std::end(group_kinds), *kind) == std::end(group_kinds))
+    return std::nullopt;
+  return kind;
+}
+
+ATTNSEL_INLINE std::string layer_runs(const std::vector<std::uint32_t>& layers) {
+  std::string out;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(layers[i]);
+    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(layers[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 ATTNSEL_INLINE query layer_query(const model_config& model, layer_kind kind, query model_query) {
   query q = std::move(model_query);
   if (kind != layer_kind::sliding) q.required.erase(std::string(features::sliding_window));
@@ -33,7 +59,7 @@ ATTNSEL_INLINE query layer_query(const model_config& model, layer_kind kind, que
   }
   if (kind == layer_kind::linear) {
     q.domain = attention_domain::linear;
-    q.mode = attention_mode::gated_delta;
+    q.mode = model.linear_mode;
   }
   if (kind == layer_kind::cross) q.attn_type = attention_type::encoder_decoder;
   return q;
@@ -57,10 +83,14 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
   const auto& per_kind = plan_options.per_kind;
   model_plan out;
   out.assumptions = model.assumptions;
-  for (auto it = per_kind.begin(); it != per_kind.end(); ++it)
+  for (auto it = per_kind.begin(); it != per_kind.end(); ++it) {
+    if (std::find(std::begin(group_kinds), std::end(group_kinds), it->kind) == std::end(group_kinds))
+      throw std::invalid_argument("plan_model: a per-kind override names " + std::string(to_string(it->kind)) +
+                                  " layers, which are in no group of their own; name one of " + group_kind_names());
     if (std::any_of(per_kind.begin(), it, [&](const kind_override& k) { return k.kind == it->kind; }))
       throw std::invalid_argument("plan_model: the per-kind overrides name " + std::string(to_string(it->kind)) +
                                   " layers twice");
+  }
   std::vector<bool> used(per_kind.size(), false);
   // The overrides one group reads: its kind's own in place of its domain's.
   const auto overrides_for = [&](layer_kind kind) {
@@ -87,8 +117,8 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
   std::vector<group_key> keys;
   std::vector<layer_kind> kinds = model.layers;
   if (kinds.empty()) kinds.push_back(model.sliding_window != 0 ? layer_kind::sliding : layer_kind::full);
-  for (std::uint32_t i = 0; i < kinds.size(); ++i) {
-    const auto kind = kinds[i];
+  std::vector<std::uint32_t> mixer_free;
+  const auto add = [&](layer_kind kind, std::uint32_t layer) {
     const std::uint32_t window = kind == layer_kind::sliding   ? model.sliding_window
                                  : kind == layer_kind::chunked ? model.chunk_size
                                                                : 0;
@@ -98,8 +128,22 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
       keys.push_back(group_key{kind, window, {}});
       it = std::prev(keys.end());
     }
-    it->layers.push_back(i);
+    it->layers.push_back(layer);
+  };
+  for (std::uint32_t i = 0; i < kinds.size(); ++i) {
+    if (kinds[i] == layer_kind::mlp) {
+      mixer_free.push_back(i);  // no attention and no state: nothing to select
+    } else if (kinds[i] == layer_kind::hybrid) {
+      add(layer_kind::full, i);  // attention and a state-space mixer side by side: both selections
+      add(layer_kind::linear, i);
+    } else {
+      add(kinds[i], i);
+    }
   }
+  if (!mixer_free.empty())
+    out.notes.push_back(
+        std::to_string(mixer_free.size()) + " layer" + (mixer_free.size() == 1 ? " has" : "s have") +
+        " no attention or state, only an MLP or experts block, and no group: " + layer_runs(mixer_free));
   const auto every_layer = [](std::size_t count) {
     std::vector<std::uint32_t> layers(count);
     for (std::uint32_t i = 0; i < layers.size(); ++i) layers[i] = i;

@@ -191,6 +191,11 @@ def flags(
     --speculative-draft-attention-backend (the draft model's backend; unset, it inherits the decoder's).
     """
     out: List[str] = []
+    if (backend is not None and prefill is not None and decode is not None and to_sglang(backend) == "cutedsl_mla"
+            and to_sglang(prefill) == to_sglang(decode) == "trtllm_mla"):
+        # Written out, a prefill equal to the decode flag would become the base too
+        # (_attention_backend_default); left unset, SGLang fills the same prefill (_cutedsl_prefill_backend_fill).
+        prefill = None
     for flag, value in ((ATTENTION_BACKEND_FLAG, backend), (PREFILL_FLAG, prefill), (DECODE_FLAG, decode),
                         (DRAFT_FLAG, drafter)):
         if value is not None:
