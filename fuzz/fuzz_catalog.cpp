@@ -50,6 +50,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!(back == loaded)) violated("parse_catalog_text(to_json(c).dump()) == c", "", dumped);
   if (to_json(back) != doc) violated("to_json is stable across a round trip", "", dumped);
 
+  // A stock install adds each of its components the platform lacks, and leaves one it has as it was.
+  for (const auto& s : loaded.info.stock) {
+    const auto stocked = with_stock(loaded.info, platform(s.vendor).add_component_spec("flashinfer=0.2.5"));
+    for (const auto& c : s.components)
+      if (!stocked.platform.has_component(c.name)) violated("with_stock adds every stock component", "", c.name);
+    if (stocked.platform.find_component("flashinfer")->version != parse_component_version("0.2.5"))
+      violated("with_stock keeps a component the platform has", "");
+  }
+
   // Layering the catalog on the reference registry (what --catalog does) either succeeds or leaves the
   // target exactly as it was (the strong guarantee registry mutations promise).
   static const registry reference = reference_registry();

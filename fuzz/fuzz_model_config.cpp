@@ -4,6 +4,7 @@
 
 #include "selection_invariants.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -23,7 +25,8 @@ std::string describe(const model_config& c) {
   return "part=" + std::string(to_string(c.part)) + " section='" + c.section +
          "' head_size=" + std::to_string(c.head_size) + " head_size_v=" + std::to_string(c.head_size_v) +
          " num_heads=" + std::to_string(c.num_heads) + " num_kv_heads=" + std::to_string(c.num_kv_heads) +
-         " kv_lora_rank=" + std::to_string(c.kv_lora_rank) + " qk_rope_head_dim=" + std::to_string(c.qk_rope_head_dim);
+         " kv_lora_rank=" + std::to_string(c.kv_lora_rank) + " qk_rope_head_dim=" + std::to_string(c.qk_rope_head_dim) +
+         " layers=" + std::to_string(c.layers.size()) + " linear_mode=" + std::string(to_string(c.linear_mode));
 }
 
 // The reader's documented failure: model_config_error (a std::invalid_argument) whose what() reads
@@ -95,6 +98,28 @@ void check_config(const model_config& c, model_part part, std::string_view text)
     violated("ignoring the dtype keys changes only the dtype", {}, detail + "\n" + describe(*ignored));
 }
 
+// The plan's text groups hold each layer as its kind says: a hybrid layer in the full and the linear group,
+// an mlp layer in none, any other in the one group of its kind; every group's layers ascend.
+void check_plan(const model_config& c) {
+  if (c.layers.size() > 512) return;  // a bound on the work per input, not on the plan
+  const auto plan = plan_model(fuzz_support::reference(), c, c.to_query(), platform::cuda(9, 0));
+  std::vector<std::vector<layer_kind>> seen(c.layers.size());
+  for (const auto& g : plan.groups) {
+    if (g.part != model_part::text || g.kind == layer_kind::cross) continue;
+    if (!std::is_sorted(g.layers.begin(), g.layers.end())) violated("a group's layers ascend", {}, describe(c));
+    for (const auto i : g.layers)
+      if (i < seen.size()) seen[i].push_back(g.kind);
+    if (g.kind == layer_kind::linear && g.plan.prefill_query.mode != c.linear_mode)
+      violated("a linear group asks in the model's linear mode", {}, describe(c));
+  }
+  for (std::size_t i = 0; i < c.layers.size(); ++i) {
+    const auto kind = c.layers[i];
+    const std::size_t expected = kind == layer_kind::mlp ? 0 : kind == layer_kind::hybrid ? 2 : 1;
+    if (seen[i].size() != expected) violated("each layer is in the groups its kind says", {}, describe(c));
+    if (expected == 1 && seen[i][0] != kind) violated("a layer's group is of its kind", {}, describe(c));
+  }
+}
+
 }  // namespace
 
 // Input: the text of a config.json, read for the text part and for the vision part.
@@ -104,9 +129,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (const auto c = read(text, part, model_dtype_keys::read)) {
       check_config(*c, part, text);
       // One selection per text config that reads: the query is usable as it stands.
-      if (part == model_part::text)
+      if (part == model_part::text) {
         fuzz_support::check(fuzz_support::reference(), c->to_query(), platform::cuda(9, 0), override_request{},
                             select_options{});
+        check_plan(*c);
+      }
     }
   }
   return 0;

@@ -239,3 +239,56 @@ TEST_CASE("merging a catalog file layers it on the registry, or changes nothing"
   std::remove(overlay.c_str());
   std::remove(broken.c_str());
 }
+
+TEST_CASE("a stock install is read, written back, and added only where the platform lacks it", "[catalog][stock]") {
+  auto doc = minimal();
+  doc["version"] = 2;
+  doc["stock"] = json::parse(R"({"cuda": {"components": ["flashinfer=0.7.2", "cuda_runtime=13.0"],
+                                          "because": "pip install engine brings them"}})");
+  const auto c = parse_catalog(doc, "stock.json");
+  REQUIRE(c.info.stock.size() == 1);
+  const auto& s = c.info.stock[0];
+  CHECK(s.vendor == device_vendor::cuda);
+  REQUIRE(s.components.size() == 2);
+  CHECK(to_string(s.components[0]) == "cuda_runtime=13.0");  // sorted by name, as a platform keeps them
+  CHECK(s.because == "pip install engine brings them");
+  CHECK(parse_catalog(to_json(c), "again.json") == c);
+  CHECK(to_json(c).at("version") == 2);
+
+  // Added where missing; a component the platform has keeps its own version; another vendor gets nothing.
+  auto h100 = platform::cuda(9, 0);
+  h100.add_component_spec("cuda_runtime=12.8");
+  const auto stocked = with_stock(c.info, h100);
+  CHECK(stocked.platform.find_component("cuda_runtime")->version == parse_component_version("12.8"));
+  CHECK(stocked.platform.has_component("flashinfer"));
+  REQUIRE(stocked.added.size() == 1);
+  CHECK(to_string(stocked.added[0]) == "flashinfer=0.7.2");
+  CHECK(stocked.because == "pip install engine brings them");
+  const auto rocm = with_stock(c.info, platform::rocm("gfx942"));
+  CHECK(rocm.added.empty());
+  CHECK(rocm.because.empty());
+  CHECK(rocm.platform == platform::rocm("gfx942"));
+
+  // Each mistake at its pointer.
+  const auto error = [](const char* stock, int version = 2) {
+    return load_error([&](json& d) {
+      d["version"] = version;
+      d["stock"] = json::parse(stock);
+    });
+  };
+  CHECK(error(R"({"cuda": {"components": ["flashinfer"], "because": "x"}})", 1) ==
+        std::pair<std::string, std::string>{"/stock", "this key needs catalog version 2; the document says version 1"});
+  CHECK(error(R"({"gpu": {"components": ["flashinfer"], "because": "x"}})").first == "/stock/gpu");
+  CHECK(error(R"({"cuda": {"components": ["flashinfer"]}})").second.find("because") != std::string::npos);
+  CHECK(error(R"({"cuda": {"components": [], "because": "x"}})").first == "/stock/cuda/components");
+  CHECK(error(R"({"cuda": {"components": ["Flash Infer"], "because": "x"}})").first == "/stock/cuda/components/0");
+  CHECK(error(R"({"cuda": {"components": ["flashinfer", "flashinfer=1.0"], "because": "x"}})") ==
+        std::pair<std::string, std::string>{"/stock/cuda/components", "names a component twice"});
+  CHECK(error(R"({"cuda": {"components": ["flashinfer"], "because": "x", "extra": 1}})").first == "/stock/cuda/extra");
+
+  // The engine catalogs state their PyPI wheels' requirements; the main-branch ones state none.
+  const auto vllm = builtin_catalog("vllm");
+  REQUIRE(vllm.info.stock.size() == 1);
+  CHECK(with_stock(vllm.info, platform::cuda(10, 0)).platform.has_component("flashinfer"));
+  CHECK(builtin_catalog("vllm@main-2026-12").info.stock.empty());
+}

@@ -144,8 +144,10 @@ TEST_CASE("select accepts every arch spelling and infers the vendor from --arch"
   CHECK(j.at("backend") == "ROCM_ATTN");
   const auto components =
       parse_json(run({"select", "--json", "--platform", "cuda", "--component", "flashinfer=0.2.5,flash_attn"}).out);
-  CHECK(components.at("platform").at("components").size() == 2);
-  CHECK(components.at("platform").at("components").at(1).at("version") == "0.2.5");
+  // With vLLM's stock install's cuda_runtime (flashinfer given keeps its version), sorted by name.
+  CHECK(components.at("platform").at("components").size() == 3);
+  CHECK(components.at("platform").at("components").at(0).at("name") == "cuda_runtime");
+  CHECK(components.at("platform").at("components").at(2).at("version") == "0.2.5");
 }
 
 TEST_CASE("without --platform the tool detects the machine's vendor, and the arch only with a GPU",
@@ -429,7 +431,7 @@ TEST_CASE("explain prints a table within 100 columns with the winner marked and 
 }
 
 TEST_CASE("explain of a failed selection prints the table and fails with status 1", "[cli][explain][errors]") {
-  const auto r = run({"explain", "--platform", "cuda", "--arch", "9.0", "--backend", "FLASHINFER"});
+  const auto r = run({"explain", "--platform", "cuda", "--arch", "9.0", "--no-stock", "--backend", "FLASHINFER"});
   CHECK(r.status == 1);
   CHECK(r.out.find("FLASHINFER") != std::string::npos);
   CHECK(r.out.find("component:") != std::string::npos);
@@ -1033,7 +1035,10 @@ TEST_CASE("plan --model-config of a hybrid model plans each group of layers", "[
   CHECK(report.at("groups")[1].at("layers") == nlohmann::json({5, 11, 17, 23, 29, 35, 41, 47, 53, 59}));
   CHECK(report.at("groups")[0].at("window") == 1024);
   CHECK(report.at("groups")[0].at("decode").at("query").at("seq_len_q") == 1);
-  CHECK(report.at("assumptions").size() == 3);
+  CHECK(report.at("assumptions").size() == 4);  // the stock install's is the last
+  CHECK(report.at("assumptions")[3] ==
+        "cuda_runtime=13.0, flashinfer=0.7.2, from a stock vllm@0.33.0 install: vllm==0.33.0 from PyPI requires "
+        "flashinfer-python==0.7.2.post1 and torch==2.14.0, a CUDA 13.0 build (--no-stock: none)");
   CHECK(json.err.empty());  // the assumptions are in the JSON, not on stderr
   // An encoder–decoder model: its decoder's self- and cross-attention, and the audio encoder.
   const auto whisper =
@@ -1071,4 +1076,42 @@ TEST_CASE("plan --model-config of a hybrid model plans each group of layers", "[
   // A uniform model keeps the layer plan's output.
   const auto uniform = run({"plan", "--model-config", dir + "llama-3-8b.json", "--platform", "cuda", "--arch", "9.0"});
   CHECK(uniform.out.find("prefill: ") == 0);
+}
+
+TEST_CASE("plan --model-config of a model of hybrid layers only plans its attention and its mixer",
+          "[cli][model_plan]") {
+  // Falcon-H1: every layer runs attention and a Mamba-2 mixer side by side; both are planned.
+  const temp_file config(R"({"model_type": "falcon_h1", "num_attention_heads": 8, "num_key_value_heads": 2,
+                              "head_dim": 128, "num_hidden_layers": 4, "torch_dtype": "bfloat16"})");
+  const auto r = run({"plan", "--model-config", config.path, "--platform", "cuda", "--arch", "9.0", "--no-stock"});
+  CHECK(r.status == 0);
+  CHECK(r.out ==
+        "falcon_h1: 4 layers in 2 groups\nfull (4 layers: 0-3)\n  prefill: FLASH_ATTN\n  decode: FLASH_ATTN\n"
+        "linear (4 layers: 0-3)\n  prefill: MAMBA2_ATTN\n  decode: MAMBA2_ATTN\nblock_size: 16\n");
+}
+
+TEST_CASE("a described platform has the catalog engine's stock install unless --no-stock", "[cli][stock]") {
+  // pip install vllm==0.33.0 brings flashinfer-python: a stock vLLM on a B200 runs FlashInfer.
+  const auto b200 = run({"select", "--platform", "cuda", "--arch", "10.0"});
+  CHECK(b200.status == 0);
+  CHECK(b200.out == "FLASHINFER\n");
+  CHECK(b200.err ==
+        "attnsel: note: assumed vllm@0.33.0's stock cuda_runtime=13.0, flashinfer=0.7.2 "
+        "(--no-stock: none)\n");
+  const auto bare = run({"select", "--platform", "cuda", "--arch", "10.0", "--no-stock"});
+  CHECK(bare.out == "FLASH_ATTN\n");
+  CHECK(bare.err.empty());
+  // SGLang's wheel brings torch's CUDA 13.0 runtime: its H100 default is fa3 (is_hopper_with_cuda_12_3).
+  CHECK(run({"select", "--catalog", "sglang", "--platform", "cuda", "--arch", "9.0"}).out == "FA3\n");
+  CHECK(run({"select", "--catalog", "sglang", "--platform", "cuda", "--arch", "9.0", "--no-stock"}).out == "TRITON\n");
+  // A component given keeps its version (a CUDA 12.2 runtime is below fa3's 12.3: SGLang's next default is
+  // flashinfer), and nothing is noted when the platform already has every stock component.
+  const auto old = run({"select", "--catalog", "sglang", "--platform", "cuda", "--arch", "9.0", "--component",
+                        "cuda_runtime=12.2,flashinfer"});
+  CHECK(old.out == "FLASHINFER\n");
+  CHECK(old.err.empty());
+  // explain shows the platform the answer is for; other vendors and catalogs without a stock install are as given.
+  CHECK(run({"explain", "--platform", "cuda", "--arch", "10.0"}).out.find("cuda_runtime=13.0") != std::string::npos);
+  CHECK(run({"select", "--platform", "rocm", "--arch", "gfx942"}).err.empty());
+  CHECK(run({"select", "--catalog", "torch_sdpa", "--platform", "cuda", "--arch", "9.0"}).err.empty());
 }

@@ -101,6 +101,11 @@ TEST_CASE("list --catalogs names every built-in catalog with its source commits"
   CHECK(j[0].at("alias_of") == "vllm@0.33.0");
   CHECK(j[1].at("name") == "vllm@0.33.0");
   CHECK_FALSE(j[1].at("commits").empty());
+  // A stock install the catalog states: the same object as in the catalog file, and a line of text.
+  CHECK(j[1].at("stock").at("cuda").at("components") == nlohmann::json{"cuda_runtime=13.0", "flashinfer=0.7.2"});
+  CHECK(r.out.find("  stock on cuda: cuda_runtime=13.0, flashinfer=0.7.2\n") != std::string::npos);
+  CHECK(j[2].at("name") == "vllm@main-2026-12");
+  CHECK(j[2].at("stock") == nlohmann::json::object());
 }
 
 TEST_CASE("--catalog-name picks a built-in catalog and refuses unknown names", "[cli][catalogs]") {

@@ -179,7 +179,7 @@ TEST_CASE("the registry refuses what the loader refuses, so every registry round
   auto reg = fixtures::small_registry();
   CHECK_THROWS_WITH(reg.set_policy(priority_policy{{r}}), ATTNSEL_CONTAINS("num_heads"));
   // What the registry holds, the loader reads back unchanged.
-  catalog c{{"rt", "", "", {}}, fixtures::small_registry()};
+  catalog c{{"rt", "", "", {}, {}}, fixtures::small_registry()};
   for (auto& b : const_cast<std::vector<backend_descriptor>&>(c.registry.backends())) b.extra_check = nullptr;
   CHECK(parse_catalog(to_json(c)) == c);
 }

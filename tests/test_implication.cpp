@@ -98,7 +98,7 @@ TEST_CASE("Implications round-trip through catalog JSON in canonical order", "[i
 }
 
 TEST_CASE("Catalog implication errors name the pointer", "[implication][catalog]") {
-  auto doc = to_json(catalog{{"t", "", "", {}}, fixtures::small_registry()});
+  auto doc = to_json(catalog{{"t", "", "", {}, {}}, fixtures::small_registry()});
   const std::vector<std::pair<json, std::string>> bad = {
       {json::array(), "/implications: expected an object"},
       {json{{"Bad", json::array({"x"})}}, "/implications/Bad: \"Bad\" is not a lower_snake component name"},

@@ -452,8 +452,8 @@ TEST_CASE("Nemotron-H: hybrid_override_pattern's Mamba-2, attention and MLP laye
         "config.json: /hybrid_override_pattern: expected 3 characters (num_hidden_layers), got 2");
   CHECK(error_of(R"({"model_type": "nemotron_h", "num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 2,
                     "hybrid_override_pattern": "MX"})")
-            .find("/hybrid_override_pattern: expected only M (Mamba), * (attention), - (MLP) and E (experts)") !=
-        std::string::npos);
+            .find("/hybrid_override_pattern: expected only M (Mamba), * (attention), - (MLP) and E (experts); "
+                  "character 1 of \"MX\" is not") != std::string::npos);
 }
 
 TEST_CASE("layer lists in every spelling transformers writes: Granite 4 hybrid, Nemotron 3, LFM2", "[model_plan]") {

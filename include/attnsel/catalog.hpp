@@ -18,6 +18,19 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
+/// What a stock install of the catalog's engine brings on one vendor's machines: the components its
+/// package pulls in (vLLM's PyPI wheel requires flashinfer-python, and torch's CUDA runtime comes with it),
+/// and why, in words for a person ("vllm==0.33.0 requires flashinfer-python==0.7.2.post1 ...").
+struct stock_install {
+  device_vendor vendor = device_vendor::cuda;
+  std::vector<component> components;  ///< sorted by name
+  std::string because;
+
+  friend bool operator==(const stock_install& a, const stock_install& b) {
+    return a.vendor == b.vendor && a.components == b.components && a.because == b.because;
+  }
+};
+
 /// Metadata of a catalog document.
 struct catalog_info {
   std::string name;
@@ -25,11 +38,31 @@ struct catalog_info {
   std::string source;
   /// Upstream revisions the facts were read at, `owner/repo@commit` (`vllm-project/vllm@00159db1`).
   std::vector<std::string> commits;
+  /// A stock install of the engine, at most one per vendor (catalog key "stock", format version 2).
+  std::vector<stock_install> stock;
 
   friend bool operator==(const catalog_info& a, const catalog_info& b) {
-    return a.name == b.name && a.description == b.description && a.source == b.source && a.commits == b.commits;
+    return a.name == b.name && a.description == b.description && a.source == b.source && a.commits == b.commits &&
+           a.stock == b.stock;
   }
 };
+
+/// A platform with a stock install's components added, and what was added.
+struct stocked_platform {
+  attnsel::platform platform;
+  std::vector<component> added;  ///< those `p` lacked by name, sorted by name
+  std::string because;           ///< the stock install's, "" when nothing was added
+};
+
+/// `p` with the components of the catalog's stock install on p's vendor (catalog_info::stock) that it
+/// lacks by name; a component `p` has keeps its own version. For a platform a person describes
+/// (`--platform cuda --arch 10.0`), where the engine as installed is what they ask about; a detected
+/// platform already has what is installed.
+[[nodiscard]] stocked_platform with_stock(const catalog_info& info, platform p);
+
+/// The catalog file's "stock" object for `info`: vendor -> {"components": [...], "because": "..."}; {}
+/// when it states none.
+[[nodiscard]] nlohmann::json stock_json(const catalog_info& info);
 
 /// A loaded catalog: its metadata and the registry it describes.
 struct catalog {

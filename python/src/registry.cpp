@@ -90,6 +90,25 @@ void bind_registry(py::module_& m) {
       .def_property_readonly("name", guard([](const registry_handle& r) { return r.info.name; }), "The catalog's name.")
       .def_property_readonly("description", guard([](const registry_handle& r) { return r.info.description; }))
       .def_property_readonly("source", guard([](const registry_handle& r) { return r.info.source; }))
+      .def_property_readonly("stock", guard([](const registry_handle& r) {
+                               py::dict out;
+                               for (const auto& s : r.info.stock) {
+                                 py::list names;
+                                 for (const auto& c : s.components) names.append(attnsel::to_string(c));
+                                 out[py::str(std::string(attnsel::to_string(s.vendor)))] =
+                                     py::make_tuple(py::tuple(names), s.because);
+                               }
+                               return out;
+                             }),
+                             "What a stock install of the catalog's engine brings, per vendor: {vendor: "
+                             "(components, because)}; {} when the catalog states none.")
+      .def("with_stock", guard([](const registry_handle& r, const py::handle& platform) {
+             auto stocked = attnsel::with_stock(r.info, value_arg<py_platform>("platform", platform));
+             return py_platform(std::move(stocked.platform));
+           }),
+           py::arg("platform"),
+           "`platform` with the components of the catalog engine's stock install on its vendor that it lacks by "
+           "name (the CLI's default for --platform/--arch); a component it has keeps its version.")
       .def_property_readonly("generation", guard([](const registry_handle& r) { return r.generation; }),
                              "Changes whenever this Registry's contents do (merge); never the same for two "
                              "different registries of one process. A cache key for answers made with it.")

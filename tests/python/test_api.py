@@ -194,3 +194,24 @@ def test_block_size_negotiation(reference, hopper):
 
 def test_version():
     assert attnsel.__version__.count(".") == 2
+
+
+def test_a_catalog_states_its_engines_stock_install():
+    vllm = attnsel.builtin_catalog("vllm")
+    components, because = vllm.stock["cuda"]
+    assert components == ("cuda_runtime=13.0", "flashinfer=0.7.2")
+    assert because.startswith("vllm==0.33.0 from PyPI requires flashinfer-python")
+    b200 = attnsel.Platform.cuda(10, 0)
+    stocked = vllm.with_stock(b200)
+    assert stocked.has_component("flashinfer") and not b200.has_component("flashinfer")
+    assert attnsel.select(vllm, attnsel.Query(), stocked).backend == "FLASHINFER"
+    assert attnsel.select(vllm, attnsel.Query(), b200).backend == "FLASH_ATTN"  # select never adds it
+    # a component the platform has keeps its version; another vendor, or a catalog stating none, adds nothing
+    own = attnsel.Platform.cuda(10, 0, components=["cuda_runtime=12.8"])
+    assert vllm.with_stock(own).components["cuda_runtime"] == "12.8"
+    assert vllm.with_stock(attnsel.Platform.rocm("gfx942")) == attnsel.Platform.rocm("gfx942")
+    assert attnsel.builtin_catalog("vllm@main-2026-12").stock == {}
+    # and the catalog text carries it
+    assert json.loads(attnsel.to_json(vllm))["stock"]["cuda"]["components"] == list(components)
+    with pytest.raises(TypeError):
+        vllm.with_stock("cuda")

@@ -91,6 +91,10 @@ BAD = [
     ("upper-case implication", mutate(["implications"], {"AITER_MHA": ["aiter"]}), "/implications"),
     ("backend name with a dash", mutate(["backends", 1, "name"], "SLOW-2"), "/backends/1/name"),
     ("bad min_version", mutate(["backends", 1, "requires", 0, "min_version"], "v1"), "/backends/1/requires/0"),
+    ("stock on no vendor", dict(mutate(["stock"], {"gpu": {"components": ["flashinfer"], "because": "x"}}), version=2),
+     "/stock/gpu"),
+    ("stock without a reason", dict(mutate(["stock"], {"cuda": {"components": ["flashinfer"]}}), version=2),
+     "/stock/cuda"),
 ]
 
 # Refused by the loader only: what JSON Schema cannot express. (name, document, start of the loader's message).
@@ -103,6 +107,11 @@ LOADER_ONLY = [
      "head-size range is empty"),
     ("inverted capability range", mutate(["backends", 0, "platforms", 0, "max_capability"], "8.0"),
      "capability range is inverted"),
+    ("stock in a version-1 document", mutate(["stock"], {"cuda": {"components": ["flashinfer"], "because": "x"}}),
+     "this key needs catalog version 2"),
+    ("a stock component twice", dict(mutate(["stock"], {"cuda": {"components": ["flashinfer", "flashinfer=0.7"],
+                                                                 "because": "x"}}), version=2),
+     "names a component twice"),
 ]
 
 

@@ -146,6 +146,7 @@ int list_catalogs(bool json) {
                      {"description", c.info.description},
                      {"source", c.info.source},
                      {"commits", c.info.commits},
+                     {"stock", attnsel::stock_json(c.info)},
                      {"backends", c.registry.size()},
                      {"rules", c.registry.policy().rules.size()}});
     }
@@ -164,6 +165,11 @@ int list_catalogs(bool json) {
             " rules)\n";
     if (!c.info.description.empty()) text += "  " + attnsel::printable(c.info.description, 400) + "\n";
     text += "  commits: " + names_or(c.info.commits, "-") + "\n";
+    for (const auto& s : c.info.stock) {
+      std::string names;
+      for (const auto& component : s.components) names += (names.empty() ? "" : ", ") + attnsel::to_string(component);
+      text += "  stock on " + std::string(attnsel::to_string(s.vendor)) + ": " + names + "\n";
+    }
   }
   std::fputs(text.c_str(), stdout);
   return 0;

@@ -158,7 +158,7 @@ command setup_explain(CLI::App& app) {
 
 int run_select(const select_flags& flags, bool explain_mode) {
   attnsel::detection_report detected;
-  const auto p = build_platform(flags.platform, &detected);
+  auto p = build_platform(flags.platform, &detected);
   auto [q, c] = load_inputs(flags, p, true);
   add_features(q, flags.query, c.registry);
 
@@ -174,6 +174,8 @@ int run_select(const select_flags& flags, bool explain_mode) {
   attnsel::select_options options;
   options.prefer = flags.prefer;
   options.refuse_advisories = flags.refuse_advisories;
+  if (const auto stock = add_stock(flags.platform, c.info, p); !stock.line.empty())
+    print_diagnostic("note", stock.line);
 
   if (!explain_mode && !flags.json) {
     const auto result = attnsel::select(c.registry, q, p, ovr.request(), options);
@@ -222,7 +224,7 @@ namespace {
 int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& model, const attnsel::query& q,
                      const attnsel::platform& p, const attnsel::override_set& overrides,
                      const attnsel::select_options& options, const attnsel::model_plan_options& plan_options,
-                     bool json) {
+                     const stock_note& stock, bool json) {
   const auto plan = attnsel::plan_model(reg, model, q, p, overrides, options, plan_options);
   const std::size_t layer_count = std::max<std::size_t>(model.layers.size(), 1);
   if (json) {
@@ -254,6 +256,7 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
     report["block_size"] = plan.block_size ? nlohmann::json(plan.block_size) : nlohmann::json(nullptr);
     report["conflicts"] = plan.conflicts;
     report["assumptions"] = plan.assumptions;
+    if (!stock.sentence.empty()) report["assumptions"].push_back(stock.sentence);
     report["notes"] = plan.notes;
     std::printf("%s\n", attnsel::json_text(report).c_str());
     std::fflush(stdout);
@@ -283,6 +286,7 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
     }
     if (plan.ok()) std::printf("block_size: %s\n", plan.block_size ? std::to_string(plan.block_size).c_str() : "any");
     for (const auto& a : plan.assumptions) print_diagnostic("note", "assumed: " + a);
+    if (!stock.line.empty()) print_diagnostic("note", stock.line);
     for (const auto& n : plan.notes) print_diagnostic("note", n);
   }
   for (const auto& g : plan.groups) {
@@ -294,7 +298,7 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
 }
 
 int run_plan(const select_flags& flags) {
-  const auto p = build_platform(flags.platform, nullptr);
+  auto p = build_platform(flags.platform, nullptr);
   attnsel::model_config model;
   auto [q, c] = load_inputs(flags, p, false, &model);
   if (q.domain != attnsel::attention_domain::decoder && q.domain != attnsel::attention_domain::drafter)
@@ -340,13 +344,18 @@ int run_plan(const select_flags& flags) {
       throw usage_error("--backend-per-kind: " + std::string(attnsel::to_string(*kind)) + " is given twice");
     per_kind.push_back({*kind, {std::string_view(entry).substr(eq + 1), attnsel::override_source::flag}});
   }
-  // A model whose layers attend in more than one way (layer kinds, cross-attention, a tower), or a plan
-  // with per-kind overrides: every group. A uniform one keeps the layer plan.
+  const auto stock = add_stock(flags.platform, c.info, p);
+  // A model whose layers attend in more than one way (layer kinds, cross-attention, a tower), or in a way
+  // the model's own query does not ask (chunked, linear, hybrid or MLP-only layers), or a plan with per-kind
+  // overrides: every group. One whose layers are all full or all sliding keeps the layer plan.
+  const auto asks_as_model = [&](attnsel::layer_kind k) {
+    return k == model.layers.front() && (k == attnsel::layer_kind::full || k == attnsel::layer_kind::sliding);
+  };
   if (!flags.query.model_config.empty() && model.part == attnsel::model_part::text &&
       (model.cross_attention || !model.towers.empty() || !per_kind.empty() ||
-       std::any_of(model.layers.begin(), model.layers.end(),
-                   [&](attnsel::layer_kind k) { return k != model.layers.front(); })))
-    return print_model_plan(c.registry, model, q, p, overrides, options, plan_options, flags.json);
+       !std::all_of(model.layers.begin(), model.layers.end(), asks_as_model)))
+    return print_model_plan(c.registry, model, q, p, overrides, options, plan_options, stock, flags.json);
+  if (!stock.line.empty()) print_diagnostic("note", stock.line);
   // An MLA layer decodes over the latent KV (the query's head size, kv_lora_rank + qk_rope). Its prefill
   // runs over the latent KV in some engines (SGLang's MLA kernels) and as per-head attention in others
   // (vLLM's MLA prefill selector: qk_nope + qk_rope and v_head_dim): the latent query first, and when

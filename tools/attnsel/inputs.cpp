@@ -97,6 +97,19 @@ attnsel::platform build_platform(const platform_flags& flags, attnsel::detection
   return p;
 }
 
+stock_note add_stock(const platform_flags& flags, const attnsel::catalog_info& info, attnsel::platform& p) {
+  if (flags.no_stock || (!flags.vendor && flags.arch.empty())) return {};
+  auto stocked = attnsel::with_stock(info, p);
+  if (stocked.added.empty()) return {};
+  p = std::move(stocked.platform);
+  std::string names;
+  for (const auto& c : stocked.added) names += (names.empty() ? "" : ", ") + attnsel::to_string(c);
+  const std::string name = attnsel::printable(info.name, 80);
+  return {"assumed " + name + "'s stock " + names + " (--no-stock: none)",
+          names + ", from a stock " + name + " install: " + attnsel::printable(stocked.because, 300) +
+              " (--no-stock: none)"};
+}
+
 void add_components(attnsel::platform& p, const std::vector<std::string>& specs) {
   for (const auto& spec : specs)
     if (const auto problem = attnsel::add_component_text(p, spec); !problem.empty())

@@ -4,6 +4,7 @@
 
 #include "options.hpp"
 
+#include <attnsel/catalog.hpp>
 #include <attnsel/detect.hpp>
 #include <attnsel/model_config.hpp>
 #include <attnsel/platform.hpp>
@@ -21,6 +22,20 @@ namespace attnsel_cli {
 /// Throws usage_error.
 [[nodiscard]] attnsel::platform build_platform(const platform_flags& flags,
                                                attnsel::detection_report* report = nullptr);
+
+/// What add_stock added, in words: `line` for a note on stderr ("assumed vllm@0.33.0's stock
+/// cuda_runtime=13.0, flashinfer=0.7.2 (--no-stock: none)"), `sentence` with the catalog's reason
+/// for a JSON report's assumptions; both empty when nothing was added.
+struct stock_note {
+  std::string line;
+  std::string sentence;
+};
+
+/// Adds to a platform the flags describe (`--platform`, `--arch`) what the catalog engine's stock install
+/// brings (attnsel::with_stock); `p` is unchanged with `--no-stock` or when it was detected (it has what
+/// is installed).
+[[nodiscard]] stock_note add_stock(const platform_flags& flags, const attnsel::catalog_info& info,
+                                   attnsel::platform& p);
 
 /// Adds `--component` specs to `p`; throws usage_error naming `flag` for a malformed one.
 void add_components(attnsel::platform& p, const std::vector<std::string>& specs);

@@ -81,6 +81,9 @@ void add_platform_flags(CLI::App& app, platform_flags& flags) {
       ->check(non_empty("an empty device name names no device; leave the flag out instead"));
   app.add_flag("--no-detect", flags.no_detect,
                "Probe nothing: without --platform/--arch the platform is cpu with only --component");
+  app.add_flag("--no-stock", flags.no_stock,
+               "With --platform/--arch: only the components --component names, not those of the catalog "
+               "engine's stock install (default: added, with a note; e.g. vLLM's flashinfer)");
   add_library_dirs(app, flags.library_dirs);
 }
 

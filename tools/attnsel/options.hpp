@@ -27,6 +27,7 @@ struct platform_flags {
   std::vector<std::string> components;
   std::optional<std::string> device_name;  ///< `--device-name`: replaces the detected name
   bool no_detect = false;                  ///< without --platform/--arch: cpu, nothing probed
+  bool no_stock = false;                   ///< `--no-stock`: a described platform gets no stock install
   std::vector<std::string> library_dirs;   ///< searched for cuDNN before the loader's path
 };
 

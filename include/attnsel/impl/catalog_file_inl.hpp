@@ -109,6 +109,20 @@ inline std::string read_file_text(const std::string& path, const catalog_limits&
 
 }  // namespace detail
 
+ATTNSEL_INLINE stocked_platform with_stock(const catalog_info& info, platform p) {
+  stocked_platform out{std::move(p), {}, {}};
+  for (const auto& s : info.stock) {
+    if (s.vendor != out.platform.vendor()) continue;
+    for (const auto& c : s.components)
+      if (!out.platform.has_component(c.name)) {
+        out.platform.add_component(c.name, c.version);
+        out.added.push_back(c);
+      }
+    if (!out.added.empty()) out.because = s.because;
+  }
+  return out;
+}
+
 ATTNSEL_INLINE std::string json_text(const nlohmann::json& doc, int indent) {
   return doc.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

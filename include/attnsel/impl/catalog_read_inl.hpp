@@ -564,7 +564,8 @@ class catalog_reader : public json_reader {
   // base's, its rules go in front, and its policies may name base's backends.
   catalog document(const json& j, const registry* base = nullptr) const {
     object(j, "",
-           {"format", "version", "name", "description", "source", "commits", "backends", "policies", "implications"});
+           {"format", "version", "name", "description", "source", "commits", "stock", "backends", "policies",
+            "implications"});
     if (string(required(j, "", "format"), "/format") != "attnsel-catalog")
       expected("/format", "\"attnsel-catalog\"", j["format"]);
     const auto version = unsigned_int(required(j, "", "version"), "/version", 1, 1000);
@@ -578,6 +579,7 @@ class catalog_reader : public json_reader {
     if (const json* m = member(j, "description")) c.info.description = string(*m, "/description");
     if (const json* m = member(j, "source")) c.info.source = string(*m, "/source");
     if (const json* m = member(j, "commits")) c.info.commits = names(*m, "/commits", "owner/repo@commit strings");
+    if (const json* m = member(j, "stock")) c.info.stock = stock(*m);
     if (base) c.registry = *base;
 
     const json& backends = list(required(j, "", "backends"), "/backends", "an array of backends", true, false);
@@ -630,6 +632,35 @@ class catalog_reader : public json_reader {
   mutable int version_ = catalog_format_version;  // of the document being read
 
  public:
+  // `"stock": {"cuda": {"components": ["flashinfer", "cuda_runtime=13.0"], "because": "..."}}`: a
+  // format-2 key, one entry per vendor, each component as --component reads it.
+  std::vector<stock_install> stock(const json& j) const {
+    const std::string ptr = "/stock";
+    needs_version_2(ptr);
+    if (!j.is_object()) expected(ptr, R"(an object of vendor -> {"components": [...], "because": "..."})", j);
+    std::vector<stock_install> out;
+    for (const auto& item : j.items()) {
+      const auto p = child(ptr, item.key());
+      stock_install s;
+      s.vendor = enumerator<device_vendor>(json(item.key()), p);
+      object(item.value(), p, {"components", "because"});
+      s.because = string(required(item.value(), p, "because"), child(p, "because"));
+      const json& names = list(required(item.value(), p, "components"), child(p, "components"),
+                               "a non-empty array of NAME or NAME=VERSION strings");
+      platform scratch(s.vendor);
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto at = child(child(p, "components"), i);
+        const auto text = string(names[i], at);
+        if (const auto problem = add_component_text(scratch, text); !problem.empty())
+          fail(at, "\"" + printable(text, 64) + "\" " + problem);
+      }
+      if (scratch.components().size() != names.size()) fail(child(p, "components"), "names a component twice");
+      s.components = scratch.components();
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
   // `"implications": {"aiter_mha": ["aiter_enabled"], ...}` layered on `reg`'s: an entry replaces the
   // one of the same component, others are added.
   void implications(const json& j, registry& reg) const {

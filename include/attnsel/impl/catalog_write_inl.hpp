@@ -251,14 +251,25 @@ inline nlohmann::json rule_json(const policy_rule& r) {
 
 }  // namespace detail
 
+ATTNSEL_INLINE nlohmann::json stock_json(const catalog_info& info) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& s : info.stock) {
+    nlohmann::json components = nlohmann::json::array();
+    for (const auto& component : s.components) components.push_back(to_string(component));
+    out[std::string(to_string(s.vendor))] = {{"components", std::move(components)}, {"because", s.because}};
+  }
+  return out;
+}
+
 ATTNSEL_INLINE nlohmann::json to_json(const catalog& c) {
   using detail::json;
-  // Version 1 unless the catalog states something about the call: old readers keep reading it.
-  const int version = detail::registry_reads_call(c.registry) ? 2 : 1;
+  // Version 1 unless the catalog states something about the call or a stock install: old readers keep reading it.
+  const int version = detail::registry_reads_call(c.registry) || !c.info.stock.empty() ? 2 : 1;
   json out = {{"format", "attnsel-catalog"}, {"version", version}, {"name", c.info.name}};
   if (!c.info.description.empty()) out["description"] = c.info.description;
   if (!c.info.source.empty()) out["source"] = c.info.source;
   if (!c.info.commits.empty()) out["commits"] = c.info.commits;
+  if (!c.info.stock.empty()) out["stock"] = stock_json(c.info);
   out["backends"] = json::array();
   for (const auto& b : c.registry.backends()) out["backends"].push_back(detail::backend_json(b, version));
   out["policies"] = json::array();

@@ -289,7 +289,8 @@ class model_config_reader {
         fail(prefix_ + "/hybrid_override_pattern", "expected " + std::to_string(count) + " characters (" + count_key +
                                                        "), got " + std::to_string(text.size()));
       c.layers.reserve(count);
-      for (const char ch : text) {
+      for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
         if (ch == 'M')
           c.layers.push_back(layer_kind::linear);
         else if (ch == '*')
@@ -298,7 +299,8 @@ class model_config_reader {
           c.layers.push_back(layer_kind::mlp);
         else
           fail(prefix_ + "/hybrid_override_pattern",
-               "expected only M (Mamba), * (attention), - (MLP) and E (experts), got " + kind(*hybrid));
+               "expected only M (Mamba), * (attention), - (MLP) and E (experts); character " + std::to_string(i) +
+                   " of " + kind(*hybrid) + " is not");
       }
     } else if (type == "jamba") {
       // Jamba: attention where i % attn_layer_period == attn_layer_offset, Mamba elsewhere (transformers
@@ -459,12 +461,16 @@ class model_config_reader {
   // The layer count a layer list or Nemotron-H's pattern gives (vLLM nemotron_h.py counts the pattern's
   // characters), 0 when neither is there.
   std::uint32_t listed_layer_count() const {
+    const auto counted = [&](const char* key, std::size_t size) {
+      if (size > (1U << 16)) fail(prefix_ + "/" + key, "expected at most 65536 layers, got " + std::to_string(size));
+      return static_cast<std::uint32_t>(size);
+    };
     for (const char* key : {"layer_types", "layers_block_type"})
       if (const nlohmann::json* list = present(*section_, key); list != nullptr && list->is_array())
-        return list->size() <= (1U << 16) ? static_cast<std::uint32_t>(list->size()) : 0;
+        return counted(key, list->size());
     if (const nlohmann::json* pattern = present(*section_, "hybrid_override_pattern");
-        pattern != nullptr && pattern->is_string() && pattern->get_ref<const std::string&>().size() <= (1U << 16))
-      return static_cast<std::uint32_t>(pattern->get_ref<const std::string&>().size());
+        pattern != nullptr && pattern->is_string())
+      return counted("hybrid_override_pattern", pattern->get_ref<const std::string&>().size());
     return 0;
   }
 
