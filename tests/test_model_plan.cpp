@@ -188,7 +188,7 @@ TEST_CASE("a layer list that does not fit the model is an error naming the key",
   CHECK(error_of(head + R"("layer_types": ["full_attention", "global"]})") ==
         "config.json: /layer_types/1: expected one of full_attention, attention, indexed_attention, "
         "deepseek_sparse_attention, sliding_attention, chunked_attention, linear_attention, mamba, conv, hybrid, "
-        "mlp, moe; got \"global\"");
+        "mlp, moe, got \"global\"");
   CHECK(error_of(head + R"("layer_types": "full_attention"})").find("/layer_types: expected an array") !=
         std::string::npos);
   CHECK(error_of(head + R"("layer_types": ["full_attention", "sliding_attention"]})") ==
@@ -510,6 +510,8 @@ TEST_CASE("Jamba, Bamba, MiniMax: attention layers by period, index list or type
   CHECK(minimax.layers ==
         std::vector<layer_kind>{layer_kind::linear, layer_kind::linear, layer_kind::linear, layer_kind::full});
   CHECK(minimax.linear_mode == attention_mode::lightning);
+  CHECK(error_of(R"({"model_type": "minimax_text_01", "num_attention_heads": 8, "head_dim": 64, "num_hidden_layers": 2,
+                    "attn_type_list": [0, 2]})") == "config.json: /attn_type_list/1: expected 0 or 1, got 2");
   CHECK(group(plan_on_h100(minimax), layer_kind::linear).plan.prefill_query.mode == attention_mode::lightning);
 }
 

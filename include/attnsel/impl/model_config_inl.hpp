@@ -326,17 +326,7 @@ class model_config_reader {
             layer_kind::full;
     } else if (const nlohmann::json* types = present(*section_, "attn_type_list")) {
       // MiniMax-Text-01: 0 a lightning (linear) attention layer, 1 a softmax attention layer.
-      if (!types->is_array()) fail(prefix_ + "/attn_type_list", "expected an array of 0 and 1, got " + kind(*types));
-      if (types->size() != count)
-        fail(prefix_ + "/attn_type_list", "expected " + std::to_string(count) + " entries (" + count_key + "), got " +
-                                              std::to_string(types->size()));
-      c.layers.reserve(count);
-      for (std::size_t i = 0; i < types->size(); ++i) {
-        const auto& v = (*types)[i];
-        if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1))
-          fail(prefix_ + "/attn_type_list/" + std::to_string(i), "expected 0 or 1, got " + kind(v));
-        c.layers.push_back(v.get<std::int64_t>() == 1 ? layer_kind::full : layer_kind::linear);
-      }
+      read_flag_list(c, *types, "attn_type_list", count, count_key, layer_kind::full, layer_kind::linear);
     } else if (type == "falcon_h1") {
       // Falcon-H1: attention and a Mamba-2 mixer side by side in every layer (transformers
       // configuration_falcon_h1.py, vLLM falcon_h1.py).
@@ -376,17 +366,8 @@ class model_config_reader {
       if (nrl != nullptr && !nrl->is_array())
         fail(prefix_ + "/no_rope_layers", "expected an array of 0 and 1, got " + kind(*nrl));
       if (nrl != nullptr && !nrl->empty()) {
-        if (nrl->size() != count)
-          fail(prefix_ + "/no_rope_layers", "expected " + std::to_string(count) + " entries (num_hidden_layers), got " +
-                                                std::to_string(nrl->size()));
-        c.layers.reserve(count);
-        for (std::size_t i = 0; i < nrl->size(); ++i) {
-          const auto& v = (*nrl)[i];
-          if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1))
-            fail(prefix_ + "/no_rope_layers/" + std::to_string(i), "expected 0 or 1, got " + kind(v));
-          // 1: the layer uses RoPE, and with it chunked local attention; 0: a NoPE layer, full attention.
-          c.layers.push_back(v.get<std::int64_t>() == 1 ? layer_kind::chunked : layer_kind::full);
-        }
+        // 1: the layer uses RoPE, and with it chunked local attention; 0: a NoPE layer, full attention.
+        read_flag_list(c, *nrl, "no_rope_layers", count, count_key, layer_kind::chunked, layer_kind::full);
       } else {
         every([](std::uint32_t i) { return (i + 1) % 4 != 0 ? layer_kind::chunked : layer_kind::full; });
         c.assumptions.emplace_back(
@@ -494,23 +475,44 @@ class model_config_reader {
                  {"hybrid", layer_kind::hybrid},
                  {"mlp", layer_kind::mlp},
                  {"moe", layer_kind::mlp}};
+    std::string accepted;
+    for (const auto& r : names) accepted += (accepted.empty() ? "" : ", ") + std::string(r.name);
+    read_per_layer(c, list, key, count, count_key, "layer type names", "one of " + accepted,
+                   [&](const nlohmann::json& v) -> std::optional<layer_kind> {
+                     const auto row = std::find_if(std::begin(names), std::end(names), [&](const auto& r) {
+                       return v.is_string() && r.name == v.get_ref<const std::string&>();
+                     });
+                     if (row == std::end(names)) return std::nullopt;
+                     if (row->name == "conv") convolution_ = true;
+                     return row->kind;
+                   });
+  }
+
+  // A list of one 0 or 1 per layer (Llama 4's no_rope_layers, MiniMax's attn_type_list): 1 is `one`, 0 `zero`.
+  void read_flag_list(model_config& c, const nlohmann::json& list, const char* key, std::uint32_t count,
+                      const char* count_key, layer_kind one, layer_kind zero) {
+    read_per_layer(c, list, key, count, count_key, "0 and 1", "0 or 1",
+                   [&](const nlohmann::json& v) -> std::optional<layer_kind> {
+                     if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1))
+                       return std::nullopt;
+                     return v.get<std::int64_t>() == 1 ? one : zero;
+                   });
+  }
+
+  // A list of `count` entries, one per layer, each read by `entry` (nullopt: not `each`), into c.layers.
+  template <class Entry>
+  void read_per_layer(model_config& c, const nlohmann::json& list, const char* key, std::uint32_t count,
+                      const char* count_key, const std::string& entries, const std::string& each, Entry entry) {
     const std::string at = prefix_ + "/" + key;
-    if (!list.is_array()) fail(at, "expected an array of layer type names, got " + kind(list));
+    if (!list.is_array()) fail(at, "expected an array of " + entries + ", got " + kind(list));
     if (list.size() != count)
       fail(at,
            "expected " + std::to_string(count) + " entries (" + count_key + "), got " + std::to_string(list.size()));
     c.layers.reserve(count);
     for (std::size_t i = 0; i < list.size(); ++i) {
-      const auto& v = list[i];
-      const std::string name = v.is_string() ? v.get<std::string>() : std::string();
-      const auto row = std::find_if(std::begin(names), std::end(names), [&](const auto& r) { return r.name == name; });
-      if (row == std::end(names) || name.empty()) {
-        std::string accepted;
-        for (const auto& r : names) accepted += (accepted.empty() ? "" : ", ") + std::string(r.name);
-        fail(at + "/" + std::to_string(i), "expected one of " + accepted + "; got " + kind(v));
-      }
-      if (name == "conv") convolution_ = true;
-      c.layers.push_back(row->kind);
+      const auto k = entry(list[i]);
+      if (!k) fail(at + "/" + std::to_string(i), "expected " + each + ", got " + kind(list[i]));
+      c.layers.push_back(*k);
     }
   }
 
