@@ -96,7 +96,7 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
     throw py::type_error("override: expected None, a str or an attnsel.OverrideSet, got " + type_name(override));
   }
   // per_kind: {kind: spec}, each kind a layer kind's name (vLLM's backend_per_kind, in attnsel's kinds).
-  std::vector<std::string> kind_specs;  // outlive `kinds`, which view them
+  std::vector<std::string> kind_specs;  // outlive `kinds`, which view them (reserved: never moved)
   attnsel::model_plan_options plan_options;
   plan_options.tensor_parallel = ranks;
   auto& kinds = plan_options.per_kind;
@@ -117,11 +117,8 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
         throw py::value_error("per_kind: " + quote_input(name) + " is not a kind of layer group (" +
                               attnsel::group_kind_names() + ")");
       kind_specs.push_back(item.second.cast<std::string>());
+      kinds.push_back({*kind, {kind_specs.back(), attnsel::override_source::api}});
     }
-    std::size_t i = 0;
-    for (const auto& item : entries)
-      kinds.push_back({*attnsel::parse_group_kind(item.first.cast<std::string>()),
-                       {kind_specs[i++], attnsel::override_source::api}});
   }
   attnsel::select_options options;
   options.prefer = prefer;

@@ -166,9 +166,10 @@ int list_catalogs(bool json) {
     if (!c.info.description.empty()) text += "  " + attnsel::printable(c.info.description, 400) + "\n";
     text += "  commits: " + names_or(c.info.commits, "-") + "\n";
     for (const auto& s : c.info.stock) {
-      std::string names;
-      for (const auto& component : s.components) names += (names.empty() ? "" : ", ") + attnsel::to_string(component);
-      text += "  stock on " + std::string(attnsel::to_string(s.vendor)) + ": " + names + "\n";
+      text += "  stock on " + std::string(attnsel::to_string(s.vendor)) + ": " +
+              attnsel::detail::join(s.components, ", ",
+                                    [](const auto& component) { return attnsel::to_string(component); }) +
+              "\n";
     }
   }
   std::fputs(text.c_str(), stdout);

@@ -102,8 +102,7 @@ stock_note add_stock(const platform_flags& flags, const attnsel::catalog_info& i
   auto stocked = attnsel::with_stock(info, p);
   if (stocked.added.empty()) return {};
   p = std::move(stocked.platform);
-  std::string names;
-  for (const auto& c : stocked.added) names += (names.empty() ? "" : ", ") + attnsel::to_string(c);
+  const auto names = attnsel::detail::join(stocked.added, ", ", [](const auto& c) { return attnsel::to_string(c); });
   const std::string name = attnsel::printable(info.name, 80);
   return {"assumed " + name + "'s stock " + names + " (--no-stock: none)",
           names + ", from a stock " + name + " install: " + attnsel::printable(stocked.because, 300) +

@@ -5,6 +5,7 @@
 #include <attnsel/catalog.hpp>
 #include <attnsel/catalog_error.hpp>
 #include <attnsel/impl/catalog_file_inl.hpp>
+#include <attnsel/impl/text.hpp>
 #include <attnsel/model_config.hpp>
 
 #include <nlohmann/json.hpp>
@@ -13,7 +14,9 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -275,11 +278,7 @@ class model_config_reader {
       c.layers.resize(count);
       for (std::uint32_t i = 0; i < count; ++i) c.layers[i] = kind_of(i);
     };
-    const nlohmann::json* listed = present(*section_, "layer_types");
-    const char* list_key = "layer_types";
-    if (listed == nullptr && (listed = present(*section_, "layers_block_type")) != nullptr)
-      list_key = "layers_block_type";
-    if (listed != nullptr) {
+    if (const auto [list_key, listed] = layer_list(); listed != nullptr) {
       read_layer_list(c, *listed, list_key, count, count_key);
     } else if (const nlohmann::json* hybrid = present(*section_, "hybrid_override_pattern")) {
       // Nemotron-H: one character per layer, 'M' a Mamba-2 mixer, '*' attention, '-' an MLP, 'E' a
@@ -363,9 +362,7 @@ class model_config_reader {
     } else if (type == "llama4" || type == "llama4_text") {
       if (c.chunk_size == 0) return;  // no chunked attention: every layer full
       const nlohmann::json* nrl = present(*section_, "no_rope_layers");
-      if (nrl != nullptr && !nrl->is_array())
-        fail(prefix_ + "/no_rope_layers", "expected an array of 0 and 1, got " + kind(*nrl));
-      if (nrl != nullptr && !nrl->empty()) {
+      if (nrl != nullptr && (!nrl->is_array() || !nrl->empty())) {
         // 1: the layer uses RoPE, and with it chunked local attention; 0: a NoPE layer, full attention.
         read_flag_list(c, *nrl, "no_rope_layers", count, count_key, layer_kind::chunked, layer_kind::full);
       } else {
@@ -439,6 +436,18 @@ class model_config_reader {
     return nullptr;
   }
 
+  // The keys of a layer list, in the order the reader takes them: Jamba, Zamba2 and Nemotron 3 write
+  // `layers_block_type`.
+  static constexpr const char* layer_list_keys[] = {"layer_types", "layers_block_type"};
+
+  // The section's layer list and its key: the first of layer_list_keys present; {"layer_types", nullptr}
+  // when it has none.
+  std::pair<const char*, const nlohmann::json*> layer_list() const {
+    for (const char* key : layer_list_keys)
+      if (const nlohmann::json* list = present(*section_, key)) return {key, list};
+    return {layer_list_keys[0], nullptr};
+  }
+
   // The layer count a layer list or Nemotron-H's pattern gives (vLLM nemotron_h.py counts the pattern's
   // characters), 0 when neither is there.
   std::uint32_t listed_layer_count() const {
@@ -446,7 +455,7 @@ class model_config_reader {
       if (size > (1U << 16)) fail(prefix_ + "/" + key, "expected at most 65536 layers, got " + std::to_string(size));
       return static_cast<std::uint32_t>(size);
     };
-    for (const char* key : {"layer_types", "layers_block_type"})
+    for (const char* key : layer_list_keys)
       if (const nlohmann::json* list = present(*section_, key); list != nullptr && list->is_array())
         return counted(key, list->size());
     if (const nlohmann::json* pattern = present(*section_, "hybrid_override_pattern");
@@ -475,8 +484,7 @@ class model_config_reader {
                  {"hybrid", layer_kind::hybrid},
                  {"mlp", layer_kind::mlp},
                  {"moe", layer_kind::mlp}};
-    std::string accepted;
-    for (const auto& r : names) accepted += (accepted.empty() ? "" : ", ") + std::string(r.name);
+    const auto accepted = detail::join(names, ", ", [](const auto& r) { return std::string(r.name); });
     read_per_layer(c, list, key, count, count_key, "layer type names", "one of " + accepted,
                    [&](const nlohmann::json& v) -> std::optional<layer_kind> {
                      const auto row = std::find_if(std::begin(names), std::end(names), [&](const auto& r) {

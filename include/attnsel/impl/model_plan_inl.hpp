@@ -7,6 +7,7 @@
 #endif
 
 #include <attnsel/impl/selector_inl.hpp>
+#include <attnsel/impl/text.hpp>
 
 #include <algorithm>
 #include <iterator>
@@ -24,16 +25,19 @@ ATTNSEL_INLINE bool model_plan::ok() const noexcept {
   return conflicts.empty() && std::all_of(groups.begin(), groups.end(), [](const layer_group& g) { return g.ok(); });
 }
 
+namespace detail {
+inline bool is_group_kind(layer_kind kind) noexcept {
+  return std::find(std::begin(group_kinds), std::end(group_kinds), kind) != std::end(group_kinds);
+}
+}  // namespace detail
+
 ATTNSEL_INLINE std::string group_kind_names() {
-  std::string out;
-  for (const auto kind : group_kinds) out += (out.empty() ? "" : ", ") + std::string(to_string(kind));
-  return out;
+  return detail::join(group_kinds, ", ", [](layer_kind kind) { return std::string(to_string(kind)); });
 }
 
 ATTNSEL_INLINE std::optional<layer_kind> parse_group_kind(std::string_view text) noexcept {
   const auto kind = parse_layer_kind(text);
-  if (!kind || std::find(std::begin(group_kinds), std::end(group_kinds), *kind) == std::end(group_kinds))
-    return std::nullopt;
+  if (!kind || !detail::is_group_kind(*kind)) return std::nullopt;
   return kind;
 }
 
@@ -84,7 +88,7 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
   model_plan out;
   out.assumptions = model.assumptions;
   for (auto it = per_kind.begin(); it != per_kind.end(); ++it) {
-    if (std::find(std::begin(group_kinds), std::end(group_kinds), it->kind) == std::end(group_kinds))
+    if (!detail::is_group_kind(it->kind))
       throw std::invalid_argument("plan_model: a per-kind override names " + std::string(to_string(it->kind)) +
                                   " layers, which are in no group of their own; name one of " + group_kind_names());
     if (std::any_of(per_kind.begin(), it, [&](const kind_override& k) { return k.kind == it->kind; }))
