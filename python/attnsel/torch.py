@@ -21,19 +21,23 @@ import functools
 import operator
 import os
 import re
+import warnings
 from typing import Any, Dict, Iterator, Optional, Union
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from . import DTYPES, OverrideSet, Platform, Query, Registry, Selection, builtin_catalog, select
+from . import DTYPES, OverrideSet, Platform, Query, Registry, Selection, SelectionError, builtin_catalog, select
 from .detect import PYTHON_PACKAGES, python_components, sdpa_catalog
 
 __all__ = [
     "CALL_KEY_NATIVE",
     "PYTHON_PACKAGES",
     "cudnn_version",
+    "fallbacks",
+    "install",
+    "installed",
     "platform",
     "python_components",
     "query_from_sdpa",
@@ -41,6 +45,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "select_sdpa",
     "to_sdp_backend",
+    "uninstall",
     "use_backend",
 ]
 
@@ -311,6 +316,39 @@ def use_backend(selection: Union[Selection, str]) -> Iterator[SDPBackend]:
         yield backend
 
 
+# ---- running the choice ---------------------------------------------------------------------------------
+# use_backend is torch's sdpa_kernel: a generator context manager that reads and writes torch's SDPA
+# switches through Python wrappers (tens of microseconds a call in eager). The routed calls below write the
+# same switches through the C functions directly: five reads, five writes and five restores a call.
+
+_SWITCHES = tuple(n for n in ("flash", "mem_efficient", "math", "cudnn", "overrideable")
+                  if hasattr(torch._C, f"_set_sdp_use_{n}"))
+_SWITCH_OF = {"FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "mem_efficient", "CUDNN_ATTENTION": "cudnn",
+              "MATH": "math"}
+_GET_SWITCHES = tuple(getattr(torch._C, f"_get_{n}_sdp_enabled") for n in _SWITCHES)
+_SET_SWITCHES = tuple(getattr(torch._C, f"_set_sdp_use_{n}") for n in _SWITCHES)
+# Per backend name: the switch values that leave only that backend on.
+_ONLY = {b: tuple(n == s for n in _SWITCHES) for b, s in _SWITCH_OF.items()}
+_TORCH_SDPA = F.scaled_dot_product_attention  # torch's own, whatever install() does to the attribute
+_sdpa = _TORCH_SDPA  # what the routing calls to run the kernel
+
+
+def _run_only(backend: str, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    # Exactly `backend` (PyTorch raises rather than run another), the switches restored afterwards.
+    only = _ONLY.get(backend)
+    if only is None:
+        to_sdp_backend(backend)  # the ValueError naming the backends
+    before = [get() for get in _GET_SWITCHES]
+    try:
+        for put, on in zip(_SET_SWITCHES, only):
+            put(on)
+        return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                     enable_gqa=enable_gqa)
+    finally:
+        for put, on in zip(_SET_SWITCHES, before):
+            put(on)
+
+
 def scaled_dot_product_attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -322,9 +360,100 @@ def scaled_dot_product_attention(
     enable_gqa: bool = False,
     **select_kwargs: Any,
 ) -> torch.Tensor:
-    """F.scaled_dot_product_attention run with the backend attnsel selects (select_sdpa's keywords apply)."""
+    """F.scaled_dot_product_attention run with the backend attnsel selects (select_sdpa's keywords apply):
+    exactly that backend, as use_backend runs it, with torch's switches written directly (no sdpa_kernel)."""
     selection = select_sdpa(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, **select_kwargs)
-    with use_backend(selection):
-        return F.scaled_dot_product_attention(
-            query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
-            enable_gqa=enable_gqa)
+    return _run_only(selection.backend, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+# ---- install(): every F.scaled_dot_product_attention call, eager and compiled ---------------------------
+
+_route_registry: Optional[Registry] = None  # install(registry=...): the catalog routed calls select from
+_fallbacks: Dict[str, int] = {}  # why a routed call ran torch's own choice -> how often
+
+
+def _fallback(why: str) -> None:
+    if why not in _fallbacks:
+        if len(_fallbacks) >= 64:
+            why = "other reasons"
+        warnings.warn(f"attnsel.torch: a routed SDPA call runs torch's own choice: {why}", RuntimeWarning,
+                      stacklevel=4)
+    _fallbacks[why] = _fallbacks.get(why, 0) + 1
+
+
+def _routed_eager(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    try:
+        selection = select_sdpa(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa,
+                                registry=_route_registry)
+    except (ValueError, SelectionError) as e:  # a call attnsel cannot describe, or no backend fits
+        _fallback(str(e).splitlines()[0])
+        return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                     enable_gqa=enable_gqa)
+    return _run_only(selection.backend, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+# Under torch.compile the choice runs inside this operator, opaque to the tracer: no graph break, and the
+# call selects at run time from the real tensors. Its output has the layout of the fused kernels' output
+# (batch, length, heads, dim viewed as batch, heads, length, dim) so that the compiler's view of the strides
+# is what runs.
+@torch.library.custom_op("attnsel::sdpa", mutates_args=())
+def _sdpa_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: Optional[torch.Tensor],
+             dropout_p: float, is_causal: bool, scale: Optional[float], enable_gqa: bool) -> torch.Tensor:
+    out = _routed_eager(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if out.dim() == 4:
+        return out.transpose(1, 2).contiguous().transpose(1, 2)  # free when the kernel wrote that layout
+    return out.contiguous()
+
+
+@_sdpa_op.register_fake
+def _sdpa_op_fake(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    shape = (*query.shape[:-1], value.shape[-1])
+    if query.dim() == 4:
+        b, h, n, d = shape
+        return query.new_empty((b, n, h, d)).transpose(1, 2)
+    return query.new_empty(shape)
+
+
+def _routed(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    # install()'s F.scaled_dot_product_attention. Compiled training (a tensor that needs grad) keeps torch's
+    # own traced call: the operator above has no backward.
+    if torch.compiler.is_compiling():
+        if torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad):
+            return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                         scale=scale, enable_gqa=enable_gqa)
+        return _sdpa_op(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    return _routed_eager(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def install(registry: Optional[Registry] = None) -> None:
+    """Routes every torch.nn.functional.scaled_dot_product_attention call of the process through attnsel.
+
+    Each call runs exactly the backend select_sdpa answers from `registry` (default: the installed torch's
+    catalog, registry(); a measured overlay merged into a Registry routes by it). Eager calls write torch's
+    switches directly; under torch.compile the choice runs at run time inside the operator attnsel::sdpa,
+    so fullgraph=True traces without a break (compiled calls that need grad keep torch's own choice). A call
+    attnsel cannot describe (float64, say) or where no backend fits runs torch's own choice, once warned
+    and counted in fallbacks(). Calling it again replaces the registry; uninstall() restores torch's function.
+    """
+    global _route_registry
+    if registry is not None and not isinstance(registry, Registry):
+        raise TypeError(f"registry: expected attnsel.Registry, got {type(registry).__name__}")
+    _route_registry = registry
+    F.scaled_dot_product_attention = _routed
+
+
+def uninstall() -> None:
+    """Restores torch's own F.scaled_dot_product_attention (a no-op when install() was not called)."""
+    global _route_registry
+    F.scaled_dot_product_attention = _TORCH_SDPA
+    _route_registry = None
+
+
+def installed() -> bool:
+    """Whether F.scaled_dot_product_attention is attnsel's routed function."""
+    return F.scaled_dot_product_attention is _routed
+
+
+def fallbacks() -> Dict[str, int]:
+    """Why routed calls ran torch's own choice since install(), and how often (a copy)."""
+    return dict(_fallbacks)

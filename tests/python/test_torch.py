@@ -2,6 +2,7 @@
 # attnsel.torch: SDPA queries, the torch platform, SDPBackend mapping; agreement checks run where CUDA is.
 import json
 import os
+import warnings
 
 import pytest
 
@@ -206,6 +207,122 @@ def test_to_sdp_backend_and_use_backend_run_exactly_the_choice():
     ref = torch.softmax(q @ k.transpose(-1, -2) / 8.0, dim=-1) @ v
     assert torch.allclose(out, ref, atol=1e-5)
     assert torch.allclose(at.scaled_dot_product_attention(q, k, v), ref, atol=1e-5)
+
+
+SWITCH_GETTERS = {name: getattr(torch._C, f"_get_{name}_sdp_enabled") for name in ("flash", "mem_efficient", "math", "cudnn")}
+
+
+@pytest.fixture
+def switch_spy(monkeypatch):
+    """Records, for every SDPA kernel call the routing makes, which of torch's backend switches were on."""
+    seen = []
+    real = at._sdpa
+
+    def spy(*args, **kwargs):
+        seen.append(sorted(n for n, get in SWITCH_GETTERS.items() if get()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(at, "_sdpa", spy)
+    yield seen
+
+
+@pytest.fixture
+def routed():
+    at._fallbacks.clear()
+    at.install()
+    yield
+    at.uninstall()
+    at._fallbacks.clear()
+
+
+def test_routed_calls_run_exactly_the_selected_backend_and_restore_the_switches(switch_spy):
+    q, k, v = tensors(dtype=torch.float32)
+    before = {n: get() for n, get in SWITCH_GETTERS.items()}
+    ref = torch.softmax(q @ k.transpose(-1, -2) / 8.0, dim=-1) @ v
+    assert torch.allclose(at.scaled_dot_product_attention(q, k, v), ref, atol=1e-5)
+    at.scaled_dot_product_attention(q, k, v, dropout_p=0.5)  # CPU flash has no dropout: MATH
+    assert switch_spy == [["flash"], ["math"]]
+    assert {n: get() for n, get in SWITCH_GETTERS.items()} == before
+    assert {n: get() for n, get in SWITCH_GETTERS.items()} == before
+
+
+def test_a_kernel_that_raises_leaves_the_switches_as_they_were(monkeypatch):
+    before = {n: get() for n, get in SWITCH_GETTERS.items()}
+
+    def refuses(*args, **kwargs):
+        raise RuntimeError("No available kernel. Aborting execution.")
+
+    monkeypatch.setattr(at, "_sdpa", refuses)
+    with pytest.raises(RuntimeError, match="No available kernel"):
+        at.scaled_dot_product_attention(*tensors(dtype=torch.float32), override="MATH")
+    assert {n: get() for n, get in SWITCH_GETTERS.items()} == before
+
+
+def test_install_routes_every_sdpa_call_and_uninstall_restores_torchs(switch_spy, routed):
+    F = torch.nn.functional
+    assert at.installed() and F.scaled_dot_product_attention is at._routed
+    q, k, v = tensors(h=8, hk=2, dtype=torch.float32)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    assert torch.equal(out, at._TORCH_SDPA(q, k, v, is_causal=True, enable_gqa=True))
+    assert switch_spy[-1] == [at._SWITCH_OF[at.select_sdpa(q, k, v, is_causal=True, enable_gqa=True).backend]]
+    # Modules that call F's function are routed too (in training mode: eval's fast path calls no SDPA).
+    mha = torch.nn.MultiheadAttention(64, 4, batch_first=True).train()
+    x = torch.randn(2, 5, 64)
+    calls = len(switch_spy)
+    with torch.no_grad():
+        mha(x, x, x, need_weights=False)
+    assert len(switch_spy) == calls + 1 and len(switch_spy[-1]) == 1
+    at.uninstall()
+    assert not at.installed() and F.scaled_dot_product_attention is at._TORCH_SDPA
+    with pytest.raises(TypeError, match="registry: expected attnsel.Registry, got str"):
+        at.install("torch_sdpa")
+    assert not at.installed()
+
+
+def test_install_with_a_registry_routes_by_it(tmp_path, switch_spy, routed):
+    reg = attnsel.torch_sdpa_registry()
+    rules = [{"domain": d, "vendor": "cpu", "order": ["MATH"]} for d in ("decoder", "encoder")]
+    overlay = tmp_path / "math.json"
+    overlay.write_text(json.dumps({"format": "attnsel-catalog", "version": 1, "name": "math", "backends": [],
+                                   "policies": rules}))
+    reg.merge(str(overlay))
+    at.install(reg)
+    torch.nn.functional.scaled_dot_product_attention(*tensors(dtype=torch.float32))
+    assert switch_spy[-1] == ["math"]
+
+
+def test_a_call_attnsel_cannot_describe_runs_torchs_choice_warned_once_and_counted(routed):
+    q, k, v = tensors(dtype=torch.float64)
+    with pytest.warns(RuntimeWarning, match="runs torch's own choice: dtype: 'torch.float64' is not one of"):
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the second time: counted, not warned
+        torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    assert torch.allclose(out, torch.softmax(q @ k.transpose(-1, -2) / 8.0, dim=-1) @ v)
+    assert at.fallbacks() == {"dtype: 'torch.float64' is not one of float16, bfloat16, float32": 2}
+
+
+def test_compiled_calls_route_without_a_graph_break(switch_spy, routed):
+    F = torch.nn.functional
+
+    def layer(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True).transpose(1, 2) * 2
+
+    q, k, v = tensors(h=8, hk=2, dtype=torch.float32)
+    explained = torch._dynamo.explain(layer)(q, k, v)
+    assert explained.graph_break_count == 0, explained.break_reasons
+    torch._dynamo.reset()
+    compiled = torch.compile(layer, fullgraph=True, backend="aot_eager")
+    calls = len(switch_spy)
+    out = compiled(q, k, v)
+    assert torch.equal(out, at._TORCH_SDPA(q, k, v, is_causal=True, enable_gqa=True).transpose(1, 2) * 2)
+    assert len(switch_spy) > calls and switch_spy[-1] == ["flash"]  # chosen at run time, inside attnsel::sdpa
+    # Compiled training keeps torch's own traced call (the operator has no backward), and still no break.
+    torch._dynamo.reset()
+    qg = q.clone().requires_grad_()
+    compiled_grad = torch.compile(layer, fullgraph=True, backend="aot_eager")
+    compiled_grad(qg, k, v).sum().backward()
+    assert qg.grad is not None and qg.grad.shape == q.shape
 
 
 def test_cudnn_version_decoding(monkeypatch):
