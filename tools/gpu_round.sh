@@ -8,9 +8,15 @@
 #   (the files come back packed: DIR/gpu_round.tgz)
 #   --quick: a lease with little time left: builds only the Python module, skips ctest, and bounds each
 #            measurement (agreement sweeps first), so what finished comes back under $OUT.
-#   STEP...: only these of ctest tune agree python side (default: all). The build always runs first
-#            (incremental on a warm machine), so one lease can be split over two calls of at most
-#            ten minutes each: `ctest python side`, then `tune agree`.
+#   STEP...: only these of ctest tune verify e2e agree python side (default: all). The build always runs
+#            first (incremental on a warm machine; only the Python module when no step needs more), so
+#            one lease can be split over calls of at most ten minutes each: `tune verify`, then `e2e`.
+#   tune:    attnsel.tune on the LLM and ViT presets in both cuDNN modes (measured-preferred.json,
+#            measured-deprioritized.json; each overlay holds for the mode it was measured in).
+#   verify:  each overlay re-timed in a process of its own, in its mode, on the tuned classes and on the
+#            held-out preset (other models' layers).
+#   e2e:     bench/e2e_model.py in both modes with that mode's overlay (from this round's tune, else
+#            catalog/measured/), the routing's per-call cost, and the compiled 4k prefill (cuDNN preferred).
 #   AGREE_SECONDS: --quick's bound on each agreement sweep (default 110 s cuDNN preferred, 90 s deprioritized);
 #   PYTHON_SECONDS: --quick's bound on the Python timings (default 20 s).
 set -uo pipefail
@@ -25,15 +31,17 @@ JOBS="$(nproc)"
 step() { printf '\n=== %s (%ss)\n' "$*" "$SECONDS"; }
 QUICK=0
 [[ "${1:-}" == "--quick" ]] && { QUICK=1; shift; }
-STEPS=" ${*:-ctest tune agree python side} "
+ALL="ctest tune verify e2e agree python side"
+STEPS=" ${*:-$ALL} "
 for s in $STEPS; do
-  [[ " ctest tune agree python side " == *" $s "* ]] || { echo "unknown step '$s' (ctest tune agree python side)" >&2; exit 2; }
+  [[ " $ALL " == *" $s "* ]] || { echo "unknown step '$s' ($ALL)" >&2; exit 2; }
 done
 wants() { [[ "$STEPS" == *" $1 "* ]]; }
 # bounded SECONDS CMD...: the whole command under --quick, with a time limit
 bounded() { local s="$1"; shift; if ((QUICK)); then timeout "$s" "$@"; else "$@"; fi; }
 TARGETS=()
 ((QUICK)) && TARGETS=(--target attnsel_python)
+[[ "$STEPS" == *" ctest "* || "$STEPS" == *" python "* || "$STEPS" == *" side "* ]] || TARGETS=(--target attnsel_python)
 
 step "build (dev preset, ${PY})"
 cmake --preset dev -DATTNSEL_TEST_CONSUMERS=OFF -DPython3_EXECUTABLE="$PY" \
@@ -48,12 +56,41 @@ if ((!QUICK)) && wants ctest; then
 fi
 
 export PYTHONPATH=build/dev/python
+MODES=(preferred deprioritized)
+mode_env() { [[ "$1" == deprioritized ]] && echo 1 || echo 0; }
 if wants tune; then
-step "attnsel.tune: LLM decoder and ViT presets (the measured overlay)"
-bounded 160 "$PY" -m attnsel.tune --preset llm+vit --budget "${TUNE_BUDGET:-120}" --out "$OUT/measured.json" \
-  --report "$OUT/tuning.md" --json "$OUT/tuning.json" >"$OUT/tune.log" 2>&1
-echo "tune rc=$?"
-tail -40 "$OUT/tuning.md" 2>/dev/null || tail -20 "$OUT/tune.log"
+for m in "${MODES[@]}"; do
+  step "attnsel.tune: LLM decoder and ViT presets, cuDNN $m"
+  TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 200 "$PY" -m attnsel.tune --preset llm+vit \
+    --budget "${TUNE_BUDGET:-150}" --out "$OUT/measured-$m.json" --report "$OUT/tuning-$m.md" \
+    --json "$OUT/tuning-$m.json" >"$OUT/tune-$m.log" 2>&1
+  echo "tune rc=$?"
+  sed -n '/^Geometric-mean/,$p' "$OUT/tuning-$m.md" 2>/dev/null | head -60 || tail -20 "$OUT/tune-$m.log"
+done
+fi
+overlay_of() { if [[ -f "$OUT/measured-$1.json" ]]; then echo "$OUT/measured-$1.json"; else ls catalog/measured/*"$1"*.json 2>/dev/null | grep -v measurements | head -1; fi; }
+if wants verify; then
+for m in "${MODES[@]}"; do
+  ov="$(overlay_of "$m")"
+  [[ -n "$ov" ]] || { echo "verify: no overlay for cuDNN $m"; continue; }
+  for p in llm+vit heldout; do
+    step "verify $ov on $p, cuDNN $m (a process of its own)"
+    TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 150 "$PY" -m attnsel.tune --preset "$p" --verify "$ov" \
+      --budget 120 --report "$OUT/verify-$m-$p.md" --json "$OUT/verify-$m-$p.json" >"$OUT/verify-$m-$p.log" 2>&1
+    echo "verify rc=$?"
+    grep -E "^Geometric-mean|^Tuned time" "$OUT/verify-$m-$p.md" 2>/dev/null || tail -5 "$OUT/verify-$m-$p.log"
+  done
+done
+fi
+if wants e2e; then
+for m in "${MODES[@]}"; do
+  ov="$(overlay_of "$m")"
+  extra=()
+  [[ "$m" == preferred ]] && extra=(--overhead ${E2E_COMPILE:+--compile})
+  step "end to end: Llama-3-8B-shaped model, 8 layers, cuDNN $m, overlay ${ov:-none}"
+  TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 280 "$PY" bench/e2e_model.py ${ov:+--overlay "$ov"} \
+    --json "$OUT/e2e-$m.json" "${extra[@]}" 2>&1 | grep -v "^W[0-9]" | tee "$OUT/e2e-$m.txt"
+done
 fi
 if wants agree; then
 step "torch agreement, cuDNN preferred"

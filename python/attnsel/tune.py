@@ -85,6 +85,35 @@ class Timing:
     reps: int
 
 
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """How tune measures and when a measurement may change the default order.
+
+    Each backend of a class is timed in `rounds` rounds of `reps` samples, the backends interleaved (each
+    round starts at the next backend), so drift of the clock or the device reaches every backend alike. A
+    class whose winner or default spreads more than `spread_limit_pct` (p90 - p10 over the median) is
+    measured again, at most `retries` times, then keeps the default. A winner other than the default must
+    beat it by more than the margin (the larger of `min_gain_pct` and the two backends' spreads) in the
+    first pass and again in a second pass of `confirm_rounds` rounds over the two, run after every class's
+    first pass."""
+
+    rounds: int = 5
+    reps: int = 4
+    spread_limit_pct: float = 10.0
+    retries: int = 2
+    min_gain_pct: float = 3.0
+    confirm_rounds: int = 8
+
+
+@dataclasses.dataclass
+class Decision:
+    """Whether a class's measured rule may put another backend before the default, and the evidence."""
+
+    winner: Optional[str]  # the backend the rule puts first; None: the default is kept and no rule is written
+    why: str
+    confirm: List[Timing] = dataclasses.field(default_factory=list)  # the second pass: winner and default
+
+
 @dataclasses.dataclass
 class ClassResult:
     """What was measured for one class."""
@@ -94,10 +123,16 @@ class ClassResult:
     timings: List[Timing]  # passing backends, fastest first (sorted here, whatever order they came in)
     excluded: Dict[str, str]  # backend -> why (wrong output, failed to run)
     unsupported: Dict[str, str]  # backend -> the catalog's reason
+    default: str = ""  # what the catalog answers for the call without a measured rule
+    order: List[str] = dataclasses.field(default_factory=list)  # the catalog's candidate order for the call
+    attempts: int = 1  # first-pass measurements made (more than one when the spread was over the limit)
+    decision: Optional[Decision] = None  # None: not decided (a recorded file without a second pass)
 
     def __post_init__(self) -> None:
         # The ranking is the order of the times: a caller (from_json, a test) may list them in any order.
         self.timings = sorted(self.timings, key=lambda t: t.median_us)
+        if not self.default:
+            self.default = self.torch_default
 
     @property
     def fastest(self) -> Optional[Timing]:
@@ -128,7 +163,7 @@ def to_json(results: Sequence[TuneResult]) -> dict:
     if not results:
         raise ValueError("to_json: nothing was measured")
     return {
-        "format": MEASUREMENTS_FORMAT, "version": 1, "date": results[0].date, "machine": results[0].machine,
+        "format": MEASUREMENTS_FORMAT, "version": 2, "date": results[0].date, "machine": results[0].machine,
         "platform": json.loads(attnsel.to_json(results[0].platform)),
         "workloads": [{**{k: v for k, v in dataclasses.asdict(t.workload).items()},
                        "results": [dataclasses.asdict(r) for r in t.results],
@@ -227,9 +262,32 @@ class _Reader:
                               self.integer(t["reps"], f"{p}/reps", 1, 1 << 30)))
         return out
 
+    def decision(self, v: object, ptr: str, backends: Sequence[str]) -> Optional[Decision]:
+        if v is None:
+            return None
+        d = self.obj(v, ptr, ("winner", "why", "confirm"))
+        winner = None if d["winner"] is None else self.text(d["winner"], f"{ptr}/winner")
+        confirmed = self.timings(d["confirm"], f"{ptr}/confirm", backends)
+        if winner is not None and winner not in [t.backend for t in confirmed]:
+            self.fail(f"{ptr}/winner", f"{winner} has no timing in the second pass (confirm)")
+        if winner is not None:
+            won = next(t.median_us for t in confirmed if t.backend == winner)
+            faster = [t.backend for t in confirmed if t.median_us < won]
+            if faster:
+                self.fail(f"{ptr}/winner", f"{winner} is slower than {faster[0]} in its own second pass")
+        return Decision(winner, self.text(d["why"], f"{ptr}/why"), confirmed)
+
+    def names(self, v: object, ptr: str, backends: Sequence[str]) -> List[str]:
+        out = []
+        for i, name in enumerate(self.lst(v, ptr)):
+            if self.text(name, f"{ptr}/{i}") not in backends:
+                self.fail(f"{ptr}/{i}", f"{name!r:.60} is not a backend of torch_sdpa ({', '.join(backends)})")
+            out.append(name)
+        return out
+
     def document(self, doc: object) -> List[TuneResult]:
-        if not isinstance(doc, dict) or doc.get("format") != MEASUREMENTS_FORMAT or doc.get("version") != 1:
-            raise MeasurementError(f"not an {MEASUREMENTS_FORMAT} document (version 1)")
+        if not isinstance(doc, dict) or doc.get("format") != MEASUREMENTS_FORMAT or doc.get("version") not in (1, 2):
+            raise MeasurementError(f"not an {MEASUREMENTS_FORMAT} document (version 1 or 2)")
         self.obj(doc, "", ("platform", "workloads", "date"))
         try:
             platform = attnsel.Platform.from_json(json.dumps(doc["platform"], allow_nan=False))
@@ -258,11 +316,17 @@ class _Reader:
             for i, r in enumerate(self.lst(w["results"], f"{wp}/results")):
                 rp = f"{wp}/results/{i}"
                 r = self.obj(r, rp, ("shape", "torch_default", "timings", "excluded", "unsupported"))
+                # Version 1 recorded one pass and no decision: such a class keeps the default.
+                default = r.get("default") or r["torch_default"]
                 results.append(ClassResult(self.shape(r["shape"], f"{rp}/shape"),
                                            self.text(r["torch_default"], f"{rp}/torch_default"),
                                            self.timings(r["timings"], f"{rp}/timings", backends),
                                            self.reasons(r["excluded"], f"{rp}/excluded"),
-                                           self.reasons(r["unsupported"], f"{rp}/unsupported")))
+                                           self.reasons(r["unsupported"], f"{rp}/unsupported"),
+                                           self.text(default, f"{rp}/default"),
+                                           self.names(r.get("order", []), f"{rp}/order", backends),
+                                           self.integer(r.get("attempts", 1), f"{rp}/attempts", 1, 1000),
+                                           self.decision(r.get("decision"), f"{rp}/decision", backends)))
             skipped = []
             for i, sk in enumerate(self.lst(w["skipped"], f"{wp}/skipped")):
                 pair = self.lst(sk, f"{wp}/skipped/{i}")
@@ -352,7 +416,8 @@ def encoder_classes(tokens: Sequence[int], batch: int = 1) -> Tuple[ShapeClass, 
 
 
 def preset(name: str) -> List[Workload]:
-    """Named workloads: llama3-8b (decoder), vit (two vision encoders), or both with 'llm+vit'."""
+    """Named workloads: llama3-8b (decoder), vit (two vision encoders), both with 'llm+vit', and heldout
+    (six other models' layers, to check an overlay on shapes it was not tuned on)."""
     if name == "llama3-8b":
         return [Workload("llama3-8b", 32, 8, 128, 128, "bfloat16",
                          decoder_classes([128, 512, 2048, 8192, 16384], [1, 8, 64, 256], [1024, 4096, 32768]))]
@@ -361,7 +426,15 @@ def preset(name: str) -> List[Workload]:
                 Workload("vit-d80", 16, 16, 80, 80, "bfloat16", encoder_classes([256, 1024, 4096], batch=4))]
     if name == "llm+vit":
         return preset("llama3-8b") + preset("vit")
-    raise ValueError(f"preset: '{name}' is not one of llama3-8b, vit, llm+vit")
+    if name == "heldout":  # other models' layers, never tuned on: an overlay must leave them as they are
+        decoder = decoder_classes([512, 4096], [8, 64], [2048])
+        return [Workload("qwen2.5-7b", 28, 4, 128, 128, "bfloat16", decoder),
+                Workload("llama3-70b-tp8", 8, 1, 128, 128, "bfloat16", decoder),
+                Workload("gemma2-9b", 16, 8, 256, 256, "bfloat16", decoder),
+                Workload("phi3-mini", 32, 32, 96, 96, "bfloat16", decoder),
+                Workload("siglip-so400m", 16, 16, 72, 72, "bfloat16", encoder_classes([729], batch=8)),
+                Workload("whisper-large-enc", 20, 20, 64, 64, "float16", encoder_classes([1500], batch=4))]
+    raise ValueError(f"preset: '{name}' is not one of llama3-8b, vit, llm+vit, heldout")
 
 
 def query_of(w: Workload, c: ShapeClass) -> attnsel.Query:
@@ -379,8 +452,8 @@ class Runner:
     def torch_default(self, w: Workload, c: ShapeClass) -> str:
         raise NotImplementedError
 
-    def time(self, w: Workload, c: ShapeClass, backend: str) -> List[float]:
-        """Per-repetition times of the forced backend, microseconds."""
+    def time(self, w: Workload, c: ShapeClass, backend: str, reps: int) -> List[float]:
+        """`reps` per-call times of the forced backend, microseconds."""
         raise NotImplementedError
 
     def check(self, w: Workload, c: ShapeClass, backend: str) -> Optional[str]:
@@ -396,47 +469,127 @@ def summarize(backend: str, samples: Sequence[float]) -> Timing:
     return Timing(backend, med, 100.0 * (p90 - p10) / med if med > 0 else 0.0, len(s))
 
 
+def interleaved(w: Workload, c: ShapeClass, backends: Sequence[str], runner: Runner, rounds: int, reps: int,
+                excluded: Dict[str, str]) -> List[Timing]:
+    """Times `backends` in `rounds` rounds of `reps` samples each, round r starting at backend r (mod n);
+    fastest first. A backend that fails while timed (out of memory, a kernel error) is dropped into
+    `excluded`."""
+    live = list(backends)
+    samples: Dict[str, List[float]] = {b: [] for b in live}
+    for r in range(rounds):
+        if not live:
+            break
+        k = r % len(live)
+        for b in live[k:] + live[:k]:
+            try:
+                samples[b].extend(runner.time(w, c, b, reps))
+            except RuntimeError as e:
+                excluded[b] = f"failed while timed: {str(e).splitlines()[0][:160]}"
+                live.remove(b)
+    return sorted((summarize(b, samples[b]) for b in live if samples[b]), key=lambda t: t.median_us)
+
+
 def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: attnsel.Platform,
-            runner: Runner) -> ClassResult:
-    """Times every backend the catalog supports for the class (forced, as use_backend runs it), plus
-    torch's own choice, and keeps those whose output is right."""
+            runner: Runner, method: Method = Method()) -> ClassResult:
+    """The first pass over one class: every backend the catalog supports for it (forced, as use_backend
+    runs it), plus torch's own choice, checked against a reference and timed interleaved, again while the
+    winner's or the default's spread is over the limit (Method)."""
     q = query_of(w, c)
     supported, unsupported = [], {}
-    for cand in attnsel.explain(registry, q, platform).candidates:
+    candidates_seen = attnsel.explain(registry, q, platform).candidates
+    for cand in candidates_seen:
         forced = attnsel.select(registry, q, platform, cand.name, raise_on_error=False)
         if isinstance(forced, attnsel.Selection):
             supported.append(cand.name)
         else:
             unsupported[cand.name] = str(forced).splitlines()[0]
-    default = runner.torch_default(w, c)
-    timings, excluded = [], {}
+    catalog = attnsel.select(registry, q, platform, raise_on_error=False)
+    default_choice = catalog.backend if isinstance(catalog, attnsel.Selection) else ""
+    torch_choice = runner.torch_default(w, c)
+    excluded: Dict[str, str] = {}
     candidates = list(supported)
-    if default not in supported:
+    if torch_choice not in supported:
         # torch's choice is timed only when it is a backend the catalog knows (a disagreement to report);
         # an error or a name outside the catalog is recorded, never forced.
-        if default in registry:
-            candidates.append(default)
+        if torch_choice in registry:
+            candidates.append(torch_choice)
         else:
-            excluded[default] = "torch's choice is not a backend of the catalog; not timed"
+            excluded[torch_choice] = "torch's choice is not a backend of the catalog; not timed"
+    passing = []
     for b in candidates:
         why = runner.check(w, c, b)
-        if why is not None:
+        if why is None:
+            passing.append(b)
+        else:
             excluded[b] = why
-            continue
-        try:
-            samples = runner.time(w, c, b)
-        except RuntimeError as e:  # out of memory on a large class, a kernel error: reported, not fatal
-            excluded[b] = f"failed while timed: {str(e).splitlines()[0][:160]}"
-            continue
-        timings.append(summarize(b, samples))
-    timings.sort(key=lambda t: t.median_us)
-    return ClassResult(c, default, timings, excluded, unsupported)
+    attempts, timings = 0, []
+    while attempts <= method.retries:
+        attempts += 1
+        timings = interleaved(w, c, passing, runner, method.rounds, method.reps, excluded)
+        passing = [t.backend for t in timings]
+        watched = [t for t in timings if t.backend in (timings[0].backend, default_choice)] if timings else []
+        if all(t.spread_pct <= method.spread_limit_pct for t in watched):
+            break
+    return ClassResult(c, torch_choice, timings, excluded, unsupported, default_choice or torch_choice,
+                       [cand.name for cand in candidates_seen], attempts)
+
+
+def _gain(winner: Timing, default: Timing, method: Method) -> Tuple[float, float]:
+    """How much faster the winner is than the default, and the margin it must exceed, both in percent."""
+    return (100.0 * (default.median_us / winner.median_us - 1.0),
+            max(method.min_gain_pct, winner.spread_pct, default.spread_pct))
+
+
+def first_verdict(r: ClassResult, method: Method) -> Decision:
+    """After the first pass: a Decision that keeps the default (winner None), or one naming the candidate
+    winner with why "to confirm" (a second pass decides)."""
+    best, default = r.fastest, r.time_of(r.default)
+    if best is None:
+        return Decision(None, "no backend passed the check")
+    if default is None:
+        what = r.excluded.get(r.default, "not among the timed backends")
+        return Decision(None, f"the default {r.default} has no timing ({what}): nothing to beat")
+    noisy = [t for t in (best, default) if t.spread_pct > method.spread_limit_pct]
+    if noisy:
+        return Decision(None, "too noisy: " + ", ".join(f"{t.backend} spread {t.spread_pct:.1f}%" for t in noisy)
+                        + f" over the {method.spread_limit_pct:g}% limit after {r.attempts} measurement(s)")
+    if best.backend == r.default:
+        return Decision(None, f"the default {r.default} is the fastest")
+    gain, margin = _gain(best, default, method)
+    if gain <= margin:
+        return Decision(None, f"{best.backend} is {gain:.1f}% faster than the default {r.default}, "
+                              f"within the {margin:.1f}% margin")
+    return Decision(best.backend, f"to confirm: {best.backend} {gain:.1f}% faster than {r.default} "
+                                  f"(margin {margin:.1f}%)")
+
+
+def confirm(w: Workload, r: ClassResult, runner: Runner, method: Method) -> Decision:
+    """The second, independent pass: the candidate winner and the default timed again, interleaved; the
+    rule reorders only when the winner again beats the default by more than the margin."""
+    first = first_verdict(r, method)
+    if first.winner is None:
+        return first
+    pair = interleaved(w, r.shape, [first.winner, r.default], runner, method.confirm_rounds, method.reps, {})
+    times = {t.backend: t for t in pair}
+    if len(times) < 2:
+        return Decision(None, f"second pass: {first.winner} or {r.default} failed while timed", pair)
+    win, dflt = times[first.winner], times[r.default]
+    gain1, _ = _gain(r.time_of(first.winner), r.time_of(r.default), method)
+    gain, margin = _gain(win, dflt, method)
+    said = (f"second pass {first.winner} {win.median_us:.1f} us vs {r.default} {dflt.median_us:.1f} us, "
+            f"{gain:.1f}% faster (margin {margin:.1f}%)")
+    if gain <= margin:
+        return Decision(None, f"not confirmed: first pass {gain1:.1f}% faster, {said}", pair)
+    return Decision(first.winner, f"confirmed: first pass {gain1:.1f}% faster, {said}", pair)
 
 
 def tune(workloads: Sequence[Workload], registry: attnsel.Registry, platform: attnsel.Platform, runner: Runner,
          budget_s: float = 600.0, clock: Callable[[], float] = time.monotonic,
-         progress: Optional[Callable[[int, int, str], None]] = None) -> List[TuneResult]:
-    """Measures every class of every workload until the budget is spent; the rest are listed as skipped."""
+         progress: Optional[Callable[[int, int, str], None]] = None, method: Method = Method(),
+         decide: bool = True) -> List[TuneResult]:
+    """Measures every class of every workload until the budget is spent (the rest are listed as skipped),
+    then decides each class (Method): a winner other than the default is timed again in a second pass
+    after all first passes, so the two passes are apart in time. decide=False: the first pass only."""
     start = clock()
     total = sum(len(w.classes) for w in workloads)
     done = 0
@@ -450,11 +603,17 @@ def tune(workloads: Sequence[Workload], registry: attnsel.Registry, platform: at
             else:
                 if progress:
                     progress(done, total, f"{w.name} {c.name}")
-                results.append(measure(w, c, registry, platform, runner))
+                results.append(measure(w, c, registry, platform, runner, method))
             done += 1
         if progress:
             progress(done, total, w.name)
         out.append(TuneResult(w, platform, results, skipped, clock() - t0))
+    for t in out if decide else ():
+        for r in t.results:
+            if first_verdict(r, method).winner is not None and clock() - start > budget_s:
+                r.decision = Decision(None, f"no second pass: the {budget_s:g} s budget was spent")
+            else:
+                r.decision = confirm(t.workload, r, runner, method)
     return out
 
 
@@ -484,7 +643,7 @@ def _range(lo_hi: Optional[Tuple[int, int]], limit: int) -> Optional[dict]:
 
 
 def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
-    """The class's measured policy rule (catalog format 2)."""
+    """The class's measured policy rule (catalog format 2), for a class whose decision reorders."""
     c = r.shape
     cap = platform.arch
     check_platform(platform)
@@ -502,13 +661,20 @@ def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
     if c.batch_range:
         rule["batch_size"] = _range(c.batch_range, BATCH_LIMIT)
     rule["gqa_group"] = {"min": w.gqa_group, "max": w.gqa_group}
-    best = r.fastest
+    d = r.decision
+    if d is None or d.winner is None:
+        raise ValueError(f"rule_of: {w.name} {c.name} keeps the default ({d.why if d else 'not decided'}): no rule")
     rule["note"] = (f"measured: {w.name} {c.name} ({'causal' if c.causal else 'non-causal'}, d{w.head_size}, "
-                    f"{w.num_heads}/{w.num_kv_heads} heads); fastest {best.backend} {best.median_us:.1f} us"
+                    f"{w.num_heads}/{w.num_kv_heads} heads); {d.winner} before the default {r.default}, {d.why}"
                     + (f"; excluded {', '.join(sorted(r.excluded))}" if r.excluded else ""))
-    rule["order"] = [t.backend for t in r.timings]
+    # The winner moves first; every other backend keeps the catalog's order. The times are the second
+    # pass's, the evidence for the one change the rule makes.
+    # A backend whose output was wrong for the class leaves the order.
+    wrong = {b for b, why in r.excluded.items() if why.startswith("wrong output")}
+    rule["order"] = [d.winner] + [b for b in (r.order or [t.backend for t in r.timings])
+                                  if b != d.winner and b not in wrong]
     measured = {"times": [{"backend": t.backend, "median_us": round(t.median_us, 3),
-                           "spread_pct": round(t.spread_pct, 2)} for t in r.timings]}
+                           "spread_pct": round(t.spread_pct, 2)} for t in sorted(d.confirm, key=lambda t: t.median_us)]}
     if device:
         measured["device"] = device
     if comps:
@@ -518,13 +684,15 @@ def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
 
 
 def overlay(results: Sequence[TuneResult], name: str = "measured", command: str = "") -> dict:
-    """The catalog overlay: one measured rule per class with at least one passing backend. Facts of the
-    machine that no rule checks (the driver, attnsel's version) are recorded in the description."""
+    """The catalog overlay: one measured rule per class whose winner was confirmed (Decision); every other
+    class keeps the catalog's order and has no rule. Facts of the machine that no rule checks (the driver,
+    attnsel's version) are recorded in the description."""
     if not results:
         raise ValueError("overlay: nothing was measured")
     platform = results[0].platform
     device, comps = fingerprint(platform)
-    rules = [rule_of(r, t.workload, platform) for t in results for r in t.results if r.timings]
+    rules = [rule_of(r, t.workload, platform) for t in results for r in t.results
+             if r.decision is not None and r.decision.winner is not None]
     extra = "; ".join(f"{k} {v}" for k, v in sorted(results[0].machine.items()))
     return {
         "format": "attnsel-catalog",
@@ -557,6 +725,8 @@ def regret_rows(results: Sequence[TuneResult], tuned: Callable[[Workload, ShapeC
                 "tuned": mine, "tuned_us": tt.median_us if tt else None,
                 "torch_regret": td.median_us / best.median_us if td else None,
                 "tuned_regret": tt.median_us / best.median_us if tt else None,
+                "tuned_vs_torch": tt.median_us / td.median_us if tt and td else None,
+                "decision": r.decision.why if r.decision else "not decided (no second pass recorded)",
                 "excluded": r.excluded,
             })
     return rows
@@ -568,8 +738,9 @@ def geomean(values: Sequence[float]) -> Optional[float]:
 
 
 def report(results: Sequence[TuneResult], rows: Sequence[dict], command: str = "") -> str:
-    """A Markdown report: the fingerprint, a table of classes with the three times, the geomeans, and the
-    classes where torch's default is measurably slower (beyond the spread)."""
+    """A Markdown report: the fingerprint, a table of classes with the three times (first pass), the
+    geomeans, the worst tuned time over torch default's, the classes the overlay moves and why, the classes
+    that kept the default and why, and what was excluded or skipped."""
     platform = results[0].platform
     device, comps = fingerprint(platform)
     lines = [f"Measured on {device or 'an unnamed device'} (cuda {platform.arch}; {', '.join(comps)}), "
@@ -592,11 +763,23 @@ def report(results: Sequence[TuneResult], rows: Sequence[dict], command: str = "
     gt, gu = geomean([r["torch_regret"] for r in rows]), geomean([r["tuned_regret"] for r in rows])
     lines += ["", f"Geometric-mean regret against the fastest: torch default {x(gt)}, tuned {x(gu)} "
                   f"over {len(rows)} classes."]
-    slower = [r for r in rows if r["torch_regret"] and r["torch_regret"] > 1 + r["spread_pct"] / 100.0
-              and r["tuned_regret"] and r["tuned_regret"] < r["torch_regret"]]
-    lines += ["", "Classes where torch's default is measurably slower than the tuned choice (beyond the spread):"]
-    lines += [f"- {r['workload']} {r['class']}: {r['torch_default']} {us(r['torch_us'])} us vs {r['tuned']} "
-              f"{us(r['tuned_us'])} us, {r['torch_us'] / r['tuned_us']:.2f}x" for r in slower] or ["- none"]
+    ratios = [r["tuned_vs_torch"] for r in rows if r["tuned_vs_torch"]]
+    if ratios:
+        worst = max(rows, key=lambda r: r["tuned_vs_torch"] or 0.0)
+        lines += ["", f"Tuned time over torch default's: worst {worst['tuned_vs_torch']:.3f}x "
+                      f"({worst['workload']} {worst['class']}), geometric mean {geomean(ratios):.3f}x."]
+    moved = [r for r in rows if r["tuned"] != r["torch_default"]]
+    lines += ["", "Classes whose tuned choice differs from torch's default:"]
+    lines += [f"- {r['workload']} {r['class']}: {r['tuned']} {us(r['tuned_us'])} us vs {r['torch_default']} "
+              f"{us(r['torch_us'])} us; {r['decision']}" for r in moved] or ["- none"]
+    lines += ["", "Classes that kept the default, and why:"]
+    kept = [(t.workload.name, r.shape.name, r.decision.why)
+            for t in results for r in t.results if r.decision is not None and r.decision.winner is None]
+    lines += [f"- {w} {c}: {why}" for w, c, why in kept] or ["- none"]
+    undecided = sum(r.decision is None for t in results for r in t.results)
+    if undecided:
+        lines.append(f"- {undecided} classes were measured once and not decided (--verify, or a file of version 1)")
+    lines += ["", "Excluded and skipped:"]
     for t in results:
         for r in t.results:
             for b, why in sorted(r.excluded.items()):
@@ -618,13 +801,13 @@ def tuned_choice(registry: attnsel.Registry, platform: attnsel.Platform) -> Call
 class TorchRunner(Runner):  # pragma: no cover - needs a CUDA device
     """Runs the class's SDPA call on a CUDA device with each backend forced."""
 
-    def __init__(self, device: str = "cuda", reps: int = 20, warmup: int = 3, slow_ms: float = 20.0,
-                 target_ms: float = 1.0):
+    def __init__(self, device: str = "cuda", warmup: int = 2, target_ms: float = 1.0):
         import torch
 
         self.torch = torch
         self.device = torch.device(device)
-        self.reps, self.warmup, self.slow_ms, self.target_ms = reps, warmup, slow_ms, target_ms
+        self.warmup, self.target_ms = warmup, target_ms
+        self._inner: Dict[tuple, int] = {}
         self._inputs_key = None
         self._inputs = None
 
@@ -649,8 +832,7 @@ class TorchRunner(Runner):  # pragma: no cover - needs a CUDA device
         if q is None:
             q, k, v = self._tensors(w, c)
         with at.use_backend(backend):
-            return self.torch.nn.functional.scaled_dot_product_attention(
-                q, k, v, is_causal=c.causal, enable_gqa=w.num_kv_heads != w.num_heads)
+            return at._TORCH_SDPA(q, k, v, is_causal=c.causal, enable_gqa=w.num_kv_heads != w.num_heads)
 
     def torch_default(self, w: Workload, c: ShapeClass) -> str:
         from torch.nn.attention import SDPBackend
@@ -683,15 +865,16 @@ class TorchRunner(Runner):  # pragma: no cover - needs a CUDA device
                     f"(tolerance {atol:g} + {rtol:g}*|ref|)")
         return None
 
-    def time(self, w: Workload, c: ShapeClass, backend: str) -> List[float]:
-        """Per-call microseconds: each sample times `inner` back-to-back calls between two CUDA events,
-        inside one use_backend context, so a short kernel is not measured as Python overhead."""
+    def time(self, w: Workload, c: ShapeClass, backend: str, reps: int) -> List[float]:
+        """`reps` per-call microseconds: each sample times `inner` back-to-back calls between two CUDA
+        events, inside one switch setting, so a short kernel is not measured as Python overhead. `inner` is
+        found once per class and backend (samples of about target_ms); each call warms up first."""
         import attnsel.torch as at
 
         torch = self.torch
         q, k, v = self._tensors(w, c)
         gqa = w.num_kv_heads != w.num_heads
-        sdpa = torch.nn.functional.scaled_dot_product_attention
+        sdpa = at._TORCH_SDPA
 
         def run(n):
             for _ in range(n):
@@ -708,9 +891,11 @@ class TorchRunner(Runner):  # pragma: no cover - needs a CUDA device
         with at.use_backend(backend):
             run(self.warmup)
             torch.cuda.synchronize()
-            probe = timed(1)
-            inner = max(1, min(100, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
-            reps = self.reps if probe < self.slow_ms else max(5, self.reps // 4)
+            key = (w, c, backend)
+            if key not in self._inner:
+                probe = timed(1)
+                self._inner[key] = max(1, min(100, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
+            inner = self._inner[key]
             return [timed(inner) * 1000.0 / inner for _ in range(reps)]
 
 
@@ -761,9 +946,54 @@ def workloads_from_args(a: argparse.Namespace) -> List[Workload]:
     return [Workload(a.name or "custom", heads, kv_heads, d, dv, dtype, classes)]
 
 
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 1000:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer in [1, 1000]")
+    return n
+
+
+def _percent(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not (math.isfinite(v) and 0.0 <= v <= 1000.0):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a percentage in [0, 1000]")
+    return v
+
+
+def verify(workloads: Sequence[Workload], overlay_path: str, platform: attnsel.Platform, runner: Runner,
+           a: argparse.Namespace, method: Method, command: str, data_error: Callable[[str], None]) -> int:
+    """--verify: one interleaved pass over every class with the overlay layered on torch_sdpa, reported
+    as tuned against torch's default (the check of an overlay in a process of its own)."""
+    merged = attnsel.torch_sdpa_registry()
+    try:
+        merged.merge(overlay_path)
+    except (OSError, ValueError, attnsel.CatalogError) as e:
+        data_error(f"--verify: {overlay_path}: {e}")
+    base = attnsel.torch_sdpa_registry()
+    results = tune(workloads, base, platform, runner, a.budget, progress=_progress, method=method, decide=False)
+    rows = regret_rows(results, tuned_choice(merged, platform))
+    text = report(results, rows, command)
+    try:
+        if a.report:
+            write_atomic(a.report, text)
+        if a.json:
+            write_atomic(a.json, _json_text({**to_json(results), "rows": rows}))
+    except (OSError, ValueError) as e:
+        data_error(str(e))
+    if not a.report:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m attnsel.tune", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--preset", choices=["llama3-8b", "vit", "llm+vit"])
+    ap.add_argument("--preset", choices=["llama3-8b", "vit", "llm+vit", "heldout"])
     ap.add_argument("--model-config", help="a Hugging Face config.json (heads, KV heads, head size, dtype)")
     ap.add_argument("--num-heads", type=int)
     ap.add_argument("--num-kv-heads", type=int)
@@ -777,14 +1007,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--tokens", type=_ints)
     ap.add_argument("--encoder-batch", type=int, default=1)
     ap.add_argument("--budget", type=float, default=600.0, help="seconds; classes past it are skipped and listed")
-    ap.add_argument("--reps", type=int, default=20)
+    defaults = Method()
+    ap.add_argument("--rounds", type=_count, default=defaults.rounds, help="interleaved rounds per backend")
+    ap.add_argument("--reps", type=_count, default=defaults.reps, help="samples per backend and round")
+    ap.add_argument("--spread-limit", type=_percent, default=defaults.spread_limit_pct,
+                    help="percent; a winner or default spreading more is measured again, then keeps the default")
+    ap.add_argument("--retries", type=int, choices=range(0, 11), default=defaults.retries, metavar="0..10")
+    ap.add_argument("--min-gain", type=_percent, default=defaults.min_gain_pct,
+                    help="percent; the least gain over the default that may reorder (the spreads can raise it)")
+    ap.add_argument("--confirm-rounds", type=_count, default=defaults.confirm_rounds)
+    ap.add_argument("--verify", metavar="OVERLAY",
+                    help="re-time the classes with OVERLAY layered on torch_sdpa and report the tuned choice "
+                         "against torch's default; writes no overlay")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--from-json", metavar="FILE",
                     help="rewrite the overlay and report from recorded measurements (a --json file); no GPU")
-    ap.add_argument("--out", required=True, help="the overlay to write (catalog JSON, format 2)")
+    ap.add_argument("--out", help="the overlay to write (catalog JSON, format 2); required unless --verify")
     ap.add_argument("--report", help="a Markdown report to write (default: standard output)")
     ap.add_argument("--json", help="every measurement as JSON")
     a = ap.parse_args(argv)
+    if not a.out and not a.verify:
+        ap.error("--out is required (unless --verify)")
+    if a.verify and a.from_json:
+        ap.error("--verify re-times on this GPU; it does not take --from-json")
+    method = Method(a.rounds, a.reps, a.spread_limit, a.retries, a.min_gain, a.confirm_rounds)
     command = shlex.join(["python", "-m", "attnsel.tune", *(sys.argv[1:] if argv is None else argv)])
 
     def data_error(message: str) -> None:  # bad measurements or an unwritable file: exit 1, no traceback
@@ -811,8 +1057,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             check_platform(platform)
         except ValueError as e:
             ap.error(str(e))
-        runner = TorchRunner(a.device, reps=a.reps)
-        results = tune(workloads, attnsel.torch_sdpa_registry(), platform, runner, a.budget, progress=_progress)
+        runner = TorchRunner(a.device)
+        if a.verify:
+            return verify(workloads, a.verify, platform, runner, a, method, command, data_error)
+        results = tune(workloads, attnsel.torch_sdpa_registry(), platform, runner, a.budget, progress=_progress,
+                       method=method)
         driver = attnsel.detect_platform().platform.components.get("cuda_driver")
         import torch
 

@@ -27,11 +27,11 @@ class FakeRunner(tune.Runner):
     def check(self, w, c, backend):
         return "wrong output: max abs error 0.5" if backend in self.wrong else None
 
-    def time(self, w, c, backend):
+    def time(self, w, c, backend, reps):
         self.timed.append((c.name, backend))
         work = c.batch * c.seq_q * c.seq_kv / 1e6
         base = self.base_us[backend] * (1 + work)
-        return [base * (1 + self.noise * (i % 5 - 2) / 2) for i in range(11)]
+        return [base * (1 + self.noise * (i % 5 - 2) / 2) for i in range(reps)]
 
 
 def llama(classes=None):
@@ -88,7 +88,7 @@ def test_measure_ranks_supported_backends_and_skips_unsupported():
     assert names == sorted(names, key=lambda b: runner.base_us[b])  # fastest first
     assert r.fastest.backend == "FLASH_ATTENTION"
     assert r.torch_default == "CUDNN_ATTENTION"
-    assert r.fastest.spread_pct > 0 and r.fastest.reps == 11
+    assert r.fastest.spread_pct > 0 and r.fastest.reps == tune.Method().rounds * tune.Method().reps
     # float32: the catalog says flash cannot run it, so it is neither timed nor ranked
     w32 = tune.Workload("fp32", 32, 8, 128, 128, "float32", tune.decoder_classes([128], [], []))
     r32 = tune.measure(w32, w32.classes[0], reg, H200, FakeRunner(runner.base_us, default="MATH"))
@@ -98,7 +98,8 @@ def test_measure_ranks_supported_backends_and_skips_unsupported():
 
 def test_wrong_output_is_excluded_and_reported():
     reg = fresh_registry()
-    runner = FakeRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 5.0, "EFFICIENT_ATTENTION": 40.0, "MATH": 400.0},
+    # (a fake: here MATH is the fastest correct backend, so the rule moves it first)
+    runner = FakeRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 5.0, "EFFICIENT_ATTENTION": 40.0, "MATH": 10.0},
                         wrong={"FLASH_ATTENTION"})
     w = llama(tune.decoder_classes([2048], [], []))
     results = tune.tune([w], reg, H200, runner)
@@ -107,7 +108,8 @@ def test_wrong_output_is_excluded_and_reported():
     assert all(t.backend != "FLASH_ATTENTION" for t in r.timings)
     assert ("prefill 2048", "FLASH_ATTENTION") not in runner.timed  # never timed, never ranked
     doc = tune.overlay(results)
-    assert "FLASH_ATTENTION" not in doc["policies"][0]["order"]
+    assert doc["policies"][0]["order"][0] == "MATH"
+    assert "FLASH_ATTENTION" not in doc["policies"][0]["order"]  # wrong here: never a fallback either
     assert "excluded FLASH_ATTENTION" in doc["policies"][0]["note"]
     rows = tune.regret_rows(results, lambda w_, c: "CUDNN_ATTENTION")
     text = tune.report(results, rows)
@@ -132,12 +134,14 @@ def overlay_for(runner, platform=H200):
 def test_overlay_loads_and_selects_the_measured_fastest(tmp_path):
     # cuDNN is fastest for prefill, flash for decode: the opposite of nothing torch_sdpa states.
     class PhaseRunner(FakeRunner):
-        def time(self, w, c, backend):
+        def time(self, w, c, backend, reps):
             fast = "CUDNN_ATTENTION" if c.kind == "prefill" else "FLASH_ATTENTION"
-            return [10.0 if backend == fast else 50.0 + len(backend)] * 5
+            return [10.0 if backend == fast else 50.0 + len(backend)] * reps
 
     results, doc = overlay_for(PhaseRunner({}))
-    assert doc["version"] == 2 and len(doc["policies"]) == 6
+    # cuDNN is the H200's default: the prefill classes keep it and get no rule; the four decode classes move.
+    assert doc["version"] == 2 and len(doc["policies"]) == 4
+    assert all(r["order"][0] == "FLASH_ATTENTION" and "confirmed" in r["note"] for r in doc["policies"])
     rule = doc["policies"][0]
     assert rule["measured"]["device"] == "NVIDIA H200"
     assert rule["measured"]["components"] == ["torch=2.11.0", "cudnn=9.19.0"]
@@ -171,7 +175,7 @@ def test_overlay_loads_and_selects_the_measured_fastest(tmp_path):
 ])
 def test_overlay_is_refused_on_another_machine(tmp_path, other, differs):
     class SlowCudnn(FakeRunner):
-        def time(self, w, c, backend):
+        def time(self, w, c, backend, reps):
             return [5.0 if backend == "MATH" else 50.0] * 5  # a ranking no catalog would state
 
     _, doc = overlay_for(SlowCudnn({}))
@@ -194,7 +198,7 @@ def test_overlay_is_refused_on_another_machine(tmp_path, other, differs):
 
 
 def test_overlay_refuses_bad_measured_blocks(tmp_path):
-    _, doc = overlay_for(FakeRunner({"CUDNN_ATTENTION": 1.0, "FLASH_ATTENTION": 2.0, "EFFICIENT_ATTENTION": 3.0,
+    _, doc = overlay_for(FakeRunner({"CUDNN_ATTENTION": 2.0, "FLASH_ATTENTION": 1.0, "EFFICIENT_ATTENTION": 3.0,
                                      "MATH": 4.0}))
     bad = json.loads(json.dumps(doc))
     bad["policies"][0]["measured"]["components"] = ["torch"]
@@ -218,7 +222,7 @@ def test_overlay_refuses_bad_measured_blocks(tmp_path):
 
 
 def test_overlay_round_trips_through_the_catalog_writer(tmp_path):
-    _, doc = overlay_for(FakeRunner({"CUDNN_ATTENTION": 1.0, "FLASH_ATTENTION": 2.0, "EFFICIENT_ATTENTION": 3.0,
+    _, doc = overlay_for(FakeRunner({"CUDNN_ATTENTION": 2.0, "FLASH_ATTENTION": 1.0, "EFFICIENT_ATTENTION": 3.0,
                                      "MATH": 4.0}))
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
@@ -234,10 +238,10 @@ def test_overlay_round_trips_through_the_catalog_writer(tmp_path):
 
 def test_a_backend_failing_while_timed_is_excluded_not_fatal():
     class OomRunner(FakeRunner):
-        def time(self, w, c, backend):
+        def time(self, w, c, backend, reps):
             if backend == "MATH":
                 raise RuntimeError("CUDA out of memory. Tried to allocate 128.00 GiB\nmore text")
-            return super().time(w, c, backend)
+            return super().time(w, c, backend, reps)
 
     runner = OomRunner({"CUDNN_ATTENTION": 30.0, "FLASH_ATTENTION": 20.0, "EFFICIENT_ATTENTION": 40.0})
     w = llama(tune.decoder_classes([128], [], []))
@@ -249,15 +253,16 @@ def test_a_backend_failing_while_timed_is_excluded_not_fatal():
 def test_rules_name_the_head_size_so_two_workloads_do_not_collide(tmp_path):
     # Two encoders with the same heads, dtype and lengths but head sizes 64 and 80, and opposite winners.
     class ByHead(FakeRunner):
-        def time(self, w, c, backend):
+        def time(self, w, c, backend, reps):
             fast = "EFFICIENT_ATTENTION" if w.head_size == 64 else "CUDNN_ATTENTION"
-            return [10.0 if backend == fast else 30.0 + len(backend)] * 5
+            return [10.0 if backend == fast else 30.0 + len(backend)] * reps
 
     works = [tune.Workload("vit-d64", 16, 16, 64, 64, "bfloat16", tune.encoder_classes([256])),
              tune.Workload("vit-d80", 16, 16, 80, 80, "bfloat16", tune.encoder_classes([256]))]
     results = tune.tune(works, fresh_registry(), H200, ByHead({}, default="CUDNN_ATTENTION"))
     doc = tune.overlay(results)
-    assert [r["head_sizes"] for r in doc["policies"]] == [[64], [80]]
+    # d80's winner is the default (no rule): the d64 rule must not reach it.
+    assert [r["head_sizes"] for r in doc["policies"]] == [[64]]
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
     reg = fresh_registry()
@@ -336,3 +341,157 @@ def test_main_from_json_rewrites_overlay_and_report_and_refuses_bad_files(tmp_pa
         with pytest.raises(SystemExit):
             tune.main(["--from-json", str(bad), "--out", str(tmp_path / "x.json")])
         assert why in capsys.readouterr().err
+
+
+# ---- soundness: interleaving, the spread limit, the margin and the second pass -----------------------
+
+class ScriptedRunner(tune.Runner):
+    """Times from a function of (backend, call number, pass), every call recorded in order."""
+
+    def __init__(self, fn, default="CUDNN_ATTENTION"):
+        self.fn, self.default, self.calls = fn, default, []
+
+    def torch_default(self, w, c):
+        return self.default
+
+    def check(self, w, c, backend):
+        return None
+
+    def time(self, w, c, backend, reps):
+        self.calls.append(backend)
+        n = len(self.calls)
+        return [self.fn(backend, n, i) for i in range(reps)]
+
+
+def one_class():
+    return llama(tune.decoder_classes([128], [], []))
+
+
+def decide(runner, method=tune.Method()):
+    results = tune.tune([one_class()], fresh_registry(), H200, runner, method=method)
+    return results, results[0].results[0]
+
+
+def test_backends_are_timed_interleaved_each_round_starting_at_the_next():
+    runner = ScriptedRunner(lambda b, n, i: 10.0)
+    _, r = decide(runner, tune.Method(rounds=4, reps=2))
+    timed = [t.backend for t in r.timings]
+    first_pass = runner.calls[:4 * len(timed)]
+    rounds = [first_pass[k * len(timed):(k + 1) * len(timed)] for k in range(4)]
+    assert all(sorted(rnd) == sorted(timed) for rnd in rounds)  # every backend once a round
+    assert len({rnd[0] for rnd in rounds}) == min(4, len(timed))  # no backend always runs first
+    assert all(t.reps == 8 for t in r.timings)
+
+
+def test_equal_backends_under_drift_are_not_told_apart():
+    # The machine slows by 1% every call. Timed in blocks, whichever backend ran first would look
+    # faster; interleaved, every backend sees the same drift and the default is kept.
+    runner = ScriptedRunner(lambda b, n, i: 100.0 * (1.0 + 0.01 * n))
+    _, r = decide(runner, tune.Method(spread_limit_pct=50.0))
+    assert r.decision.winner is None
+    assert "within the" in r.decision.why or "is the fastest" in r.decision.why
+
+
+def test_a_noisy_class_is_measured_again_then_keeps_the_default():
+    runner = ScriptedRunner(lambda b, n, i: 20.0 * (1.0 + 0.5 * (i % 2)) if b == "FLASH_ATTENTION" else 30.0)
+    results, r = decide(runner, tune.Method(retries=2))
+    assert r.attempts == 3
+    assert r.decision.winner is None and r.decision.why.startswith("too noisy: FLASH_ATTENTION spread")
+    assert "over the 10% limit after 3 measurement(s)" in r.decision.why
+    assert tune.overlay(results)["policies"] == []
+    assert "llama3-8b prefill 128: too noisy" in tune.report(results, tune.regret_rows(results, lambda w, c: "CUDNN_ATTENTION"))
+
+
+def test_noise_that_settles_is_measured_again_and_decided():
+    # Noisy while the first measurement lasts (3 rounds of the 3 backends the catalog runs), steady after.
+    runner = ScriptedRunner(lambda b, n, i: (20.0 if b == "FLASH_ATTENTION" else 30.0) * (1.0 + (0.5 * (i % 2) if n <= 9 else 0)))
+    _, r = decide(runner, tune.Method(rounds=3, reps=2))
+    assert len(r.timings) == 3 and r.attempts == 2
+    assert r.decision.winner == "FLASH_ATTENTION" and r.decision.why.startswith("confirmed")
+
+
+def test_a_gain_within_the_margin_keeps_the_default():
+    runner = ScriptedRunner(lambda b, n, i: 29.4 if b == "FLASH_ATTENTION" else 30.0)  # 2% faster
+    results, r = decide(runner)
+    assert r.decision.winner is None
+    assert r.decision.why == "FLASH_ATTENTION is 2.0% faster than the default CUDNN_ATTENTION, within the 3.0% margin"
+    assert tune.overlay(results)["policies"] == []
+
+
+def test_a_winner_the_second_pass_does_not_confirm_is_not_written():
+    first_pass = {"calls": None}
+
+    def fn(b, n, i):
+        # FLASH looks 30% faster in the first pass only; the second pass (after every class) finds them equal.
+        if first_pass["calls"] is None or n <= first_pass["calls"]:
+            return 20.0 if b == "FLASH_ATTENTION" else 26.0
+        return 26.0
+
+    runner = ScriptedRunner(fn)
+    w = one_class()
+    r = tune.measure(w, w.classes[0], fresh_registry(), H200, runner)
+    first_pass["calls"] = len(runner.calls)
+    d = tune.confirm(w, r, runner, tune.Method())
+    assert d.winner is None and d.why.startswith("not confirmed: first pass 30.0% faster, second pass FLASH_ATTENTION")
+    assert [t.backend for t in d.confirm] and set(t.backend for t in d.confirm) == {"FLASH_ATTENTION", "CUDNN_ATTENTION"}
+    assert runner.calls[first_pass["calls"]:].count("FLASH_ATTENTION") == tune.Method().confirm_rounds
+
+
+def test_a_confirmed_rule_moves_only_the_winner_and_records_the_second_pass():
+    runner = ScriptedRunner(lambda b, n, i: {"FLASH_ATTENTION": 20.0, "CUDNN_ATTENTION": 30.0}.get(b, 90.0))
+    results, r = decide(runner)
+    rule = tune.overlay(results)["policies"][0]
+    assert rule["order"] == ["FLASH_ATTENTION"] + [b for b in r.order if b != "FLASH_ATTENTION"]
+    assert [t["backend"] for t in rule["measured"]["times"]] == ["FLASH_ATTENTION", "CUDNN_ATTENTION"]
+    doc = json.loads(json.dumps(tune.to_json(results)))
+    assert doc["version"] == 2
+    again = tune.from_json(doc)
+    assert again[0].results[0].decision == r.decision and tune.overlay(again) == tune.overlay(results)
+    # A recorded winner its own second pass contradicts is refused.
+    decision = doc["workloads"][0]["results"][0]["decision"]
+    decision["confirm"][0]["median_us"], decision["confirm"][1]["median_us"] = 40.0, 30.0
+    with pytest.raises(tune.MeasurementError, match="decision/winner: FLASH_ATTENTION is slower than CUDNN_ATTENTION"):
+        tune.from_json(doc)
+
+
+def test_a_version_1_file_has_no_second_pass_and_writes_no_rule():
+    runner = ScriptedRunner(lambda b, n, i: {"FLASH_ATTENTION": 20.0, "CUDNN_ATTENTION": 30.0}.get(b, 90.0))
+    results, _ = decide(runner)
+    doc = json.loads(json.dumps(tune.to_json(results)))
+    doc["version"] = 1
+    for r in doc["workloads"][0]["results"]:
+        for key in ("decision", "default", "order", "attempts"):
+            del r[key]
+    old = tune.from_json(doc)
+    assert old[0].results[0].decision is None and tune.overlay(old)["policies"] == []
+    text = tune.report(old, tune.regret_rows(old, lambda w, c: "CUDNN_ATTENTION"))
+    assert "1 classes were measured once and not decided" in text
+
+
+def test_verify_reports_the_tuned_choice_against_torchs_default(tmp_path):
+    runner = ScriptedRunner(lambda b, n, i: {"FLASH_ATTENTION": 20.0, "CUDNN_ATTENTION": 30.0}.get(b, 90.0))
+    results, _ = decide(runner)
+    path = tmp_path / "o.json"
+    path.write_text(json.dumps(tune.overlay(results)))
+    report = tmp_path / "verify.md"
+    args = type("Args", (), {"budget": 600.0, "report": str(report), "json": None})()
+    errors = []
+    assert tune.verify([one_class()], str(path), H200, runner, args, tune.Method(), "cmd", errors.append) == 0
+    text = report.read_text()
+    assert "Tuned time over torch default's: worst 0.667x (llama3-8b prefill 128)" in text
+    assert "1 classes were measured once and not decided" in text
+    tune.verify([one_class()], str(tmp_path / "missing.json"), H200, runner, args, tune.Method(), "cmd",
+                errors.append)
+    assert errors and errors[0].startswith("--verify: ")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--preset", "vit"], "--out is required (unless --verify)"),
+    (["--preset", "vit", "--out", "o.json", "--rounds", "0"], "'0' is not an integer in [1, 1000]"),
+    (["--preset", "vit", "--out", "o.json", "--spread-limit", "nan"], "'nan' is not a percentage"),
+    (["--verify", "o.json", "--from-json", "m.json"], "does not take --from-json"),
+])
+def test_the_method_flags_are_checked(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        tune.main(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
