@@ -91,6 +91,47 @@ TEST_CASE("a measured rule gives the order on the measured machine only", "[meas
   CHECK(select(reg, q, more)->name() == "B");
 }
 
+TEST_CASE("a measured rule holds only with its switches present and absent as measured", "[measured]") {
+  // Measured with cudnn_preferred on and no aiter: a platform with the other setting of either is elsewhere.
+  std::string text = measured_catalog;
+  const std::string from = R"("components": ["torch=2.11.0", "cudnn=9.19.0"],)";
+  text.replace(text.find(from), from.size(), from + R"( "present": ["cudnn_preferred"], "absent": ["aiter"],)");
+  const auto reg = parse_catalog_text(text, "switches").registry;
+  const auto q = bf16();
+  platform on = h200();
+  on.add_component("cudnn_preferred");
+  CHECK(select(reg, q, on)->name() == "B");
+  CHECK(selector(reg, on).select(q)->name() == "B");
+  CHECK(select(reg, q, h200())->name() == "A");
+  CHECK(selector(reg, h200()).select(q)->name() == "A");
+  platform with_aiter = on;
+  with_aiter.add_component("aiter");
+  CHECK(select(reg, q, with_aiter)->name() == "A");
+  const auto off = explain(reg, q, h200());
+  REQUIRE(off.stale.size() == 1);
+  CHECK(off.stale[0].differences == std::vector<std::string>{"no cudnn_preferred (measured with it)"});
+  CHECK(off.stale[0].measured_on == "NVIDIA H200 [torch=2.11.0, cudnn=9.19.0, cudnn_preferred, no aiter]");
+  CHECK(explain(reg, q, with_aiter).stale[0].differences == std::vector<std::string>{"aiter (measured without it)"});
+  // The writer keeps the switches, and the text reads back to the same catalog.
+  const auto c = parse_catalog_text(text, "switches");
+  const auto j = to_json(c);
+  CHECK(j["policies"][0]["measured"]["present"] == nlohmann::json{"cudnn_preferred"});
+  CHECK(j["policies"][0]["measured"]["absent"] == nlohmann::json{"aiter"});
+  CHECK(parse_catalog(j) == c);
+
+  const std::string switches = R"("present": ["cudnn_preferred"], "absent": ["aiter"],)";
+  const auto bad = [&](const std::string& with) { return refusal(from, from + " " + with); };
+  CHECK_THAT(bad(R"("present": ["cudnn=9.19.0"],)"),
+             ATTNSEL_CONTAINS("/policies/0/measured/present/0: expected a component name "
+                                                "without a version (a switch)"));
+  CHECK_THAT(bad(R"("present": ["torch"],)"),
+             ATTNSEL_CONTAINS("component torch is named twice in the fingerprint"));
+  CHECK_THAT(bad(R"("present": ["x"], "absent": ["x"],)"),
+             ATTNSEL_CONTAINS("/policies/0/measured/absent/0: component x is named twice"));
+  CHECK_THAT(bad(R"("absent": ["Bad Name"],)"), ATTNSEL_CONTAINS("/policies/0/measured/absent/0"));
+  CHECK(bad(switches).empty());
+}
+
 TEST_CASE("explain shows the measured times, or why a measurement was set aside", "[measured]") {
   const auto reg = measured_registry();
   const auto ex = explain(reg, bf16(), h200());

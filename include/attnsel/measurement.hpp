@@ -23,14 +23,17 @@ struct measured_time {
 };
 
 /// Why a measured rule's order is what it is, and where that holds. The timings were taken on one
-/// device with these exact component versions; on any other platform the rule does not match (a stale
+/// device with these exact component versions, and with these switches (unversioned components such
+/// as `cudnn_preferred`) present or absent; on any other platform the rule does not match (a stale
 /// measurement is never used), and `explain` says which fact differs.
 struct measurement {
   std::string device;                 ///< the device name the timings were taken on (`NVIDIA H200`)
   std::vector<component> components;  ///< each with the exact version measured (`torch=2.11.0`)
+  std::vector<std::string> present;   ///< components that were present, whatever their version
+  std::vector<std::string> absent;    ///< components that were absent
   std::vector<measured_time> times;   ///< every backend timed, fastest first
 
-  /// True when `p` is the measured device with the measured component versions.
+  /// True when `p` is the measured device with the measured component versions and switches.
   [[nodiscard]] bool holds_on(const platform& p) const noexcept;
   /// What differs on `p`, one clause per fact (`device NVIDIA H100 (measured on NVIDIA H200)`); empty when
   /// `holds_on(p)`.
@@ -39,11 +42,13 @@ struct measurement {
   [[nodiscard]] const measured_time* time_of(std::string_view backend) const noexcept;
 
   friend bool operator==(const measurement& a, const measurement& b) {
-    return a.device == b.device && a.components == b.components && a.times == b.times;
+    return a.device == b.device && a.components == b.components && a.present == b.present &&
+           a.absent == b.absent && a.times == b.times;
   }
 };
 
-/// `NVIDIA H200 [torch=2.11.0, cudnn=9.19.0]`: the fingerprint a measurement holds on.
+/// `NVIDIA H200 [torch=2.11.0, cudnn=9.19.0, cudnn_preferred, no aiter]`: the fingerprint a measurement
+/// holds on (versions, then the switches present, then those absent).
 [[nodiscard]] std::string to_string(const measurement& m);
 
 ATTNSEL_END_NAMESPACE

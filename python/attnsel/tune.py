@@ -41,6 +41,9 @@ _CALL_FEATURES = ("dropout", "attn_mask", "attn_mask_3d", "attn_mask_grad", "req
                   "nested")
 # Components whose exact versions a measurement holds for (those the platform states).
 FINGERPRINT_COMPONENTS = ("torch", "cudnn", "cuda_runtime", "cuda_driver")
+# Components without a version that change torch_sdpa's default order: a measurement holds only where
+# each is present or absent as it was (cudnn_preferred: torch puts cuDNN first; TORCH_CUDNN_SDPA_DEPRIORITIZED).
+SWITCHES = ("cudnn_preferred",)
 # Output tolerance against the float32 reference, per dtype: (absolute, relative).
 TOLERANCE = {"float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2), "float32": (2e-3, 2e-3)}
 
@@ -632,6 +635,13 @@ def fingerprint(platform: attnsel.Platform) -> Tuple[Optional[str], List[str]]:
     return platform.device_name, [f"{n}={comps[n]}" for n in FINGERPRINT_COMPONENTS if comps.get(n)]
 
 
+def switches(platform: attnsel.Platform) -> Tuple[List[str], List[str]]:
+    """The SWITCHES present on `platform` and those absent: a measured rule holds only where each is as
+    it was (the default a rule was checked against is the order they give)."""
+    comps = platform.components
+    return [n for n in SWITCHES if n in comps], [n for n in SWITCHES if n not in comps]
+
+
 def _range(lo_hi: Optional[Tuple[int, int]], limit: int) -> Optional[dict]:
     if lo_hi is None:
         return None
@@ -679,6 +689,11 @@ def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
         measured["device"] = device
     if comps:
         measured["components"] = comps
+    on, off = switches(platform)
+    if on:
+        measured["present"] = on
+    if off:
+        measured["absent"] = off
     rule["measured"] = measured
     return rule
 
@@ -691,6 +706,8 @@ def overlay(results: Sequence[TuneResult], name: str = "measured", command: str 
         raise ValueError("overlay: nothing was measured")
     platform = results[0].platform
     device, comps = fingerprint(platform)
+    on, _ = switches(platform)
+    comps = comps + [f"cuDNN {'preferred' if 'cudnn_preferred' in on else 'deprioritized'}"]
     rules = [rule_of(r, t.workload, platform) for t in results for r in t.results
              if r.decision is not None and r.decision.winner is not None]
     extra = "; ".join(f"{k} {v}" for k, v in sorted(results[0].machine.items()))
@@ -698,9 +715,10 @@ def overlay(results: Sequence[TuneResult], name: str = "measured", command: str 
         "format": "attnsel-catalog",
         "version": 2,
         "name": name,
-        "description": (f"SDPA backends ranked by measured time on {device or 'an unnamed device'} "
+        "description": (f"SDPA backends measured on {device or 'an unnamed device'} "
                         f"(cuda {platform.arch}; {', '.join(comps) or 'no component versions'}"
-                        f"{'; ' + extra if extra else ''}) on {results[0].date}: layer it on torch_sdpa"),
+                        f"{'; ' + extra if extra else ''}) on {results[0].date}: each rule moves first a backend "
+                        "that beat the default in two passes; layer it on torch_sdpa"),
         "source": command or "python -m attnsel.tune",
         "backends": [],
         "policies": rules,

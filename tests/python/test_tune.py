@@ -170,6 +170,9 @@ def test_overlay_loads_and_selects_the_measured_fastest(tmp_path):
     (H200.with_device_name("NVIDIA H100 80GB HBM3"), "device NVIDIA H100 80GB HBM3 (measured on NVIDIA H200)"),
     (H200.with_components("torch=2.10.0"), "torch=2.10.0 (measured with torch=2.11.0)"),
     (H200.with_device_name(None), "no device name stated (measured on NVIDIA H200)"),
+    # TORCH_CUDNN_SDPA_DEPRIORITIZED=1: torch's default order differs, so the rules were never checked there
+    (attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "torch=2.11.0"]).with_device_name("NVIDIA H200"),
+     "no cudnn_preferred (measured with it)"),
     (attnsel.Platform.cuda(10, 0, components=["cudnn=9.19.0", "torch=2.11.0"]).with_device_name("NVIDIA H200"),
      "platform cuda 10.0 is outside the rule's arch"),
 ])

@@ -423,7 +423,7 @@ class catalog_reader : public json_reader {
   // A rule's `measured` block (format 2): the fingerprint and the timings behind its order.
   measurement measured_of(const json& j, const std::string& ptr) const {
     needs_version_2(ptr);
-    object(j, ptr, {"device", "components", "times"});
+    object(j, ptr, {"device", "components", "present", "absent", "times"});
     measurement m;
     if (const json* d = member(j, "device")) {
       m.device = string(*d, child(ptr, "device"));
@@ -445,6 +445,27 @@ class catalog_reader : public json_reader {
         for (const auto& seen : m.components)
           if (seen.name == got.name) fail(p, "component " + got.name + " is listed twice");
         m.components.push_back(got);
+      }
+    }
+    // Switches: component names the platform had (`present`) or lacked (`absent`), each named once in
+    // the whole fingerprint.
+    std::vector<std::string> named;
+    for (const auto& c : m.components) named.push_back(c.name);
+    for (auto [key, into] : {std::pair{"present", &m.present}, std::pair{"absent", &m.absent}}) {
+      const json* s = member(j, key);
+      if (s == nullptr) continue;
+      const auto sp = child(ptr, key);
+      *into = names(*s, sp, "component names");
+      for (std::size_t i = 0; i < into->size(); ++i) {
+        const auto& name = (*into)[i];
+        platform one;
+        const auto why = add_component_text(one, name);
+        if (!why.empty()) fail(child(sp, i), "'" + printable(name, 64) + "' " + why);
+        if (one.components().front().version)
+          expected(child(sp, i), "a component name without a version (a switch)", (*s)[i]);
+        if (std::find(named.begin(), named.end(), name) != named.end())
+          fail(child(sp, i), "component " + name + " is named twice in the fingerprint");
+        named.push_back(name);
       }
     }
     const auto tp = child(ptr, "times");

@@ -241,6 +241,8 @@ inline nlohmann::json rule_json(const policy_rule& r) {
       m["components"] = json::array();
       for (const auto& c : r.measured->components) m["components"].push_back(to_string(c));
     }
+    if (!r.measured->present.empty()) m["present"] = r.measured->present;
+    if (!r.measured->absent.empty()) m["absent"] = r.measured->absent;
     m["times"] = json::array();
     for (const auto& t : r.measured->times)
       m["times"].push_back({{"backend", t.backend}, {"median_us", t.median_us}, {"spread_pct", t.spread_pct}});

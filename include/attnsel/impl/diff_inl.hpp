@@ -222,6 +222,7 @@ inline std::vector<platform> arch_points(const std::vector<const registry*>& reg
         platform p = platform::cuda(cc.major, cc.minor);
         p.set_device_name(r.measured->device);
         for (const auto& c : r.measured->components) p.add_component(c.name, c.version);
+        for (const auto& name : r.measured->present) p.add_component(name);
         if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(std::move(p));
       }
     return out;

@@ -16,10 +16,13 @@ ATTNSEL_BEGIN_NAMESPACE
 
 ATTNSEL_INLINE bool measurement::holds_on(const platform& p) const noexcept {
   if (!device.empty() && p.device_name() != device) return false;
-  return std::all_of(components.begin(), components.end(), [&p](const component& c) {
-    const component* mine = p.find_component(c.name);
-    return mine != nullptr && mine->version == c.version;
-  });
+  const auto has = [&p](const std::string& name) { return p.has_component(name); };
+  return std::all_of(components.begin(), components.end(),
+                     [&p](const component& c) {
+                       const component* mine = p.find_component(c.name);
+                       return mine != nullptr && mine->version == c.version;
+                     }) &&
+         std::all_of(present.begin(), present.end(), has) && std::none_of(absent.begin(), absent.end(), has);
 }
 
 ATTNSEL_INLINE std::vector<std::string> measurement::differences(const platform& p) const {
@@ -34,6 +37,10 @@ ATTNSEL_INLINE std::vector<std::string> measurement::differences(const platform&
     else if (mine->version != c.version)
       out.push_back(to_string(*mine) + " (measured with " + to_string(c) + ")");
   }
+  for (const auto& name : present)
+    if (!p.has_component(name)) out.push_back("no " + name + " (measured with it)");
+  for (const auto& name : absent)
+    if (p.has_component(name)) out.push_back(name + " (measured without it)");
   return out;
 }
 
@@ -45,8 +52,11 @@ ATTNSEL_INLINE const measured_time* measurement::time_of(std::string_view backen
 
 ATTNSEL_INLINE std::string to_string(const measurement& m) {
   std::string out = m.device.empty() ? std::string("any device") : m.device;
-  if (!m.components.empty())
-    out += " [" + detail::join(m.components, ", ", [](const component& c) { return to_string(c); }) + "]";
+  std::vector<std::string> facts;
+  for (const auto& c : m.components) facts.push_back(to_string(c));
+  facts.insert(facts.end(), m.present.begin(), m.present.end());
+  for (const auto& name : m.absent) facts.push_back("no " + name);
+  if (!facts.empty()) out += " [" + detail::join(facts, ", ") + "]";
   return out;
 }
 
