@@ -123,9 +123,8 @@ TEST_CASE("a measured rule holds only with its switches present and absent as me
   const auto bad = [&](const std::string& with) { return refusal(from, from + " " + with); };
   CHECK_THAT(bad(R"("present": ["cudnn=9.19.0"],)"),
              ATTNSEL_CONTAINS("/policies/0/measured/present/0: expected a component name "
-                                                "without a version (a switch)"));
-  CHECK_THAT(bad(R"("present": ["torch"],)"),
-             ATTNSEL_CONTAINS("component torch is named twice in the fingerprint"));
+                              "without a version (a switch)"));
+  CHECK_THAT(bad(R"("present": ["torch"],)"), ATTNSEL_CONTAINS("component torch is named twice in the fingerprint"));
   CHECK_THAT(bad(R"("present": ["x"], "absent": ["x"],)"),
              ATTNSEL_CONTAINS("/policies/0/measured/absent/0: component x is named twice"));
   CHECK_THAT(bad(R"("absent": ["Bad Name"],)"), ATTNSEL_CONTAINS("/policies/0/measured/absent/0"));

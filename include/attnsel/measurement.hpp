@@ -42,8 +42,8 @@ struct measurement {
   [[nodiscard]] const measured_time* time_of(std::string_view backend) const noexcept;
 
   friend bool operator==(const measurement& a, const measurement& b) {
-    return a.device == b.device && a.components == b.components && a.present == b.present &&
-           a.absent == b.absent && a.times == b.times;
+    return a.device == b.device && a.components == b.components && a.present == b.present && a.absent == b.absent &&
+           a.times == b.times;
   }
 };
 
