@@ -28,3 +28,23 @@ def mi300() -> attnsel.Platform:
 @pytest.fixture(scope="session")
 def hopper() -> attnsel.Platform:
     return attnsel.Platform.cuda(9, 0)
+
+
+@pytest.fixture
+def switch_spy(monkeypatch):
+    """Records, for every SDPA kernel call attnsel.torch's routing makes, which of torch's backend switches
+    (flash, mem_efficient, math, cudnn) were on: a sorted list per call. Needs torch."""
+    import torch
+
+    import attnsel.torch as at
+
+    getters = {name: getattr(torch._C, f"_get_{name}_sdp_enabled") for name in ("flash", "mem_efficient", "math", "cudnn")}
+    seen = []
+    real = at._sdpa
+
+    def spy(*args, **kwargs):
+        seen.append(sorted(n for n, get in getters.items() if get()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(at, "_sdpa", spy)
+    yield seen

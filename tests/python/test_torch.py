@@ -213,20 +213,6 @@ SWITCH_GETTERS = {name: getattr(torch._C, f"_get_{name}_sdp_enabled") for name i
 
 
 @pytest.fixture
-def switch_spy(monkeypatch):
-    """Records, for every SDPA kernel call the routing makes, which of torch's backend switches were on."""
-    seen = []
-    real = at._sdpa
-
-    def spy(*args, **kwargs):
-        seen.append(sorted(n for n, get in SWITCH_GETTERS.items() if get()))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(at, "_sdpa", spy)
-    yield seen
-
-
-@pytest.fixture
 def routed():
     at._fallbacks.clear()
     at.install()
