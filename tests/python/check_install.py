@@ -16,7 +16,7 @@ import sys
 import sysconfig
 import tempfile
 
-FILES = ("__init__.py", "__init__.pyi", "detect.py", "plan.py", "torch.py", "torch.pyi", "transformers.py", "tune.py", "py.typed")
+FILES = ("__init__.py", "__init__.pyi", "detect.py", "plan.py", "torch.py", "torch.pyi", "transformers.py", "tune/__init__.py", "tune/cli.py", "py.typed")
 CODE = ("import attnsel, sys; assert attnsel.__file__.startswith(sys.argv[1]), attnsel.__file__; "
         "s = attnsel.select(attnsel.reference_registry(), attnsel.Query(), attnsel.Platform.cuda(9, 0)); "
         "print(attnsel.__file__, s.backend)")

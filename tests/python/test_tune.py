@@ -312,7 +312,7 @@ def test_the_recorded_measurements_replay_to_the_committed_overlays(source_dir):
                 if r.decision is not None and r.decision.winner is not None:
                     assert picked == r.decision.winner
                     won, lost = (next(x for x in r.decision.confirm if x.backend == b) for b in (picked, base))
-                    gain, margin = tune._gain(won, lost, tune.Method())
+                    gain, margin = tune.gain_over(won, lost, tune.Method())
                     assert gain > margin, (t.workload.name, r.shape.name)
                 else:
                     assert picked == base, (t.workload.name, r.shape.name)

@@ -1,0 +1,262 @@
+# SPDX-License-Identifier: Apache-2.0
+"""How attnsel.tune measures: the runner interface, interleaved timing, the first pass over a class, and the
+decision (the spread limit, the margin and the second pass) that lets a measured winner move first."""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import math
+import statistics
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import attnsel
+
+from .workload import ShapeClass, Workload, query_of
+
+@dataclasses.dataclass
+class Timing:
+    backend: str
+    median_us: float
+    spread_pct: float
+    reps: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """How tune measures and when a measurement may change the default order.
+
+    Each backend of a class is timed in `rounds` rounds of `reps` samples, the backends interleaved (each
+    round starts at the next backend), so drift of the clock or the device reaches every backend alike. A
+    class whose winner or default spreads more than `spread_limit_pct` (p90 - p10 over the median) is
+    measured again, at most `retries` times, then keeps the default. A winner other than the default must
+    beat it by more than the margin (the larger of `min_gain_pct` and the two backends' spreads) in the
+    first pass and again in a second pass of `confirm_rounds` rounds over the two, run after every class's
+    first pass."""
+
+    rounds: int = 5
+    reps: int = 4
+    spread_limit_pct: float = 10.0
+    retries: int = 2
+    min_gain_pct: float = 3.0
+    confirm_rounds: int = 8
+
+
+@dataclasses.dataclass
+class Decision:
+    """Whether a class's measured rule may put another backend before the default, and the evidence."""
+
+    winner: Optional[str]  # the backend the rule puts first; None: the default is kept and no rule is written
+    why: str
+    confirm: List[Timing] = dataclasses.field(default_factory=list)  # the second pass: winner and default
+
+
+@dataclasses.dataclass
+class ClassResult:
+    """What was measured for one class."""
+
+    shape: ShapeClass
+    torch_default: str  # torch._fused_sdp_choice's backend for the call
+    timings: List[Timing]  # passing backends, fastest first (sorted here, whatever order they came in)
+    excluded: Dict[str, str]  # backend -> why (wrong output, failed to run)
+    unsupported: Dict[str, str]  # backend -> the catalog's reason
+    default: str = ""  # what the catalog answers for the call without a measured rule
+    order: List[str] = dataclasses.field(default_factory=list)  # the catalog's candidate order for the call
+    attempts: int = 1  # first-pass measurements made (more than one when the spread was over the limit)
+    decision: Optional[Decision] = None  # None: not decided (a recorded file without a second pass)
+
+    def __post_init__(self) -> None:
+        # The ranking is the order of the times: a caller (from_json, a test) may list them in any order.
+        self.timings = sorted(self.timings, key=lambda t: t.median_us)
+        if not self.default:
+            self.default = self.torch_default
+
+    @property
+    def fastest(self) -> Optional[Timing]:
+        return self.timings[0] if self.timings else None
+
+    def time_of(self, backend: str) -> Optional[Timing]:
+        return next((t for t in self.timings if t.backend == backend), None)
+
+
+@dataclasses.dataclass
+class TuneResult:
+    workload: Workload
+    platform: attnsel.Platform
+    results: List[ClassResult]
+    skipped: List[Tuple[str, str]]  # (class name, why): not measured
+    seconds: Optional[float]  # measuring time; None when not recorded
+    date: str = dataclasses.field(default_factory=lambda: datetime.date.today().isoformat())
+    # Facts of the machine no rule checks, recorded for a reviewer: {"attnsel": "0.3.0", "driver": "13.0"}.
+    machine: Dict[str, str] = dataclasses.field(default_factory=lambda: {"attnsel": attnsel.__version__})
+
+
+class Runner:
+    """What tune needs from a machine. TorchRunner implements it on a GPU; tests fake it."""
+
+    def torch_default(self, w: Workload, c: ShapeClass) -> str:
+        raise NotImplementedError
+
+    def time(self, w: Workload, c: ShapeClass, backend: str, reps: int) -> List[float]:
+        """`reps` per-call times of the forced backend, microseconds."""
+        raise NotImplementedError
+
+    def check(self, w: Workload, c: ShapeClass, backend: str) -> Optional[str]:
+        """None when the forced backend's output matches the reference, else why not."""
+        raise NotImplementedError
+
+
+def summarize(backend: str, samples: Sequence[float]) -> Timing:
+    s = sorted(samples)
+    med = statistics.median(s)
+    p10 = s[int(0.1 * (len(s) - 1))]
+    p90 = s[int(math.ceil(0.9 * (len(s) - 1)))]
+    return Timing(backend, med, 100.0 * (p90 - p10) / med if med > 0 else 0.0, len(s))
+
+
+def interleaved(w: Workload, c: ShapeClass, backends: Sequence[str], runner: Runner, rounds: int, reps: int,
+                excluded: Dict[str, str]) -> List[Timing]:
+    """Times `backends` in `rounds` rounds of `reps` samples each, round r starting at backend r (mod n);
+    fastest first. A backend that fails while timed (out of memory, a kernel error) is dropped into
+    `excluded`."""
+    live = list(backends)
+    samples: Dict[str, List[float]] = {b: [] for b in live}
+    for r in range(rounds):
+        if not live:
+            break
+        k = r % len(live)
+        for b in live[k:] + live[:k]:
+            try:
+                samples[b].extend(runner.time(w, c, b, reps))
+            except RuntimeError as e:
+                excluded[b] = f"failed while timed: {str(e).splitlines()[0][:160]}"
+                live.remove(b)
+    return sorted((summarize(b, samples[b]) for b in live if samples[b]), key=lambda t: t.median_us)
+
+
+def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: attnsel.Platform,
+            runner: Runner, method: Method = Method()) -> ClassResult:
+    """The first pass over one class: every backend the catalog supports for it (forced, as use_backend
+    runs it), plus torch's own choice, checked against a reference and timed interleaved, again while the
+    winner's or the default's spread is over the limit (Method)."""
+    q = query_of(w, c)
+    supported, unsupported = [], {}
+    candidates_seen = attnsel.explain(registry, q, platform).candidates
+    for cand in candidates_seen:
+        forced = attnsel.select(registry, q, platform, cand.name, raise_on_error=False)
+        if isinstance(forced, attnsel.Selection):
+            supported.append(cand.name)
+        else:
+            unsupported[cand.name] = str(forced).splitlines()[0]
+    catalog = attnsel.select(registry, q, platform, raise_on_error=False)
+    default_choice = catalog.backend if isinstance(catalog, attnsel.Selection) else ""
+    torch_choice = runner.torch_default(w, c)
+    excluded: Dict[str, str] = {}
+    candidates = list(supported)
+    if torch_choice not in supported:
+        # torch's choice is timed only when it is a backend the catalog knows (a disagreement to report);
+        # an error or a name outside the catalog is recorded, never forced.
+        if torch_choice in registry:
+            candidates.append(torch_choice)
+        else:
+            excluded[torch_choice] = "torch's choice is not a backend of the catalog; not timed"
+    passing = []
+    for b in candidates:
+        why = runner.check(w, c, b)
+        if why is None:
+            passing.append(b)
+        else:
+            excluded[b] = why
+    attempts, timings = 0, []
+    while attempts <= method.retries:
+        attempts += 1
+        timings = interleaved(w, c, passing, runner, method.rounds, method.reps, excluded)
+        passing = [t.backend for t in timings]
+        watched = [t for t in timings if t.backend in (timings[0].backend, default_choice)] if timings else []
+        if all(t.spread_pct <= method.spread_limit_pct for t in watched):
+            break
+    return ClassResult(c, torch_choice, timings, excluded, unsupported, default_choice or torch_choice,
+                       [cand.name for cand in candidates_seen], attempts)
+
+
+def gain_over(winner: Timing, default: Timing, method: Method) -> Tuple[float, float]:
+    """How much faster the winner is than the default, and the margin it must exceed, both in percent."""
+    return (100.0 * (default.median_us / winner.median_us - 1.0),
+            max(method.min_gain_pct, winner.spread_pct, default.spread_pct))
+
+
+def first_verdict(r: ClassResult, method: Method) -> Decision:
+    """After the first pass: a Decision that keeps the default (winner None), or one naming the candidate
+    winner with why "to confirm" (a second pass decides)."""
+    best, default = r.fastest, r.time_of(r.default)
+    if best is None:
+        return Decision(None, "no backend passed the check")
+    if default is None:
+        what = r.excluded.get(r.default, "not among the timed backends")
+        return Decision(None, f"the default {r.default} has no timing ({what}): nothing to beat")
+    noisy = [t for t in (best, default) if t.spread_pct > method.spread_limit_pct]
+    if noisy:
+        return Decision(None, "too noisy: " + ", ".join(f"{t.backend} spread {t.spread_pct:.1f}%" for t in noisy)
+                        + f" over the {method.spread_limit_pct:g}% limit after {r.attempts} measurement(s)")
+    if best.backend == r.default:
+        return Decision(None, f"the default {r.default} is the fastest")
+    gain, margin = gain_over(best, default, method)
+    if gain <= margin:
+        return Decision(None, f"{best.backend} is {gain:.1f}% faster than the default {r.default}, "
+                              f"within the {margin:.1f}% margin")
+    return Decision(best.backend, f"to confirm: {best.backend} {gain:.1f}% faster than {r.default} "
+                                  f"(margin {margin:.1f}%)")
+
+
+def confirm(w: Workload, r: ClassResult, runner: Runner, method: Method) -> Decision:
+    """The second, independent pass: the candidate winner and the default timed again, interleaved; the
+    rule reorders only when the winner again beats the default by more than the margin."""
+    first = first_verdict(r, method)
+    if first.winner is None:
+        return first
+    pair = interleaved(w, r.shape, [first.winner, r.default], runner, method.confirm_rounds, method.reps, {})
+    times = {t.backend: t for t in pair}
+    if len(times) < 2:
+        return Decision(None, f"second pass: {first.winner} or {r.default} failed while timed", pair)
+    win, dflt = times[first.winner], times[r.default]
+    gain1, _ = gain_over(r.time_of(first.winner), r.time_of(r.default), method)
+    gain, margin = gain_over(win, dflt, method)
+    said = (f"second pass {first.winner} {win.median_us:.1f} us vs {r.default} {dflt.median_us:.1f} us, "
+            f"{gain:.1f}% faster (margin {margin:.1f}%)")
+    if gain <= margin:
+        return Decision(None, f"not confirmed: first pass {gain1:.1f}% faster, {said}", pair)
+    return Decision(first.winner, f"confirmed: first pass {gain1:.1f}% faster, {said}", pair)
+
+
+def tune(workloads: Sequence[Workload], registry: attnsel.Registry, platform: attnsel.Platform, runner: Runner,
+         budget_s: float = 600.0, clock: Callable[[], float] = time.monotonic,
+         progress: Optional[Callable[[int, int, str], None]] = None, method: Method = Method(),
+         decide: bool = True) -> List[TuneResult]:
+    """Measures every class of every workload until the budget is spent (the rest are listed as skipped),
+    then decides each class (Method): a winner other than the default is timed again in a second pass
+    after all first passes, so the two passes are apart in time. decide=False: the first pass only."""
+    start = clock()
+    total = sum(len(w.classes) for w in workloads)
+    done = 0
+    out = []
+    for w in workloads:
+        t0 = clock()
+        results, skipped = [], []
+        for c in w.classes:
+            if clock() - start > budget_s:
+                skipped.append((c.name, f"not measured: the {budget_s:g} s budget was spent"))
+            else:
+                if progress:
+                    progress(done, total, f"{w.name} {c.name}")
+                results.append(measure(w, c, registry, platform, runner, method))
+            done += 1
+        if progress:
+            progress(done, total, w.name)
+        out.append(TuneResult(w, platform, results, skipped, clock() - t0))
+    for t in out if decide else ():
+        for r in t.results:
+            if first_verdict(r, method).winner is not None and clock() - start > budget_s:
+                r.decision = Decision(None, f"no second pass: the {budget_s:g} s budget was spent")
+            else:
+                r.decision = confirm(t.workload, r, runner, method)
+    return out
