@@ -48,3 +48,17 @@ def switch_spy(monkeypatch):
 
     monkeypatch.setattr(at, "_sdpa", spy)
     yield seen
+
+
+@pytest.fixture
+def cpu_math_registry(tmp_path) -> attnsel.Registry:
+    """torch_sdpa with an overlay that puts MATH first on the CPU (both domains), merged from a file."""
+    import json
+
+    rules = [{"domain": d, "vendor": "cpu", "order": ["MATH"]} for d in ("decoder", "encoder")]
+    overlay = tmp_path / "math.json"
+    overlay.write_text(json.dumps({"format": "attnsel-catalog", "version": 1, "name": "math", "backends": [],
+                                   "policies": rules}))
+    reg = attnsel.torch_sdpa_registry()
+    reg.merge(str(overlay))
+    return reg

@@ -265,14 +265,8 @@ def test_install_routes_every_sdpa_call_and_uninstall_restores_torchs(switch_spy
     assert not at.installed()
 
 
-def test_install_with_a_registry_routes_by_it(tmp_path, switch_spy, routed):
-    reg = attnsel.torch_sdpa_registry()
-    rules = [{"domain": d, "vendor": "cpu", "order": ["MATH"]} for d in ("decoder", "encoder")]
-    overlay = tmp_path / "math.json"
-    overlay.write_text(json.dumps({"format": "attnsel-catalog", "version": 1, "name": "math", "backends": [],
-                                   "policies": rules}))
-    reg.merge(str(overlay))
-    at.install(reg)
+def test_install_with_a_registry_routes_by_it(cpu_math_registry, switch_spy, routed):
+    at.install(cpu_math_registry)
     torch.nn.functional.scaled_dot_product_attention(*tensors(dtype=torch.float32))
     assert switch_spy[-1] == ["math"]
 

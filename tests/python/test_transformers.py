@@ -9,8 +9,6 @@ transformers = pytest.importorskip("transformers", reason="attnsel.transformers 
 at = pytest.importorskip("attnsel.torch")
 import attnsel.transformers as atf  # noqa: E402
 
-import attnsel  # noqa: E402
-
 @pytest.fixture
 def kernel_calls(switch_spy):
     """The backend switches that were on at each SDPA kernel call attnsel routed (conftest's switch_spy)."""
@@ -71,16 +69,8 @@ def test_generate_gives_the_same_tokens_as_sdpa(kernel_calls):
     assert len(kernel_calls) >= 2 * 6  # prefill and every decode step, in every layer
 
 
-def test_use_registry_decides_each_layers_backend(tmp_path, kernel_calls):
-    import json
-
-    reg = attnsel.torch_sdpa_registry()
-    rules = [{"domain": d, "vendor": "cpu", "order": ["MATH"]} for d in ("decoder", "encoder")]
-    overlay = tmp_path / "math.json"
-    overlay.write_text(json.dumps({"format": "attnsel-catalog", "version": 1, "name": "math", "backends": [],
-                                   "policies": rules}))
-    reg.merge(str(overlay))
-    atf.use_registry(reg)
+def test_use_registry_decides_each_layers_backend(cpu_math_registry, kernel_calls):
+    atf.use_registry(cpu_math_registry)
     reference, routed = llama()
     ids = torch.randint(0, 128, (1, 8), generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
