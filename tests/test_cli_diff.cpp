@@ -319,11 +319,20 @@ TEST_CASE("a line break in a path is escaped in messages (issue 22)", "[cli][cat
 // uninstrumented legs (dev) run it, and the ASan leg runs the same diff code on smaller spaces above.
 #ifndef ATTNSEL_TEST_UNDER_ASAN
 TEST_CASE("attnsel diff --on layers two tuned overlays and shows what changed on the measured machine", "[cli][diff]") {
-  // One class of the committed H200 overlay (llama3-8b prefill 128), as measured and with its two
-  // fastest backends swapped: the diff's space gains the measured machine, where the class changed.
-  std::ifstream in(std::string(ATTNSEL_SOURCE_DIR) + "/catalog/measured/h200-torch2.11-cudnn9.19.json");
-  auto doc = nlohmann::json::parse(in);
-  doc["policies"] = nlohmann::json::array({doc["policies"][0]});
+  // One class as attnsel.tune writes it (llama3-8b prefill 128 on the H200 with cuDNN preferred, flash
+  // confirmed ahead of cuDNN), and the same class with the two backends swapped: the diff's space gains
+  // the measured machine, switches included, where the class changed.
+  auto doc = nlohmann::json::parse(R"({"format": "attnsel-catalog", "version": 2, "name": "measured", "backends": [],
+    "policies": [{"domain": "decoder", "vendor": "cuda", "min_capability": "9.0", "max_capability": "9.0",
+      "dtypes": ["bfloat16"], "head_sizes": [128], "min_num_heads": 32, "max_num_heads": 32, "features": ["gqa"],
+      "without_features": ["dropout", "attn_mask", "attn_mask_3d", "attn_mask_grad", "requires_grad",
+                           "deterministic", "nested"],
+      "seq_len_q": {"min": 2, "max": 256}, "gqa_group": {"min": 4, "max": 4},
+      "order": ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION", "MATH"],
+      "measured": {"device": "NVIDIA H200", "components": ["torch=2.11.0", "cudnn=9.19.0"],
+                   "present": ["cudnn_preferred"],
+                   "times": [{"backend": "FLASH_ATTENTION", "median_us": 90.0, "spread_pct": 2.0},
+                             {"backend": "CUDNN_ATTENTION", "median_us": 120.0, "spread_pct": 2.5}]}}]})");
   const std::string stem = "/tmp/attnsel_cli_diff_" + std::to_string(::getpid());
   std::ofstream(stem + "_a.json") << doc.dump();
   auto& order = doc["policies"][0]["order"];

@@ -15,6 +15,7 @@
 #            measured-deprioritized.json; each overlay holds for the mode it was measured in).
 #   verify:  each overlay re-timed in a process of its own, in its mode, on the tuned classes and on the
 #            held-out preset (other models' layers).
+#   MODES:   the cuDNN modes of tune, verify and e2e (default "preferred deprioritized").
 #   e2e:     bench/e2e_model.py in both modes with that mode's overlay (from this round's tune, else
 #            catalog/measured/), the routing's per-call cost, and the compiled 4k prefill (cuDNN preferred).
 #   AGREE_SECONDS: --quick's bound on each agreement sweep (default 110 s cuDNN preferred, 90 s deprioritized);
@@ -56,7 +57,7 @@ if ((!QUICK)) && wants ctest; then
 fi
 
 export PYTHONPATH=build/dev/python
-MODES=(preferred deprioritized)
+read -r -a MODES <<<"${MODES:-preferred deprioritized}"  # MODES=preferred: one cuDNN mode only
 mode_env() { [[ "$1" == deprioritized ]] && echo 1 || echo 0; }
 if wants tune; then
 for m in "${MODES[@]}"; do
