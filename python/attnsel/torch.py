@@ -333,20 +333,43 @@ _TORCH_SDPA = F.scaled_dot_product_attention  # torch's own, whatever install() 
 _sdpa = _TORCH_SDPA  # what the routing calls to run the kernel
 
 
+def _forcing(only: tuple):
+    """The runner that calls SDPA with the switches set to `only` and restores them, unrolled for torch's
+    five switches (the hot path of every routed call: a loop over them costs about a microsecond more)."""
+    if len(_SWITCHES) != 5:  # an older torch: the same, looped
+        def run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+            before = [get() for get in _GET_SWITCHES]
+            try:
+                for put, on in zip(_SET_SWITCHES, only):
+                    put(on)
+                return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+            finally:
+                for put, on in zip(_SET_SWITCHES, before):
+                    put(on)
+        return run
+    g1, g2, g3, g4, g5 = _GET_SWITCHES
+    s1, s2, s3, s4, s5 = _SET_SWITCHES
+    o1, o2, o3, o4, o5 = only
+
+    def run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+        b1, b2, b3, b4, b5 = g1(), g2(), g3(), g4(), g5()
+        try:
+            s1(o1), s2(o2), s3(o3), s4(o4), s5(o5)
+            return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+        finally:
+            s1(b1), s2(b2), s3(b3), s4(b4), s5(b5)
+    return run
+
+
+_RUNNERS = {b: _forcing(only) for b, only in _ONLY.items()}
+
+
 def _run_only(backend: str, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     # Exactly `backend` (PyTorch raises rather than run another), the switches restored afterwards.
-    only = _ONLY.get(backend)
-    if only is None:
+    run = _RUNNERS.get(backend)
+    if run is None:
         to_sdp_backend(backend)  # the ValueError naming the backends
-    before = [get() for get in _GET_SWITCHES]
-    try:
-        for put, on in zip(_SET_SWITCHES, only):
-            put(on)
-        return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
-                     enable_gqa=enable_gqa)
-    finally:
-        for put, on in zip(_SET_SWITCHES, before):
-            put(on)
+    return run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
 def scaled_dot_product_attention(
