@@ -175,8 +175,11 @@ def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: at
         watched = [t for t in timings if t.backend in (timings[0].backend, default_choice)] if timings else []
         if all(t.spread_pct <= method.spread_limit_pct for t in watched):
             break
-    return ClassResult(c, torch_choice, timings, excluded, unsupported, default_choice or torch_choice,
-                       [cand.name for cand in candidates_seen], attempts)
+    # The catalog's order for the call: the candidates its policy tries (an entry whose condition does not
+    # hold on the platform, cuDNN without cudnn_preferred, is skipped and not part of it).
+    order = [cand.name for cand in candidates_seen if cand.verdict != "skipped"]
+    return ClassResult(c, torch_choice, timings, excluded, unsupported, default_choice or torch_choice, order,
+                       attempts)
 
 
 def gain_over(winner: Timing, default: Timing, method: Method) -> Tuple[float, float]:
