@@ -21,6 +21,7 @@ import functools
 import operator
 import os
 import re
+import threading
 import warnings
 from typing import Any, Dict, Iterator, Optional, Union
 
@@ -333,31 +334,50 @@ _TORCH_SDPA = F.scaled_dot_product_attention  # torch's own, whatever install() 
 _sdpa = _TORCH_SDPA  # what the routing calls to run the kernel
 
 
+class _SwitchedOff(Exception):
+    """The chosen backend's switch was off when the call came (the caller's sdpa_kernel or
+    torch.backends.cuda.enable_*_sdp): the caller's restriction wins."""
+
+
+# One routed call at a time sets and restores the switches: two threads interleaving would restore each
+# other's forced state and leave the process with one backend on.
+_switch_lock = threading.Lock()
+
+
 def _forcing(only: tuple):
     """The runner that calls SDPA with the switches set to `only` and restores them, unrolled for torch's
-    five switches (the hot path of every routed call: a loop over them costs about a microsecond more)."""
+    five switches (the hot path of every routed call: a loop over them costs about a microsecond more).
+    Raises _SwitchedOff, touching nothing, when the caller has the chosen backend's switch off."""
+    chosen = only.index(True)
     if len(_SWITCHES) != 5:  # an older torch: the same, looped
         def run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
-            before = [get() for get in _GET_SWITCHES]
-            try:
-                for put, on in zip(_SET_SWITCHES, only):
-                    put(on)
-                return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
-            finally:
-                for put, on in zip(_SET_SWITCHES, before):
-                    put(on)
+            with _switch_lock:
+                before = [get() for get in _GET_SWITCHES]
+                if not before[chosen]:
+                    raise _SwitchedOff
+                try:
+                    for put, on in zip(_SET_SWITCHES, only):
+                        put(on)
+                    return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                 enable_gqa=enable_gqa)
+                finally:
+                    for put, on in zip(_SET_SWITCHES, before):
+                        put(on)
         return run
     g1, g2, g3, g4, g5 = _GET_SWITCHES
     s1, s2, s3, s4, s5 = _SET_SWITCHES
     o1, o2, o3, o4, o5 = only
 
     def run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
-        b1, b2, b3, b4, b5 = g1(), g2(), g3(), g4(), g5()
-        try:
-            s1(o1), s2(o2), s3(o3), s4(o4), s5(o5)
-            return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
-        finally:
-            s1(b1), s2(b2), s3(b3), s4(b4), s5(b5)
+        with _switch_lock:
+            before = b1, b2, b3, b4, b5 = g1(), g2(), g3(), g4(), g5()
+            if not before[chosen]:
+                raise _SwitchedOff
+            try:
+                s1(o1), s2(o2), s3(o3), s4(o4), s5(o5)
+                return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa)
+            finally:
+                s1(b1), s2(b2), s3(b3), s4(b4), s5(b5)
     return run
 
 
@@ -365,11 +385,16 @@ _RUNNERS = {b: _forcing(only) for b, only in _ONLY.items()}
 
 
 def _run_only(backend: str, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
-    # Exactly `backend` (PyTorch raises rather than run another), the switches restored afterwards.
+    # Exactly `backend` (PyTorch raises rather than run another), the switches restored afterwards. The
+    # caller's own restriction wins: a backend it switched off is not switched back on (RuntimeError).
     run = _RUNNERS.get(backend)
     if run is None:
         to_sdp_backend(backend)  # the ValueError naming the backends
-    return run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    try:
+        return run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    except _SwitchedOff:
+        raise RuntimeError(f"attnsel.torch: {backend} is switched off here (sdpa_kernel or "
+                           f"torch.backends.cuda.enable_*_sdp); it is not switched back on") from None
 
 
 def scaled_dot_product_attention(
@@ -412,7 +437,15 @@ def _routed_eager(query, key, value, attn_mask, dropout_p, is_causal, scale, ena
         _fallback(str(e).splitlines()[0])
         return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
                      enable_gqa=enable_gqa)
-    return _run_only(selection.backend, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    run = _RUNNERS[selection.backend]
+    try:
+        return run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    except _SwitchedOff:
+        _fallback(f"{selection.backend} is switched off by the caller (sdpa_kernel or enable_*_sdp)")
+    except RuntimeError as e:  # the kernel refused a call the catalog let through (a shape it does not state)
+        _fallback(f"{selection.backend} refused the call: {str(e).splitlines()[0][:120]}")
+    return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                 enable_gqa=enable_gqa)
 
 
 # Under torch.compile the choice runs inside this operator, opaque to the tracer: no graph break, and the
@@ -430,18 +463,18 @@ def _sdpa_op(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_m
 
 @_sdpa_op.register_fake
 def _sdpa_op_fake(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
-    shape = (*query.shape[:-1], value.shape[-1])
-    if query.dim() == 4:
-        b, h, n, d = shape
-        return query.new_empty((b, n, h, d)).transpose(1, 2)
-    return query.new_empty(shape)
+    b, h, n, _ = query.shape  # _routed sends only dense 4-D calls of one batch here
+    return query.new_empty((b, n, h, value.shape[-1])).transpose(1, 2)
 
 
 def _routed(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    # install()'s F.scaled_dot_product_attention. Compiled training (a tensor that needs grad) keeps torch's
-    # own traced call: the operator above has no backward.
+    # install()'s F.scaled_dot_product_attention. Compiled, the operator takes dense 4-D calls of one batch;
+    # training (a tensor or mask that needs grad) and any other call keep torch's own traced call (the
+    # operator has no backward).
     if torch.compiler.is_compiling():
-        if torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad):
+        grad = torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad or (
+            attn_mask is not None and attn_mask.requires_grad))
+        if grad or query.dim() != 4 or key.dim() != 4 or query.shape[0] != key.shape[0]:
             return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
                          scale=scale, enable_gqa=enable_gqa)
         return _sdpa_op(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
@@ -454,14 +487,17 @@ def install(registry: Optional[Registry] = None) -> None:
     Each call runs exactly the backend select_sdpa answers from `registry` (default: the installed torch's
     catalog, registry(); a measured overlay merged into a Registry routes by it). Eager calls write torch's
     switches directly; under torch.compile the choice runs at run time inside the operator attnsel::sdpa,
-    so fullgraph=True traces without a break (compiled calls that need grad keep torch's own choice). A call
-    attnsel cannot describe (float64, say) or where no backend fits runs torch's own choice, once warned
-    and counted in fallbacks(). Calling it again replaces the registry; uninstall() restores torch's function.
+    so fullgraph=True traces without a break (compiled calls that need grad, and calls other than dense 4-D
+    ones of one batch, keep torch's own choice). A call attnsel cannot describe (float64, say), where no
+    backend fits, where the chosen kernel refuses the call, or whose chosen backend the caller switched off
+    (sdpa_kernel, enable_*_sdp) runs torch's own choice, warned once per reason and counted in fallbacks()
+    (reset by install()). Routed calls set and restore the switches one at a time (a lock). Calling it again replaces the registry; uninstall() restores torch's function.
     """
     global _route_registry
     if registry is not None and not isinstance(registry, Registry):
         raise TypeError(f"registry: expected attnsel.Registry, got {type(registry).__name__}")
     _route_registry = registry
+    _fallbacks.clear()
     F.scaled_dot_product_attention = _routed
 
 

@@ -45,7 +45,12 @@ def attention_forward(
 
     A paged cache (continuous batching) or a position bias (T5's relative attention) is handled by
     transformers' own sdpa function, whose SDPA call is routed only while attnsel.torch.install() is on.
+    Attention sinks (`s_aux`, gpt-oss) are refused with a ValueError, as transformers refuses "sdpa" there.
     """
+    if kwargs.get("s_aux") is not None:
+        # gpt-oss's attention sinks: no SDPA backend adds them, and transformers refuses "sdpa" for such models.
+        raise ValueError("attn_implementation='attnsel' runs SDPA, which has no attention sinks (s_aux); this model "
+                         "needs 'eager' or a kernel with sinks")
     if kwargs.get("cache") is not None or kwargs.get("position_bias") is not None:
         return sdpa_attention.sdpa_attention_forward(module, query, key, value, attention_mask, dropout, scaling,
                                                      is_causal, **kwargs)

@@ -333,3 +333,60 @@ def test_cuda_choices_agree_with_torch_fused_sdp_choice():
         assert at.to_sdp_backend(chosen).value == torch._fused_sdp_choice(q, k, v, None, 0.0, False), shape
         with at.use_backend(chosen):
             torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+def test_a_call_the_chosen_kernel_refuses_runs_torchs_choice(routed):
+    # Shapes the catalog does not state: a broadcast batch and 5-D inputs. Torch runs them itself (math);
+    # the kernel attnsel picks refuses, so the routed call runs torch's choice, warned and counted.
+    F = torch.nn.functional
+    q = torch.randn(1, 4, 8, 16)
+    k = torch.randn(2, 4, 8, 16)
+    five = torch.randn(2, 3, 4, 8, 16)
+    with pytest.warns(RuntimeWarning, match="refused the call"):
+        out = F.scaled_dot_product_attention(q, k, k)
+    assert torch.equal(out, at._TORCH_SDPA(q, k, k))
+    assert torch.equal(F.scaled_dot_product_attention(five, five, five), at._TORCH_SDPA(five, five, five))
+    assert sum(n for why, n in at.fallbacks().items() if "refused the call" in why) == 2
+
+
+def test_the_callers_own_switches_win(switch_spy, routed):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q, k, v = tensors(dtype=torch.float32)
+    with sdpa_kernel([SDPBackend.MATH]):  # attnsel would pick flash on the CPU
+        with pytest.warns(RuntimeWarning, match="FLASH_ATTENTION is switched off by the caller"):
+            torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    assert switch_spy == [["math"]]
+    with sdpa_kernel([SDPBackend.MATH]):
+        with pytest.raises(RuntimeError, match="FLASH_ATTENTION is switched off here"):
+            at.scaled_dot_product_attention(q, k, v)
+
+
+def test_concurrent_routed_calls_leave_the_switches_as_they_were(routed):
+    import threading
+
+    before = {n: get() for n, get in SWITCH_GETTERS.items()}
+    q, k, v = tensors(dtype=torch.float32)
+
+    def work(dropout):
+        for _ in range(200):
+            torch.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=dropout)  # flash / math
+
+    threads = [threading.Thread(target=work, args=(p,)) for p in (0.0, 0.5, 0.0, 0.5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {n: get() for n, get in SWITCH_GETTERS.items()} == before
+
+
+def test_compiled_training_with_a_mask_that_needs_grad_keeps_torchs_call(routed):
+    def layer(q, k, v, bias):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+
+    q, k, v = tensors(dtype=torch.float32)
+    bias = torch.zeros(64, 64, requires_grad=True)
+    torch._dynamo.reset()
+    compiled = torch.compile(layer, fullgraph=True, backend="aot_eager")
+    compiled(q, k, v, bias).sum().backward()
+    assert bias.grad is not None and bias.grad.shape == bias.shape

@@ -103,3 +103,10 @@ def test_a_vision_model_matches_sdpa(kernel_calls):
         want, got = reference(pixel_values=pixels).last_hidden_state, routed(pixel_values=pixels).last_hidden_state
     assert torch.allclose(got, want, atol=1e-5)
     assert len(kernel_calls) == 2
+
+
+def test_attention_sinks_are_refused_as_transformers_refuses_sdpa():
+    q = torch.randn(1, 4, 3, 8)
+    module = torch.nn.Module()
+    with pytest.raises(ValueError, match="no attention sinks"):
+        atf.attention_forward(module, q, q, q, None, s_aux=torch.zeros(4))

@@ -86,16 +86,25 @@ def _percent(text: str) -> float:
     return v
 
 
+def catalog_for(platform: attnsel.Platform) -> attnsel.Registry:
+    """The built-in SDPA catalog of the torch a platform states (attnsel.detect.sdpa_catalog): the
+    catalog whose default a measurement is checked against and whose overlay is written (torch_sdpa
+    when the platform states no torch)."""
+    from attnsel.detect import sdpa_catalog
+
+    return attnsel.builtin_catalog(sdpa_catalog(platform.components.get("torch") or "2.11.0"))
+
+
 def verify(workloads: Sequence[Workload], overlay_path: str, platform: attnsel.Platform, runner: Runner,
            a: argparse.Namespace, method: Method, command: str, data_error: Callable[[str], None]) -> int:
     """--verify: one interleaved pass over every class with the overlay layered on torch_sdpa, reported
     as tuned against torch's default (the check of an overlay in a process of its own)."""
-    merged = attnsel.torch_sdpa_registry()
+    merged = catalog_for(platform)
     try:
         merged.merge(overlay_path)
     except (OSError, ValueError, attnsel.CatalogError) as e:
         data_error(f"--verify: {overlay_path}: {e}")
-    base = attnsel.torch_sdpa_registry()
+    base = catalog_for(platform)
     results = tune(workloads, base, platform, runner, a.budget, progress=_progress, method=method, decide=False)
     rows = regret_rows(results, tuned_choice(merged, platform))
     text = report(results, rows, command)
@@ -180,7 +189,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         runner = TorchRunner(a.device)
         if a.verify:
             return verify(workloads, a.verify, platform, runner, a, method, command, data_error)
-        results = tune(workloads, attnsel.torch_sdpa_registry(), platform, runner, a.budget, progress=_progress,
+        results = tune(workloads, catalog_for(platform), platform, runner, a.budget, progress=_progress,
                        method=method)
         driver = attnsel.detect_platform().platform.components.get("cuda_driver")
         import torch
@@ -195,7 +204,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             data_error(f"the measurements cannot be kept: {e}")
     # Everything is built and checked before the first file is replaced: the overlay must load on
     # torch_sdpa (merged from its temporary file), so a refused run leaves --out as it was.
-    merged = attnsel.torch_sdpa_registry()
+    merged = catalog_for(platform)
     try:
         doc = overlay(results, command=command)
         text = _json_text(doc)

@@ -196,6 +196,11 @@ def first_verdict(r: ClassResult, method: Method) -> Decision:
         return Decision(None, "no backend passed the check")
     if default is None:
         what = r.excluded.get(r.default, "not among the timed backends")
+        if what.startswith(("wrong output", "did not run")):
+            # The default cannot be the answer here: the fastest backend that passed moves first, with its
+            # own first-pass time as the evidence (there is no default time to beat).
+            return Decision(best.backend, f"the default {r.default} is excluded ({what[:80]}); {best.backend} "
+                                          "is the fastest backend that passed", [best])
         return Decision(None, f"the default {r.default} has no timing ({what}): nothing to beat")
     noisy = [t for t in (best, default) if t.spread_pct > method.spread_limit_pct]
     if noisy:
@@ -215,7 +220,7 @@ def confirm(w: Workload, r: ClassResult, runner: Runner, method: Method) -> Deci
     """The second, independent pass: the candidate winner and the default timed again, interleaved; the
     rule reorders only when the winner again beats the default by more than the margin."""
     first = first_verdict(r, method)
-    if first.winner is None:
+    if first.winner is None or r.time_of(r.default) is None:
         return first
     pair = interleaved(w, r.shape, [first.winner, r.default], runner, method.confirm_rounds, method.reps, {})
     times = {t.backend: t for t in pair}
