@@ -68,7 +68,7 @@ class TorchRunner(Runner):  # pragma: no cover - needs a CUDA device
                 qs, ks, vs = q[:, :g].float(), k[:, :1].float(), v[:, :1].float()
                 ref = self._call(w, c, "MATH", qs, ks, vs)
         except RuntimeError as e:  # torch.OutOfMemoryError is one: the float32 reference of a large class
-            del out
+            out = None  # the backend's output too, before the cache is emptied
             torch.cuda.empty_cache()
             return f"no reference to check against: {str(e).splitlines()[0][:160]}"
         got = out[:, :g].float()
