@@ -16,8 +16,9 @@
 #   verify:  each overlay re-timed in a process of its own, in its mode, on the tuned classes and on the
 #            held-out preset (other models' layers).
 #   MODES:   the cuDNN modes of tune, verify and e2e (default "preferred deprioritized").
-#   e2e:     bench/e2e_model.py in both modes with that mode's overlay (from this round's tune, else
-#            catalog/measured/), the routing's per-call cost, and the compiled 4k prefill (cuDNN preferred).
+#   e2e:     bench/e2e_model.py in both modes with that mode's overlay (from tune in the same call, else
+#            the committed catalog/measured/*-MODE.json: each call starts with an empty work folder), the
+#            routing's per-call cost (cuDNN preferred), and with E2E_COMPILE=1 the compiled 4k prefill.
 #   AGREE_SECONDS: --quick's bound on each agreement sweep (default 110 s cuDNN preferred, 90 s deprioritized);
 #   PYTHON_SECONDS: --quick's bound on the Python timings (default 20 s).
 set -uo pipefail
