@@ -26,6 +26,7 @@ import atheris
 with atheris.instrument_imports(include=["attnsel"]):
     import attnsel
     from attnsel import tune
+    from attnsel.tune.cli import _json_text  # what main writes the overlay and the JSON report with
 
 
 class InvariantViolated(AssertionError):
@@ -51,12 +52,12 @@ def test_one_input(data: bytes) -> None:
         violated("to_json is stable", data)
     platform = results[0].platform
     try:
-        text = tune._json_text(tune.overlay(results, command="fuzz"))
+        text = _json_text(tune.overlay(results, command="fuzz"))
         merged = attnsel.torch_sdpa_registry()
         merged.merge(attnsel.parse_catalog(text, "overlay.json"))
         rows = tune.regret_rows(results, tune.tuned_choice(merged, platform))
         tune.report(results, rows, "fuzz")
-        tune._json_text({**doc, "rows": rows})
+        _json_text({**doc, "rows": rows})
     except ValueError:
         pass  # main: one line, exit 1 (attnsel.CatalogError is a ValueError)
 

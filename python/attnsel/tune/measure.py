@@ -202,7 +202,7 @@ def first_verdict(r: ClassResult, method: Method) -> Decision:
             return Decision(best.backend, f"the default {r.default} is excluded ({what[:80]}); {best.backend} "
                                           "is the fastest backend that passed", [best])
         return Decision(None, f"the default {r.default} has no timing ({what}): nothing to beat")
-    noisy = [t for t in (best, default) if t.spread_pct > method.spread_limit_pct]
+    noisy = [t for t in {best.backend: best, default.backend: default}.values() if t.spread_pct > method.spread_limit_pct]
     if noisy:
         return Decision(None, "too noisy: " + ", ".join(f"{t.backend} spread {t.spread_pct:.1f}%" for t in noisy)
                         + f" over the {method.spread_limit_pct:g}% limit after {r.attempts} measurement(s)")
