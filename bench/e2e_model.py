@@ -6,6 +6,8 @@ random weights; 8 layers by default), run by transformers with
 - attnsel: attn_implementation="attnsel" (attnsel.transformers; the catalog, with --overlay merged),
 - best: the same routing, each call run with the backend that timed fastest for its exact shape (timed once
   per shape on first sight, during the warm-up): the ceiling of any per-shape choice among SDPA's backends,
+- best+ (with --families flex,eager): the same among SDPA's backends and those families' kernels
+  (attnsel.kernels), which "attnsel" also runs where its overlay names them,
 
 on prefill 1k / 4k / 8k (batch 1, a forward that keeps the last token's logits) and generate at batch 8
 (1k prompt + 64 tokens) and 32 (2k + 16). Every repetition runs the modes back to back in a rotating
@@ -29,8 +31,6 @@ import warnings
 
 import torch
 
-import attnsel
-import attnsel.detect
 import attnsel.torch as at
 import attnsel.transformers as atf
 
@@ -44,32 +44,37 @@ def spread(samples):
 
 
 class BestPerShape:
-    """Replaces attnsel.torch._run_only while on: each call shape is timed once with every backend that
-    runs it, and afterwards runs the fastest."""
+    """Replaces attnsel.torch._routed_eager (what the "attnsel" layers call, eager or inside the compiled
+    operator) while on: each call shape is timed once with every kernel that runs it (SDPA's backends, plus
+    the --families kernels in the "best+" mode), and afterwards runs the fastest."""
 
-    def __init__(self):
-        self.on = False
-        self.real = at._run_only
+    def __init__(self, extra):
+        self.on, self.extra = None, extra  # on: None (attnsel's own routing), or the mode's kernel set
+        self.real = at._routed_eager
         self.choice = {}
 
-    def __call__(self, backend, q, k, v, mask, dropout, causal, scale, gqa):
-        if not self.on:
-            return self.real(backend, q, k, v, mask, dropout, causal, scale, gqa)
-        key = (tuple(q.shape), tuple(k.shape), tuple(v.shape), q.dtype, None if mask is None else tuple(mask.shape),
-               bool(causal), bool(gqa))
+    def kernels(self):
+        sdpa = {b: at._RUNNERS[b] for b in BACKENDS}
+        return {**sdpa, **self.extra} if self.on == "best+" else sdpa
+
+    def __call__(self, q, k, v, mask, dropout, causal, scale, gqa):
+        if self.on is None:
+            return self.real(q, k, v, mask, dropout, causal, scale, gqa)
+        key = (self.on, tuple(q.shape), tuple(k.shape), tuple(v.shape), q.dtype,
+               None if mask is None else tuple(mask.shape), bool(causal), bool(gqa))
+        kernels = self.kernels()
         best = self.choice.get(key)
         if best is None:
             times = {}
-            for b in BACKENDS:
+            for b, run in kernels.items():
                 try:
                     for _ in range(2):
-                        self.real(b, q, k, v, mask, dropout, causal, scale, gqa)
-                    times[b] = timed(lambda: [self.real(b, q, k, v, mask, dropout, causal, scale, gqa)
-                                              for _ in range(5)])
-                except RuntimeError:
+                        run(q, k, v, mask, dropout, causal, scale, gqa)
+                    times[b] = timed(lambda: [run(q, k, v, mask, dropout, causal, scale, gqa) for _ in range(5)])
+                except Exception:  # a kernel that does not take the call (RuntimeError, ValueError)
                     sync()
             best = self.choice[key] = min(times, key=times.get)
-        return self.real(best, q, k, v, mask, dropout, causal, scale, gqa)
+        return kernels[best](q, k, v, mask, dropout, causal, scale, gqa)
 
 
 DEVICE = "cuda"
@@ -103,7 +108,7 @@ def set_mode(model, best: BestPerShape, mode: str) -> None:
         model.set_attn_implementation(impl)
     else:
         model.config._attn_implementation = impl
-    best.on = mode == "best"
+    best.on = mode if mode.startswith("best") else None
 
 
 def timed(fn) -> float:
@@ -196,6 +201,9 @@ def main() -> int:
     ap.add_argument("--overhead", action="store_true", help="also the routing's cost per call")
     ap.add_argument("--quick", action="store_true", help="fewer generate repetitions")
     ap.add_argument("--tiny", action="store_true", help="a tiny model on the CPU: a smoke test of this script")
+    ap.add_argument("--families", default="", help="kernel families beside SDPA's, comma-separated (flex, eager): "
+                    "attnsel may route to them (an overlay that names them), and a \"best+\" mode adds them to "
+                    "the per-shape best")
     a = ap.parse_args()
     # The best-per-shape timing tries every backend: torch warns for each one a call does not fit.
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -205,18 +213,30 @@ def main() -> int:
     mode = "deprioritized" if os.environ.get("TORCH_CUDNN_SDPA_DEPRIORITIZED") == "1" else "preferred"
     doc = {"device": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu", "torch": torch.__version__, "cudnn": at.cudnn_version(),
            "cudnn_mode": mode, "layers": a.layers, "overlay": a.overlay, "rows": [], "compiled": [], "overhead": []}
+    import attnsel.kernels as ak
+
+    factories = {"flex": ak.flex_attention, "eager": ak.eager_attention}
+    families = [f for f in a.families.split(",") if f]
+    unknown = [f for f in families if f not in factories]
+    if unknown:
+        ap.error(f"--families: {', '.join(unknown)}: not one of {', '.join(factories)}")
+    extra = {ak.FAMILIES[f]: factories[f]() for f in families}
+    doc["families"] = families
+    reg = at.registry()
+    if extra:
+        reg = ak.registry(reg)
     if a.overlay:
-        reg = attnsel.builtin_catalog(attnsel.detect.sdpa_catalog(torch.__version__))
         reg.merge(a.overlay)
-        atf.use_registry(reg)
+    atf.use_registry(reg, extra)
     print(f"{doc['device']}, torch {doc['torch']}, cuDNN {doc['cudnn']} ({mode}); {a.layers} layers; "
           f"overlay {a.overlay or 'none'}", flush=True)
     if a.overhead:
         overhead(doc["overhead"])
     model = build(a.layers, a.tiny)
-    best = BestPerShape()
-    at._run_only = best
-    run(model, best, ["torch", "attnsel", "best"], workloads(model, a.quick, a.tiny), doc["rows"])
+    best = BestPerShape(extra)
+    at._routed_eager = best
+    modes = ["torch", "attnsel", "best"] + (["best+"] if extra else [])
+    run(model, best, modes, workloads(model, a.quick, a.tiny), doc["rows"])
     if a.compile:
         x = torch.randint(1, 128000, (1, 4096 // (64 if a.tiny else 1)), device=DEVICE)
         compiled = {}
@@ -242,7 +262,8 @@ def main() -> int:
         print(f"prefill 4k compiled: torch {row['torch']['median_ms']:.2f} ms ±{row['torch']['spread_pct']}%, "
               f"attnsel {row['attnsel']['median_ms']:.2f} ms ±{row['attnsel']['spread_pct']}% "
               f"({row['attnsel']['median_ms'] / row['torch']['median_ms']:.3f})", flush=True)
-    doc["best_choices"] = sorted({v for v in best.choice.values()})
+    doc["best_choices"] = {m: sorted({v for k, v in best.choice.items() if k[0] == m}) for m in ("best", "best+")}
+    print(f"best per shape chose: {doc['best_choices']}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(doc, f, indent=1)

@@ -16,6 +16,8 @@
 #   verify:  each overlay re-timed in a process of its own, in its mode, on the tuned classes and on the
 #            held-out preset (other models' layers).
 #   MODES:   the cuDNN modes of tune, verify and e2e (default "preferred deprioritized").
+#   FAMILIES: kernel families timed and routed beside SDPA's backends by tune, verify and e2e (default
+#            "flex,eager": FlexAttention and transformers' eager attention; FAMILIES= for SDPA's alone).
 #   e2e:     bench/e2e_model.py in both modes with that mode's overlay (from tune in the same call, else
 #            the committed catalog/measured/*-MODE.json: each call starts with an empty work folder), the
 #            routing's per-call cost (cuDNN preferred), and with E2E_COMPILE=1 the compiled 4k prefill.
@@ -59,12 +61,15 @@ fi
 
 export PYTHONPATH=build/dev/python
 read -r -a MODES <<<"${MODES:-preferred deprioritized}"  # MODES=preferred: one cuDNN mode only
+FAMILIES="${FAMILIES-flex,eager}"
+FAM=()
+[[ -n "$FAMILIES" ]] && FAM=(--families "$FAMILIES")
 mode_env() { [[ "$1" == deprioritized ]] && echo 1 || echo 0; }
 if wants tune; then
 for m in "${MODES[@]}"; do
   step "attnsel.tune: LLM decoder and ViT presets, cuDNN $m"
-  TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 200 "$PY" -m attnsel.tune --preset llm+vit \
-    --budget "${TUNE_BUDGET:-150}" --out "$OUT/measured-$m.json" --report "$OUT/tuning-$m.md" \
+  TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded "$(( ${TUNE_BUDGET:-150} + 150 ))" "$PY" -m attnsel.tune \
+    --preset llm+vit "${FAM[@]}" --budget "${TUNE_BUDGET:-150}" --out "$OUT/measured-$m.json" --report "$OUT/tuning-$m.md" \
     --json "$OUT/tuning-$m.json" >"$OUT/tune-$m.log" 2>&1
   echo "tune rc=$?"
   sed -n '/^Geometric-mean/,$p' "$OUT/tuning-$m.md" 2>/dev/null | head -60 || tail -20 "$OUT/tune-$m.log"
@@ -77,7 +82,7 @@ for m in "${MODES[@]}"; do
   [[ -n "$ov" ]] || { echo "verify: no overlay for cuDNN $m"; continue; }
   for p in llm+vit heldout; do
     step "verify $ov on $p, cuDNN $m (a process of its own)"
-    TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 150 "$PY" -m attnsel.tune --preset "$p" --verify "$ov" \
+    TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 150 "$PY" -m attnsel.tune --preset "$p" --verify "$ov" "${FAM[@]}" \
       --budget 120 --report "$OUT/verify-$m-$p.md" --json "$OUT/verify-$m-$p.json" >"$OUT/verify-$m-$p.log" 2>&1
     echo "verify rc=$?"
     grep -E "^Geometric-mean|^Tuned time" "$OUT/verify-$m-$p.md" 2>/dev/null || tail -5 "$OUT/verify-$m-$p.log"
@@ -91,7 +96,7 @@ for m in "${MODES[@]}"; do
   [[ "$m" == preferred ]] && extra=(--overhead ${E2E_COMPILE:+--compile})
   step "end to end: Llama-3-8B-shaped model, 8 layers, cuDNN $m, overlay ${ov:-none}"
   TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 280 "$PY" bench/e2e_model.py ${ov:+--overlay "$ov"} \
-    --json "$OUT/e2e-$m.json" "${extra[@]}" 2>&1 | grep -v "^W[0-9]" | tee "$OUT/e2e-$m.txt"
+    --families "$FAMILIES" --json "$OUT/e2e-$m.json" "${extra[@]}" 2>&1 | grep -v "^W[0-9]" | tee "$OUT/e2e-$m.txt"
 done
 fi
 if wants agree; then

@@ -2,10 +2,14 @@
 """Every layer of a model: its config.json's layers grouped by how they attend, each group planned."""
 
 import dataclasses
-from typing import Mapping, Optional, Tuple, Union
+import os
+from typing import TYPE_CHECKING, Mapping, Optional, Tuple, Union
 
 from ._attnsel import ModelConfig, OverrideSet, Platform, Query, Registry, Selection, SelectionError
 from ._attnsel import _plan_model
+
+if TYPE_CHECKING:  # the annotation of plan_model's override
+    from .engines.vllm import VllmOverrides
 
 Answer = Union[Selection, SelectionError]
 

@@ -199,6 +199,9 @@ def registry() -> Registry:
     return builtin_catalog(sdpa_catalog(torch.__version__))
 
 
+_torch_registry = registry  # for install(), whose parameter is named registry
+
+
 @functools.lru_cache(maxsize=64)
 def _platform_of(device_type: str, index: Optional[int]) -> Platform:
     return platform(torch.device(device_type, index) if index is not None else torch.device(device_type))
@@ -417,6 +420,7 @@ def scaled_dot_product_attention(
 # ---- install(): every F.scaled_dot_product_attention call, eager and compiled ---------------------------
 
 _route_registry: Optional[Registry] = None  # install(registry=...): the catalog routed calls select from
+_route_kernels: Dict[str, Any] = {}  # install(kernels=...): kernels of backends beyond SDPA's, by name
 _fallbacks: Dict[str, int] = {}  # why a routed call ran torch's own choice -> how often
 
 
@@ -437,13 +441,17 @@ def _routed_eager(query, key, value, attn_mask, dropout_p, is_causal, scale, ena
         _fallback(str(e).splitlines()[0])
         return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
                      enable_gqa=enable_gqa)
-    run = _RUNNERS[selection.backend]
+    run = _RUNNERS.get(selection.backend) or _route_kernels.get(selection.backend)
+    if run is None:
+        _fallback(f"{selection.backend} has no kernel here (install(kernels=...) gives one)")
+        return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                     enable_gqa=enable_gqa)
     try:
         return run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     except _SwitchedOff:
         _fallback(f"{selection.backend} is switched off by the caller (sdpa_kernel or enable_*_sdp)")
-    except RuntimeError as e:  # the kernel refused a call the catalog let through (a shape it does not state)
-        _fallback(f"{selection.backend} refused the call: {str(e).splitlines()[0][:120]}")
+    except Exception as e:  # the kernel refused a call the catalog let through (a shape it does not state)
+        _fallback(f"{selection.backend} refused the call: {str(e).splitlines()[0][:120] if str(e) else type(e).__name__}")
     return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
                  enable_gqa=enable_gqa)
 
@@ -481,7 +489,27 @@ def _routed(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, s
     return _routed_eager(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
-def install(registry: Optional[Registry] = None) -> None:
+def _set_route(registry: Optional[Registry], kernels: Optional[Dict[str, Any]]) -> None:
+    """The registry routed calls select from and the kernels of backends beyond SDPA's (install's and
+    attnsel.transformers.use_registry's arguments), checked: nothing changes when one is refused."""
+    global _route_registry, _route_kernels
+    if registry is not None and not isinstance(registry, Registry):
+        raise TypeError(f"registry: expected attnsel.Registry, got {type(registry).__name__}")
+    given = dict(kernels or {})
+    known = registry if registry is not None else _torch_registry()
+    for name, run in given.items():
+        if not isinstance(name, str) or not callable(run):
+            raise TypeError(f"kernels: {name!r}: each entry must be a backend name mapped to a callable")
+        if name in _RUNNERS:
+            raise ValueError(f"kernels: {name} is one of SDPA's backends, which attnsel.torch runs itself")
+        if name not in known:
+            raise ValueError(f"kernels: {name} is not a backend of the catalog '{known.name}' routed calls select "
+                             "from; layer one that describes it (attnsel.kernels.registry)")
+    _route_registry = registry
+    _route_kernels = given
+
+
+def install(registry: Optional[Registry] = None, kernels: Optional[Dict[str, Any]] = None) -> None:
     """Routes every torch.nn.functional.scaled_dot_product_attention call of the process through attnsel.
 
     Each call runs exactly the backend select_sdpa answers from `registry` (default: the installed torch's
@@ -491,21 +519,26 @@ def install(registry: Optional[Registry] = None) -> None:
     ones of one batch, keep torch's own choice). A call attnsel cannot describe (float64, say), where no
     backend fits, where the chosen kernel refuses the call, or whose chosen backend the caller switched off
     (sdpa_kernel, enable_*_sdp) runs torch's own choice, warned once per reason and counted in fallbacks()
-    (reset by install()). Routed calls set and restore the switches one at a time (a lock). Calling it again replaces the registry; uninstall() restores torch's function.
+    (reset by install()). Routed calls set and restore the switches one at a time (a lock).
+
+    `kernels` maps backends beyond SDPA's to callables with SDPA's arguments taken positionally
+    (attnsel.kernels: flex_attention(), eager_attention(), an engine's own): where the registry selects
+    one, the call runs it (under torch.compile inside the operator, at run time). Each name must be a
+    backend of the registry; SDPA's own four are not replaced. A selected backend without a kernel, or
+    whose kernel raises, falls back as above. Calling install again replaces the registry and the
+    kernels; uninstall() restores torch's function.
     """
-    global _route_registry
-    if registry is not None and not isinstance(registry, Registry):
-        raise TypeError(f"registry: expected attnsel.Registry, got {type(registry).__name__}")
-    _route_registry = registry
+    _set_route(registry, kernels)
     _fallbacks.clear()
     F.scaled_dot_product_attention = _routed
 
 
 def uninstall() -> None:
     """Restores torch's own F.scaled_dot_product_attention (a no-op when install() was not called)."""
-    global _route_registry
+    global _route_registry, _route_kernels
     F.scaled_dot_product_attention = _TORCH_SDPA
     _route_registry = None
+    _route_kernels = {}
 
 
 def installed() -> bool:

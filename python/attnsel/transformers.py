@@ -13,7 +13,7 @@ Importable only where torch and transformers are installed; neither is a depende
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import torch
 from transformers import AttentionInterface
@@ -75,12 +75,11 @@ def attention_forward(
     return out.transpose(1, 2).contiguous(), None
 
 
-def use_registry(registry: Optional[Registry]) -> None:
-    """The catalog "attnsel" layers select from (None: the installed torch's catalog); the same setting as
-    attnsel.torch.install's registry, without routing other SDPA calls."""
-    if registry is not None and not isinstance(registry, Registry):
-        raise TypeError(f"registry: expected attnsel.Registry, got {type(registry).__name__}")
-    _at._route_registry = registry
+def use_registry(registry: Optional[Registry], kernels: Optional[Dict[str, Callable[..., torch.Tensor]]] = None) -> None:
+    """The catalog "attnsel" layers select from (None: the installed torch's catalog) and the kernels of
+    backends beyond SDPA's (attnsel.kernels); the same setting as attnsel.torch.install's, without
+    routing other SDPA calls. TypeError or ValueError, changing nothing, for what install refuses."""
+    _at._set_route(registry, kernels)
 
 
 def register(name: str = NAME) -> None:

@@ -16,7 +16,7 @@ import sys
 import sysconfig
 import tempfile
 
-FILES = ("__init__.py", "__init__.pyi", "detect.py", "plan.py", "torch.py", "torch.pyi", "transformers.py", "tune", "py.typed")
+FILES = ("__init__.py", "__init__.pyi", "detect.py", "kernels.py", "plan.py", "torch.py", "torch.pyi", "transformers.py", "tune", "py.typed")
 CODE = ("import attnsel, sys; assert attnsel.__file__.startswith(sys.argv[1]), attnsel.__file__; "
         "s = attnsel.select(attnsel.reference_registry(), attnsel.Query(), attnsel.Platform.cuda(9, 0)); "
         "print(attnsel.__file__, s.backend)")
@@ -42,7 +42,8 @@ def check_package(site):
     engines = sorted(p.name for p in (site / "attnsel" / "engines").iterdir())
     assert engines == ["__init__.py", "sglang.py", "vllm.py"], engines
     tune = sorted(p.name for p in (site / "attnsel" / "tune").iterdir() if p.suffix == ".py")
-    assert tune == ["__init__.py", "__main__.py", "cli.py", "measure.py", "overlay.py", "records.py", "torch_runner.py",
+    assert tune == ["__init__.py", "__main__.py", "cli.py", "kernel_runner.py", "measure.py", "overlay.py", "records.py",
+                    "torch_runner.py",
                     "workload.py"], tune
 
 

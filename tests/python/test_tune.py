@@ -420,6 +420,30 @@ def test_a_noisy_class_is_measured_again_then_keeps_the_default():
     assert "llama3-8b prefill 128: too noisy" in tune.report(results, tune.regret_rows(results, lambda w, c: "CUDNN_ATTENTION"))
 
 
+def test_a_noisy_class_with_a_gain_beyond_twice_the_spread_is_confirmed():
+    # FLASH spreads 15% (over the 10% limit) in every pass, yet runs in about a third of cuDNN's time.
+    runner = ScriptedRunner(lambda b, n, i: 10.0 * (1.0 + 0.15 * (i % 2)) if b == "FLASH_ATTENTION" else 30.0)
+    results, r = decide(runner, tune.Method(retries=1))
+    assert r.attempts == 2
+    assert r.decision.winner == "FLASH_ATTENTION" and r.decision.why.startswith("confirmed: first pass")
+    assert "(margin 27.9%)" in r.decision.why  # twice the spread: 1.5 over a median of 10.75
+    assert len(runner.calls) == 2 * 3 * 5 + 2 * (2 * 8)  # two first passes of 3 backends, two noisy second passes
+    assert tune.overlay(results)["policies"][0]["order"][0] == "FLASH_ATTENTION"
+
+
+def test_a_noisy_second_pass_is_measured_again():
+    # Steady in the first pass; the second pass is noisy once, then steady: it is measured again.
+    def fn(b, n, i):
+        noisy = 15 < n <= 31
+        return (20.0 if b == "FLASH_ATTENTION" else 30.0) * (1.0 + (0.6 * (i % 2) if noisy else 0.0))
+
+    runner = ScriptedRunner(fn)
+    _, r = decide(runner)
+    assert r.decision.winner == "FLASH_ATTENTION" and r.decision.confirm
+    assert all(t.spread_pct == 0.0 for t in r.decision.confirm)
+    assert len(runner.calls) == 3 * 5 + 2 * (2 * 8)
+
+
 def test_noise_that_settles_is_measured_again_and_decided():
     # Noisy while the first measurement lasts (3 rounds of the 3 backends the catalog runs), steady after.
     runner = ScriptedRunner(lambda b, n, i: (20.0 if b == "FLASH_ATTENTION" else 30.0) * (1.0 + (0.5 * (i % 2) if n <= 9 else 0)))

@@ -70,7 +70,7 @@ BAD = {
     "NaN spread": (lambda d: timing(d, "spread_pct", float("nan")), "timings/0/spread_pct"),
     "timed twice": (lambda d: timing(d, "backend", d["workloads"][0]["results"][0]["timings"][1]["backend"]),
                     "timings/1/backend: CUDNN_ATTENTION is timed twice"),
-    "unknown backend": (lambda d: timing(d, "backend", "FLASH_ATTN"), "'FLASH_ATTN' is not a backend of torch_sdpa"),
+    "unknown backend": (lambda d: timing(d, "backend", "FLASH_ATTN"), "'FLASH_ATTN' is not a backend of the catalog tuned on"),
     "empty range": (lambda d: d["workloads"][0]["results"][0]["shape"].update(seq_q_range=[300, 200]),
                     "results/0/shape/seq_q_range: the range [300, 200] is empty"),
     "range past the limit": (lambda d: d["workloads"][0]["classes"][0].update(seq_q_range=[2, 1 << 40]),

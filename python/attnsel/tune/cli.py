@@ -95,16 +95,68 @@ def catalog_for(platform: attnsel.Platform) -> attnsel.Registry:
     return attnsel.builtin_catalog(sdpa_catalog(platform.components.get("torch") or "2.11.0"))
 
 
+def _families(text: str) -> List[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    known = ("flex", "eager")
+    if not names or any(x not in known for x in names):
+        raise argparse.ArgumentTypeError(f"'{text}': give families from {', '.join(known)}, comma-separated")
+    return list(dict.fromkeys(names))
+
+
+def stale_rules(doc: dict, platform: attnsel.Platform) -> List[str]:
+    """Why each measured rule of an overlay document cannot hold on `platform` (one line per rule that
+    cannot; empty when every rule's fingerprint matches): another device, another component version, a
+    switch present or absent otherwise."""
+    comps = platform.components
+    out = []
+    for i, rule in enumerate(doc.get("policies") or []):
+        m = rule.get("measured") if isinstance(rule, dict) else None
+        if not isinstance(m, dict):
+            continue
+        why = []
+        if m.get("device") and m["device"] != platform.device_name:
+            why.append(f"measured on {m['device']}, this device is {platform.device_name or 'unnamed'}")
+        for spec in m.get("components") or []:
+            name, _, version = str(spec).partition("=")
+            if name not in comps or (version and comps.get(name) != version):
+                why.append(f"measured with {spec}, here {name}={comps.get(name) or 'absent'}")
+        why += [f"measured with {n}, absent here" for n in m.get("present") or [] if n not in comps]
+        why += [f"measured without {n}, present here" for n in m.get("absent") or [] if n in comps]
+        if why:
+            out.append(f"rule {i}: {'; '.join(why)}")
+    return out
+
+
 def verify(workloads: Sequence[Workload], overlay_path: str, platform: attnsel.Platform, runner: Runner,
-           a: argparse.Namespace, method: Method, command: str, data_error: Callable[[str], None]) -> int:
-    """--verify: one interleaved pass over every class with the overlay layered on torch_sdpa, reported
-    as tuned against torch's default (the check of an overlay in a process of its own)."""
-    merged = catalog_for(platform)
+           a: argparse.Namespace, method: Method, command: str, data_error: Callable[[str], None],
+           base: Optional[attnsel.Registry] = None) -> int:
+    """--verify: one interleaved pass over every class with the overlay layered on the base catalog,
+    reported as tuned against torch's default (the check of an overlay in a process of its own). Refused
+    (exit 1) when no measured rule of the overlay holds on this machine, or a rule names a backend the
+    runner has no kernel for (--families)."""
+    base = base if base is not None else catalog_for(platform)
+    merged = base.copy()
     try:
         merged.merge(overlay_path)
+        with open(overlay_path, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8"))
     except (OSError, ValueError, attnsel.CatalogError) as e:
         data_error(f"--verify: {overlay_path}: {e}")
-    base = catalog_for(platform)
+        return 1
+    measured = [r for r in doc.get("policies", []) if isinstance(r, dict) and "measured" in r]
+    stale = stale_rules(doc, platform)
+    if measured and len(stale) == len(measured):
+        data_error(f"--verify: {overlay_path}: none of its {len(measured)} measured rules holds on this machine "
+                   f"({stale[0]}{'; ...' if len(stale) > 1 else ''}): re-timing it here would check nothing")
+        return 1
+    for line in stale:
+        sys.stderr.write(f"note: {overlay_path}: {line}: it does not hold here\n")
+    untimed = sorted({b for r in measured for b in (r.get("order") or [])[:1]
+                      if isinstance(b, str) and b in merged and not runner.has(b)})
+    if untimed:
+        data_error(f"--verify: {overlay_path}: its rules put {', '.join(untimed)} first, which this run has no "
+                   "kernel for (--families)")
+        return 1
     results = tune(workloads, base, platform, runner, a.budget, progress=_progress, method=method, decide=False)
     rows = regret_rows(results, tuned_choice(merged, platform))
     text = report(results, rows, command)
@@ -145,6 +197,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--min-gain", type=_percent, default=defaults.min_gain_pct,
                     help="percent; the least gain over the default that may reorder (the spreads can raise it)")
     ap.add_argument("--confirm-rounds", type=_count, default=defaults.confirm_rounds)
+    ap.add_argument("--families", type=_families, default=[],
+                    help="kernel families timed beside SDPA's backends, comma-separated: flex (FlexAttention, "
+                         "compiled), eager (transformers' eager attention, the floor)")
     ap.add_argument("--verify", metavar="OVERLAY",
                     help="re-time the classes with OVERLAY layered on torch_sdpa and report the tuned choice "
                          "against torch's default; writes no overlay")
@@ -186,11 +241,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             check_platform(platform)
         except ValueError as e:
             ap.error(str(e))
-        runner = TorchRunner(a.device)
+        base, extra, kernels_catalog = catalog_for(platform), {}, None
+        if a.families:
+            import attnsel.kernels as ak
+
+            factories = {"flex": ak.flex_attention, "eager": ak.eager_attention}
+            extra = {ak.FAMILIES[f]: factories[f]() for f in a.families}
+            base, kernels_catalog = ak.registry(base), ak.CATALOG
+        runner = TorchRunner(a.device, extra=extra)
         if a.verify:
-            return verify(workloads, a.verify, platform, runner, a, method, command, data_error)
-        results = tune(workloads, catalog_for(platform), platform, runner, a.budget, progress=_progress,
-                       method=method)
+            return verify(workloads, a.verify, platform, runner, a, method, command, data_error, base)
+        results = tune(workloads, base, platform, runner, a.budget, progress=_progress, method=method,
+                       kernels_catalog=kernels_catalog)
         driver = attnsel.detect_platform().platform.components.get("cuda_driver")
         import torch
 

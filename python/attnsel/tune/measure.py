@@ -29,10 +29,11 @@ class Method:
     Each backend of a class is timed in `rounds` rounds of `reps` samples, the backends interleaved (each
     round starts at the next backend), so drift of the clock or the device reaches every backend alike. A
     class whose winner or default spreads more than `spread_limit_pct` (p90 - p10 over the median) is
-    measured again, at most `retries` times, then keeps the default. A winner other than the default must
-    beat it by more than the margin (the larger of `min_gain_pct` and the two backends' spreads) in the
-    first pass and again in a second pass of `confirm_rounds` rounds over the two, run after every class's
-    first pass."""
+    measured again, at most `retries` times. A winner other than the default must beat it by more than
+    the margin (the larger of `min_gain_pct` and the two backends' spreads; twice the spread while one is
+    over the limit, so a class still that noisy keeps the default unless the gain is beyond what noise
+    reaches twice over) in the first pass and again in a second pass of `confirm_rounds` rounds over the
+    two (measured again as the first is), run after every class's first pass."""
 
     rounds: int = 5
     reps: int = 4
@@ -89,10 +90,30 @@ class TuneResult:
     date: str = dataclasses.field(default_factory=lambda: datetime.date.today().isoformat())
     # Facts of the machine no rule checks, recorded for a reviewer: {"attnsel": "0.3.0", "driver": "13.0"}.
     machine: Dict[str, str] = dataclasses.field(default_factory=lambda: {"attnsel": attnsel.__version__})
+    # Platform components the timed kernels come from (Runner.components): their versions join the
+    # fingerprint of every measured rule.
+    components: Tuple[str, ...] = ()
+    # The catalog (format 2) of the backends timed beside the base catalog's (attnsel.kernels.CATALOG):
+    # an overlay whose rules name one of them carries its descriptor.
+    kernels_catalog: Optional[dict] = None
+
+
+class NothingToMeasure(ValueError):
+    """A class with no baseline to compare with: tune lists it as skipped, with the message."""
 
 
 class Runner:
-    """What tune needs from a machine. TorchRunner implements it on a GPU; tests fake it."""
+    """What tune needs from a machine. KernelRunner implements it for callables, TorchRunner for SDPA on a
+    GPU; tests fake it."""
+
+    components: Tuple[str, ...] = ()  # platform components the kernels come from (their versions are fingerprinted)
+
+    def validate(self, registry: attnsel.Registry) -> None:
+        """ValueError, before anything is measured, when the runner times a backend `registry` lacks."""
+
+    def has(self, backend: str) -> bool:
+        """Whether the runner can time `backend` (a catalog backend without a kernel is listed, not timed)."""
+        return True
 
     def torch_default(self, w: Workload, c: ShapeClass) -> str:
         raise NotImplementedError
@@ -150,14 +171,20 @@ def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: at
             unsupported[cand.name] = str(forced).splitlines()[0]
     catalog = attnsel.select(registry, q, platform, raise_on_error=False)
     default_choice = catalog.backend if isinstance(catalog, attnsel.Selection) else ""
-    torch_choice = runner.torch_default(w, c)
-    excluded: Dict[str, str] = {}
-    candidates = list(supported)
+    # The engine's own choice without attnsel; a runner without one ("") compares with the catalog's.
+    torch_choice = runner.torch_default(w, c) or default_choice
+    excluded: Dict[str, str] = {b: "no kernel given to the runner: not timed" for b in supported if not runner.has(b)}
+    candidates = [b for b in supported if runner.has(b)]
+    if not torch_choice:
+        raise NothingToMeasure("not measured: no backend of the catalog supports the call, and the runner names "
+                               "no baseline")
     if torch_choice not in supported:
         # torch's choice is timed only when it is a backend the catalog knows (a disagreement to report);
         # an error or a name outside the catalog is recorded, never forced.
-        if torch_choice in registry:
+        if torch_choice in registry and runner.has(torch_choice):
             candidates.append(torch_choice)
+        elif torch_choice in registry:
+            excluded[torch_choice] = "the baseline has no kernel given to the runner; not timed"
         else:
             excluded[torch_choice] = "torch's choice is not a backend of the catalog; not timed"
     passing = []
@@ -183,9 +210,17 @@ def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: at
 
 
 def gain_over(winner: Timing, default: Timing, method: Method) -> Tuple[float, float]:
-    """How much faster the winner is than the default, and the margin it must exceed, both in percent."""
+    """How much faster the winner is than the default, and the margin it must exceed, both in percent:
+    the larger of min_gain_pct and the two spreads, doubled when a spread is over the limit (a noisy
+    pair is told apart only by a gain noise cannot reach twice over)."""
+    spread = max(winner.spread_pct, default.spread_pct)
+    noisy = spread > method.spread_limit_pct
     return (100.0 * (default.median_us / winner.median_us - 1.0),
-            max(method.min_gain_pct, winner.spread_pct, default.spread_pct))
+            max(method.min_gain_pct, 2.0 * spread if noisy else spread))
+
+
+def _noise(pair: Sequence[Timing], method: Method) -> str:
+    return ", ".join(f"{t.backend} spread {t.spread_pct:.1f}%" for t in pair if t.spread_pct > method.spread_limit_pct)
 
 
 def first_verdict(r: ClassResult, method: Method) -> Decision:
@@ -202,13 +237,17 @@ def first_verdict(r: ClassResult, method: Method) -> Decision:
             return Decision(best.backend, f"the default {r.default} is excluded ({what[:80]}); {best.backend} "
                                           "is the fastest backend that passed", [best])
         return Decision(None, f"the default {r.default} has no timing ({what}): nothing to beat")
-    noisy = [t for t in {best.backend: best, default.backend: default}.values() if t.spread_pct > method.spread_limit_pct]
-    if noisy:
-        return Decision(None, "too noisy: " + ", ".join(f"{t.backend} spread {t.spread_pct:.1f}%" for t in noisy)
-                        + f" over the {method.spread_limit_pct:g}% limit after {r.attempts} measurement(s)")
     if best.backend == r.default:
         return Decision(None, f"the default {r.default} is the fastest")
     gain, margin = gain_over(best, default, method)
+    noisy = _noise([best, default], method)
+    if noisy:
+        if gain <= margin:
+            return Decision(None, f"too noisy: {noisy} over the {method.spread_limit_pct:g}% limit after "
+                                  f"{r.attempts} measurement(s), and {best.backend} is {gain:.1f}% faster, "
+                                  f"within twice the spread ({margin:.1f}%)")
+        return Decision(best.backend, f"to confirm: {best.backend} {gain:.1f}% faster than {r.default}, beyond "
+                                      f"twice the spread ({noisy}; margin {margin:.1f}%)")
     if gain <= margin:
         return Decision(None, f"{best.backend} is {gain:.1f}% faster than the default {r.default}, "
                               f"within the {margin:.1f}% margin")
@@ -217,15 +256,19 @@ def first_verdict(r: ClassResult, method: Method) -> Decision:
 
 
 def confirm(w: Workload, r: ClassResult, runner: Runner, method: Method) -> Decision:
-    """The second, independent pass: the candidate winner and the default timed again, interleaved; the
-    rule reorders only when the winner again beats the default by more than the margin."""
+    """The second, independent pass: the candidate winner and the default timed again, interleaved (again,
+    at most `retries` times, while either spreads over the limit); the rule reorders only when the
+    winner again beats the default by more than the margin (gain_over)."""
     first = first_verdict(r, method)
     if first.winner is None or r.time_of(r.default) is None:
         return first
-    pair = interleaved(w, r.shape, [first.winner, r.default], runner, method.confirm_rounds, method.reps, {})
-    times = {t.backend: t for t in pair}
-    if len(times) < 2:
-        return Decision(None, f"second pass: {first.winner} or {r.default} failed while timed", pair)
+    for _ in range(method.retries + 1):
+        pair = interleaved(w, r.shape, [first.winner, r.default], runner, method.confirm_rounds, method.reps, {})
+        times = {t.backend: t for t in pair}
+        if len(times) < 2:
+            return Decision(None, f"second pass: {first.winner} or {r.default} failed while timed", pair)
+        if not _noise(pair, method):
+            break
     win, dflt = times[first.winner], times[r.default]
     gain1, _ = gain_over(r.time_of(first.winner), r.time_of(r.default), method)
     gain, margin = gain_over(win, dflt, method)
@@ -239,10 +282,20 @@ def confirm(w: Workload, r: ClassResult, runner: Runner, method: Method) -> Deci
 def tune(workloads: Sequence[Workload], registry: attnsel.Registry, platform: attnsel.Platform, runner: Runner,
          budget_s: float = 600.0, clock: Callable[[], float] = time.monotonic,
          progress: Optional[Callable[[int, int, str], None]] = None, method: Method = Method(),
-         decide: bool = True) -> List[TuneResult]:
+         decide: bool = True, kernels_catalog: Optional[dict] = None) -> List[TuneResult]:
     """Measures every class of every workload until the budget is spent (the rest are listed as skipped),
     then decides each class (Method): a winner other than the default is timed again in a second pass
-    after all first passes, so the two passes are apart in time. decide=False: the first pass only."""
+    after all first passes, so the two passes are apart in time. decide=False: the first pass only.
+    `kernels_catalog` is the catalog layered on the base to describe backends beyond it (recorded, and
+    carried by an overlay that names them). ValueError before anything is measured when the runner times
+    a backend the registry lacks, or its kernels come from a component the platform does not state with
+    a version."""
+    runner.validate(registry)
+    comps = platform.components
+    missing = [n for n in runner.components if not comps.get(n)]
+    if missing:
+        raise ValueError(f"the kernels come from {', '.join(missing)}, which the platform does not state with a "
+                         "version: a measurement must name the version of what it timed (add the component)")
     start = clock()
     total = sum(len(w.classes) for w in workloads)
     done = 0
@@ -256,11 +309,15 @@ def tune(workloads: Sequence[Workload], registry: attnsel.Registry, platform: at
             else:
                 if progress:
                     progress(done, total, f"{w.name} {c.name}")
-                results.append(measure(w, c, registry, platform, runner, method))
+                try:
+                    results.append(measure(w, c, registry, platform, runner, method))
+                except NothingToMeasure as e:
+                    skipped.append((c.name, str(e)))
             done += 1
         if progress:
             progress(done, total, w.name)
-        out.append(TuneResult(w, platform, results, skipped, clock() - t0))
+        out.append(TuneResult(w, platform, results, skipped, clock() - t0,
+                              components=tuple(runner.components), kernels_catalog=kernels_catalog))
     for t in out if decide else ():
         for r in t.results:
             if first_verdict(r, method).winner is not None and clock() - start > budget_s:

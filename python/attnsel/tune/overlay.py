@@ -30,10 +30,12 @@ def check_platform(platform: attnsel.Platform) -> None:
         raise ValueError(f"platform {platform} states no device name: a measurement must name its device")
 
 
-def fingerprint(platform: attnsel.Platform) -> Tuple[Optional[str], List[str]]:
-    """The device name and the exact component versions a measurement on `platform` holds for."""
+def fingerprint(platform: attnsel.Platform, kernel_components: Sequence[str] = ()) -> Tuple[Optional[str], List[str]]:
+    """The device name and the exact component versions a measurement on `platform` holds for: the
+    FINGERPRINT_COMPONENTS it states and those the timed kernels come from (TuneResult.components)."""
     comps = platform.components
-    return platform.device_name, [f"{n}={comps[n]}" for n in FINGERPRINT_COMPONENTS if comps.get(n)]
+    names = list(FINGERPRINT_COMPONENTS) + [n for n in kernel_components if n not in FINGERPRINT_COMPONENTS]
+    return platform.device_name, [f"{n}={comps[n]}" for n in names if comps.get(n)]
 
 
 def switches(platform: attnsel.Platform) -> Tuple[List[str], List[str]]:
@@ -53,12 +55,12 @@ def _range(lo_hi: Optional[Tuple[int, int]], limit: int) -> Optional[dict]:
     return out
 
 
-def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform) -> dict:
+def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform, kernel_components: Sequence[str] = ()) -> dict:
     """The class's measured policy rule (catalog format 2), for a class whose decision reorders."""
     c = r.shape
     cap = platform.arch
     check_platform(platform)
-    device, comps = fingerprint(platform)
+    device, comps = fingerprint(platform, kernel_components)
     feats = sorted(query_of(w, c).features)  # the features the call states, as select sees them
     rule = {"domain": "decoder", "vendor": "cuda", "min_capability": cap, "max_capability": cap,
             "dtypes": [w.dtype], "head_sizes": [w.head_size], "min_num_heads": w.num_heads,
@@ -106,22 +108,27 @@ def overlay(results: Sequence[TuneResult], name: str = "measured", command: str 
     if not results:
         raise ValueError("overlay: nothing was measured")
     platform = results[0].platform
-    device, comps = fingerprint(platform)
+    device, comps = fingerprint(platform, results[0].components)
     on, _ = switches(platform)
     comps = comps + [f"cuDNN {'preferred' if 'cudnn_preferred' in on else 'deprioritized'}"]
-    rules = [rule_of(r, t.workload, platform) for t in results for r in t.results
+    rules = [rule_of(r, t.workload, platform, t.components) for t in results for r in t.results
              if r.decision is not None and r.decision.winner is not None]
+    # The backends beyond the base catalog that a rule names travel with the overlay, so it loads on the
+    # base alone.
+    named = {b for rule in rules for b in rule["order"]}
+    extra = results[0].kernels_catalog or {}
+    backends = [d for d in extra.get("backends", []) if d.get("name") in named]
     extra = "; ".join(f"{k} {v}" for k, v in sorted(results[0].machine.items()))
     return {
         "format": "attnsel-catalog",
         "version": 2,
         "name": name,
-        "description": (f"SDPA backends measured on {device or 'an unnamed device'} "
+        "description": (f"Attention backends measured on {device or 'an unnamed device'} "
                         f"(cuda {platform.arch}; {', '.join(comps) or 'no component versions'}"
                         f"{'; ' + extra if extra else ''}) on {results[0].date}: each rule moves first a backend "
                         "that beat the default in two passes; layer it on torch_sdpa"),
         "source": command or "python -m attnsel.tune",
-        "backends": [],
+        "backends": backends,
         "policies": rules,
     }
 

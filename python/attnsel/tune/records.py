@@ -22,9 +22,15 @@ def to_json(results: Sequence[TuneResult]) -> dict:
     from it without a GPU."""
     if not results:
         raise ValueError("to_json: nothing was measured")
+    first = results[0]
+    extra = {}
+    if first.components:
+        extra["components"] = list(first.components)
+    if first.kernels_catalog is not None:
+        extra["kernels_catalog"] = first.kernels_catalog
     return {
-        "format": MEASUREMENTS_FORMAT, "version": 2, "date": results[0].date, "machine": results[0].machine,
-        "platform": json.loads(attnsel.to_json(results[0].platform)),
+        "format": MEASUREMENTS_FORMAT, "version": 2, "date": first.date, "machine": first.machine,
+        "platform": json.loads(attnsel.to_json(first.platform)), **extra,
         "workloads": [{**{k: v for k, v in dataclasses.asdict(t.workload).items()},
                        "results": [dataclasses.asdict(r) for r in t.results],
                        "skipped": [list(s) for s in t.skipped], "seconds": t.seconds} for t in results],
@@ -114,7 +120,7 @@ class _Reader:
             t = self.obj(t, p, ("backend", "median_us", "spread_pct", "reps"))
             name = self.text(t["backend"], f"{p}/backend")
             if name not in backends:
-                self.fail(f"{p}/backend", f"{name!r:.60} is not a backend of torch_sdpa ({', '.join(backends)})")
+                self.fail(f"{p}/backend", f"{name!r:.60} is not a backend of the catalog tuned on ({', '.join(backends)})")
             if any(seen.backend == name for seen in out):
                 self.fail(f"{p}/backend", f"{name} is timed twice in one class")
             out.append(Timing(name, self.number(t["median_us"], f"{p}/median_us", True),
@@ -141,7 +147,7 @@ class _Reader:
         out = []
         for i, name in enumerate(self.lst(v, ptr)):
             if self.text(name, f"{ptr}/{i}") not in backends:
-                self.fail(f"{ptr}/{i}", f"{name!r:.60} is not a backend of torch_sdpa ({', '.join(backends)})")
+                self.fail(f"{ptr}/{i}", f"{name!r:.60} is not a backend of the catalog tuned on ({', '.join(backends)})")
             out.append(name)
         return out
 
@@ -155,7 +161,20 @@ class _Reader:
             self.fail("/platform", str(e))
         date = self.text(doc["date"], "/date")
         machine = self.reasons(doc.get("machine", {}), "/machine")
-        backends = attnsel.torch_sdpa_registry().backends
+        backends = list(attnsel.torch_sdpa_registry().backends)
+        kernels_catalog = doc.get("kernels_catalog")
+        if kernels_catalog is not None:
+            self.obj(kernels_catalog, "/kernels_catalog", ("backends",))
+            try:
+                extra = attnsel.parse_catalog(json.dumps(kernels_catalog, allow_nan=False), "/kernels_catalog")
+            except (ValueError, attnsel.CatalogError) as e:
+                self.fail("/kernels_catalog", str(e).splitlines()[0])
+            backends += [b for b in extra.names if b not in backends]
+        components = tuple(self.text(n, f"/components/{i}") for i, n in enumerate(self.lst(doc.get("components", []),
+                                                                                              "/components")))
+        for i, n in enumerate(components):
+            if not platform.components.get(n):
+                self.fail(f"/components/{i}", f"{n} is not a component of /platform with a version")
         out = []
         for n, w in enumerate(self.lst(doc["workloads"], "/workloads")):
             wp = f"/workloads/{n}"
@@ -196,7 +215,8 @@ class _Reader:
             seconds = w.get("seconds")
             if seconds is not None:
                 seconds = self.number(seconds, f"{wp}/seconds", False)
-            out.append(TuneResult(workload, platform, results, skipped, seconds, date, machine))
+            out.append(TuneResult(workload, platform, results, skipped, seconds, date, machine, components,
+                                  kernels_catalog))
         return out
 
 

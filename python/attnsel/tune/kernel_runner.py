@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Timing and checking any attention kernel: the runner for callables (attnsel.kernels' signature), by
+backend name, on a CUDA device (CUDA events) or the CPU (the wall clock)."""
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from typing import Callable, Dict, List, Mapping, Optional, Sequence
+
+import attnsel
+
+from .measure import Runner
+from .workload import TOLERANCE, ShapeClass, Workload
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).splitlines()[0][:160] if str(e) else ""
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+class KernelRunner(Runner):
+    """Runs each class's call with kernels given by backend name.
+
+    `kernels` maps catalog backend names to callables taking SDPA's arguments positionally (query, key,
+    value, attn_mask, dropout_p, is_causal, scale, enable_gqa) and returning the output (batch, heads,
+    query length, value dim). A kernel that raises, or returns anything but a tensor of that shape,
+    dtype and device, or values off the float32 reference by more than the dtype's tolerance, is
+    excluded with the reason and never chosen. Names must be backends of the registry tuned on (tune
+    raises ValueError before measuring otherwise); a backend the catalog supports without a kernel here
+    is listed as not timed. `components` names the platform components the kernels come from (say
+    "flashinfer"): their versions join each measured rule's fingerprint. `baseline`, where given, names
+    what the engine runs without attnsel (reported beside the catalog's default)."""
+
+    def __init__(self, kernels: Mapping[str, Callable[..., object]],
+                 device: str = "cuda", warmup: int = 2, target_ms: float = 1.0,
+                 components: Sequence[str] = (), baseline: Optional[str] = None):
+        import torch
+
+        bad = [n for n, k in kernels.items() if not isinstance(n, str) or not callable(k)]
+        if bad:
+            raise TypeError(f"kernels: {bad!r}: each entry must be a backend name mapped to a callable")
+        if not kernels:
+            raise ValueError("kernels: give at least one backend's kernel")
+        self.torch = torch
+        self.kernels = dict(kernels)
+        self.device = torch.device(device)
+        self.warmup, self.target_ms = warmup, target_ms
+        self.components = tuple(components)
+        self.baseline = baseline
+        self._inner: Dict[tuple, int] = {}
+        self._inputs_key = None
+        self._inputs = None
+
+    # ---- the Runner interface ----
+
+    def validate(self, registry: attnsel.Registry) -> None:
+        unknown = sorted(n for n in self.kernels if n not in registry)
+        if unknown:
+            raise ValueError(f"kernels for {', '.join(unknown)}: not backends of the catalog '{registry.name}' "
+                             f"(its backends: {', '.join(registry.names)}); layer a catalog that describes "
+                             "them first (Registry.merge, attnsel.kernels.registry)")
+
+    def has(self, backend: str) -> bool:
+        return backend in self.kernels
+
+    def torch_default(self, w: Workload, c: ShapeClass) -> str:
+        return self.baseline or ""
+
+    def check(self, w: Workload, c: ShapeClass, backend: str) -> Optional[str]:
+        torch = self.torch
+        q, k, v = self._tensors(w, c)
+        try:
+            with torch.no_grad():
+                out = self._call(backend, c, w, q, k, v)
+        except Exception as e:  # a kernel may raise anything; it is excluded, the run goes on
+            return f"did not run: {_first_line(e)}"
+        want = (c.batch, w.num_heads, c.seq_q, w.head_size_v)
+        if not isinstance(out, torch.Tensor):
+            return f"wrong output: returned {type(out).__name__}, not a tensor"
+        if tuple(out.shape) != want or out.dtype != q.dtype or out.device != q.device:
+            return (f"wrong output: returned {tuple(out.shape)} {out.dtype} on {out.device}, expected {want} "
+                    f"{q.dtype} on {q.device}")
+        # The reference: float32 eager attention on the first KV head's query group.
+        g = w.gqa_group
+        try:
+            with torch.no_grad():
+                ref = self._reference(c, q[:, :g].float(), k[:, :1].float(), v[:, :1].float())
+        except RuntimeError as e:  # torch.OutOfMemoryError is one: the float32 reference of a large class
+            out = None  # the kernel's output too, before the cache is emptied
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+            return f"no reference to check against: {_first_line(e)}"
+        got = out[:, :g].float()
+        atol, rtol = TOLERANCE[w.dtype]
+        err = (got - ref).abs()
+        bad = err > atol + rtol * ref.abs()
+        if bool(torch.isnan(got).any()) or bool(bad.any()):
+            return (f"wrong output: max abs error {float(err.nan_to_num(float('inf')).max()):.3g} against the "
+                    f"float32 reference (tolerance {atol:g} + {rtol:g}*|ref|)")
+        return None
+
+    def time(self, w: Workload, c: ShapeClass, backend: str, reps: int) -> List[float]:
+        """`reps` per-call microseconds: each sample times `inner` back-to-back calls (found once per class
+        and backend, samples of about target_ms), between CUDA events on a CUDA device, by the wall clock
+        after a synchronisation elsewhere; each call warms up first. A kernel that raises becomes a
+        RuntimeError naming it (interleaved drops the backend)."""
+        return self._samples(w, c, backend, reps, self.kernels[backend], contextlib.nullcontext())
+
+    def _samples(self, w: Workload, c: ShapeClass, backend: str, reps: int, kernel, scope) -> List[float]:
+        """time()'s loop for `kernel` called inside `scope` (entered once for all the samples)."""
+        torch = self.torch
+        q, k, v = self._tensors(w, c)
+        cuda = self.device.type == "cuda"
+        gqa, causal = w.num_kv_heads != w.num_heads, c.causal
+
+        def run(n):
+            for _ in range(n):
+                kernel(q, k, v, None, 0.0, causal, None, gqa)
+
+        def timed(n):  # milliseconds
+            if cuda:
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                run(n)
+                e.record()
+                torch.cuda.synchronize()
+                return s.elapsed_time(e)
+            t0 = time.perf_counter()
+            run(n)
+            return (time.perf_counter() - t0) * 1000.0
+
+        try:
+            with torch.no_grad(), scope:
+                run(self.warmup)
+                if cuda:
+                    torch.cuda.synchronize()
+                key = (w, c, backend)
+                if key not in self._inner:
+                    probe = timed(1)
+                    self._inner[key] = max(1, min(100, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
+                inner = self._inner[key]
+                return [timed(inner) * 1000.0 / inner for _ in range(reps)]
+        except Exception as e:
+            raise RuntimeError(_first_line(e)) from e
+
+    # ---- the call ----
+
+    def _tensors(self, w: Workload, c: ShapeClass):
+        key = (w, c)
+        if self._inputs_key != key:
+            torch = self.torch
+            self._inputs = None
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+            dt = getattr(torch, w.dtype)
+            g = torch.Generator(device=self.device).manual_seed(0)
+            q = torch.randn(c.batch, w.num_heads, c.seq_q, w.head_size, device=self.device, dtype=dt, generator=g)
+            k = torch.randn(c.batch, w.num_kv_heads, c.seq_kv, w.head_size, device=self.device, dtype=dt, generator=g)
+            v = torch.randn(c.batch, w.num_kv_heads, c.seq_kv, w.head_size_v, device=self.device, dtype=dt,
+                            generator=g)
+            self._inputs, self._inputs_key = (q, k, v), key
+        return self._inputs
+
+    def _call(self, backend: str, c: ShapeClass, w: Workload, q, k, v):
+        return self.kernels[backend](q, k, v, None, 0.0, c.causal, None, w.num_kv_heads != w.num_heads)
+
+    def _reference(self, c: ShapeClass, q, k, v):
+        """Float32 eager attention of each query head of the group against the one KV head, a head at a
+        time: the KV head is never copied per query head (at decode batch 256 over 32k keys that copy
+        alone is 16 GiB)."""
+        from attnsel.kernels import eager_attention
+
+        eager = eager_attention()
+        return self.torch.cat([eager(q[:, h:h + 1], k, v, None, 0.0, c.causal, None, False)
+                               for h in range(q.size(1))], dim=1)

@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: Apache-2.0
+# attnsel.kernels and the tuner's KernelRunner on the CPU with real torch: the shipped kernels compute
+# attention as SDPA does, bad kernels (raising, wrong shape, dtype or values) are excluded with their
+# reason, a tuning run over callables times them by the wall clock, and install(kernels=...) runs an extra
+# backend where the registry selects it, eager and compiled, falling back with a reason where it cannot.
+import json
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+at = pytest.importorskip("attnsel.torch")
+ak = pytest.importorskip("attnsel.kernels")
+
+import torch.nn.functional as F  # noqa: E402
+
+import attnsel  # noqa: E402
+from attnsel import tune  # noqa: E402
+
+# A CUDA platform for the catalog's answers; the kernels themselves run on the CPU.
+H100 = (attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "cudnn_preferred", "torch=2.11.0"])
+        .with_device_name("NVIDIA H100 80GB HBM3"))
+
+
+def qkv(b=2, h=4, hk=2, s=32, sk=None, d=32, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(b, h, s, d, dtype=dtype, generator=g)
+    k = torch.randn(b, hk, sk or s, d, dtype=dtype, generator=g)
+    v = torch.randn(b, hk, sk or s, d, dtype=dtype, generator=g)
+    return q, k, v
+
+
+def reference(q, k, v, mask=None, causal=False, scale=None):
+    with at.use_backend("MATH"):
+        return at._TORCH_SDPA(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=True)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("sk", [None, 48])
+def test_eager_and_flex_compute_sdpa(causal, sk):
+    q, k, v = qkv(sk=sk)
+    want = reference(q, k, v, causal=causal, scale=0.2)
+    for kernel in (ak.eager_attention(), ak.flex_attention(compiled=False)):
+        got = kernel(q, k, v, None, 0.0, causal, 0.2, True)
+        assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5, rtol=1e-5), kernel.__name__
+
+
+def test_eager_takes_boolean_and_additive_masks_and_flex_refuses_one():
+    q, k, v = qkv()
+    keep = torch.rand(32, 32, generator=torch.Generator().manual_seed(1)) > 0.3
+    keep[:, 0] = True  # every row keeps a key
+    eager = ak.eager_attention()
+    assert torch.allclose(eager(q, k, v, keep, 0.0, False, None, True), reference(q, k, v, keep), atol=1e-5)
+    bias = torch.randn(32, 32)
+    assert torch.allclose(eager(q, k, v, bias, 0.0, False, None, True), reference(q, k, v, bias), atol=1e-5)
+    with pytest.raises(ValueError, match="takes no attn_mask"):
+        ak.flex_attention(compiled=False)(q, k, v, keep, 0.0, False, None, True)
+    with pytest.raises(ValueError, match="takes no dropout"):
+        eager(q, k, v, None, 0.1, False, None, True)
+
+
+def test_the_kernels_catalog_reaches_its_backends_only_when_asked():
+    reg = ak.registry()
+    assert {"FLEX_ATTENTION", "EAGER"} <= set(reg.names) and "FLEX_ATTENTION" not in attnsel.torch_sdpa_registry()
+    q = tune.query_of(tune.Workload("w", 32, 8, 128, 128, "bfloat16", ()), tune.decoder_classes([512], [], [])[0])
+    assert attnsel.select(reg, q, H100).backend == "CUDNN_ATTENTION"  # in no policy order
+    assert attnsel.select(reg, q, H100, "FLEX_ATTENTION").backend == "FLEX_ATTENTION"
+    with pytest.raises(ValueError, match="not one of"):
+        ak.sdpa("FLEX_ATTENTION")
+
+
+def workload(dtype="float32"):
+    return tune.Workload("tiny", 4, 2, 32, 32, dtype, tune.decoder_classes([64], [2], [48]))
+
+
+def runner(kernels, **kw):
+    return tune.KernelRunner(kernels, device="cpu", warmup=1, target_ms=0.2, **kw)
+
+
+def test_bad_kernels_are_excluded_with_their_reason():
+    w = workload()
+    c = w.classes[0]
+    good = ak.eager_attention()
+
+    def raises(*a):
+        raise ZeroDivisionError("the kernel's own bug")
+
+    kernels = {
+        "EAGER": good,
+        "RAISES": raises,
+        "NONE": lambda *a: None,
+        "SHAPE": lambda q, k, v, *a: good(q, k, v, *a)[:, :, :1],
+        "DTYPE": lambda *a: good(*a).double(),
+        "VALUES": lambda *a: good(*a) + 1.0,
+        "NAN": lambda *a: good(*a) * float("nan"),
+    }
+    r = runner(kernels)
+    assert r.check(w, c, "EAGER") is None
+    assert r.check(w, c, "RAISES") == "did not run: ZeroDivisionError: the kernel's own bug"
+    assert r.check(w, c, "NONE") == "wrong output: returned NoneType, not a tensor"
+    assert r.check(w, c, "SHAPE").startswith("wrong output: returned (1, 4, 1, 32) torch.float32 on cpu, expected "
+                                             "(1, 4, 64, 32)")
+    assert "torch.float64" in r.check(w, c, "DTYPE")
+    assert r.check(w, c, "VALUES").startswith("wrong output: max abs error 1 against the float32 reference")
+    assert r.check(w, c, "NAN").startswith("wrong output: max abs error inf")
+    with pytest.raises(RuntimeError, match="ZeroDivisionError: the kernel's own bug"):
+        r.time(w, c, "RAISES", 2)
+    samples = r.time(w, c, "EAGER", 3)
+    assert len(samples) == 3 and all(s > 0 for s in samples)
+
+
+def test_the_runner_refuses_what_it_cannot_time():
+    with pytest.raises(TypeError, match="mapped to a callable"):
+        runner({"EAGER": "not callable"})
+    with pytest.raises(ValueError, match="at least one"):
+        runner({})
+    r = runner({"EAGER": ak.eager_attention(), "MYSTERY": ak.eager_attention()})
+    with pytest.raises(ValueError, match="kernels for MYSTERY: not backends of the catalog"):
+        tune.tune([workload()], ak.registry(), H100, r)
+
+
+def test_a_tuning_run_over_callables_on_the_cpu(tmp_path):
+    def broken(*a):
+        raise RuntimeError("no kernel image for this device")
+
+    kernels = {"MATH": ak.sdpa("MATH"), "EAGER": ak.eager_attention(), "FLEX_ATTENTION": broken}
+    results = tune.tune([workload("bfloat16")], ak.registry(), H100, runner(kernels, baseline="MATH"),
+                        method=tune.Method(rounds=2, reps=2, retries=0, confirm_rounds=2),
+                        kernels_catalog=ak.CATALOG)
+    assert [r.shape.name for r in results[0].results] == ["prefill 64", "decode b2 kv48"]
+    for r in results[0].results:
+        assert {t.backend for t in r.timings} == {"MATH", "EAGER"}
+        assert r.excluded["FLEX_ATTENTION"] == "did not run: RuntimeError: no kernel image for this device"
+        assert r.excluded["FLASH_ATTENTION"].startswith("no kernel given")
+        assert r.torch_default == "MATH" and r.decision is not None
+        assert r.decision.winner in (None, "EAGER", "MATH")
+    doc = tune.overlay(results)  # whatever the CPU's timings decided, the overlay loads on the base alone
+    base = attnsel.torch_sdpa_registry()
+    path = tmp_path / "o.json"
+    path.write_text(json.dumps(doc))
+    base.merge(str(path))
+    assert [b["name"] for b in doc["backends"]] == (["EAGER"] if any(
+        r.decision.winner == "EAGER" for r in results[0].results) else [])
+
+
+@pytest.fixture
+def eager_first(tmp_path):
+    """ak.registry() with a rule that puts EAGER first on the CPU: routed calls select it."""
+    reg = ak.registry()
+    rules = [{"domain": d, "vendor": "cpu", "order": ["EAGER", "MATH"]} for d in ("decoder", "encoder")]
+    path = tmp_path / "eager-first.json"
+    path.write_text(json.dumps({"format": "attnsel-catalog", "version": 2, "name": "eager-first", "backends": [],
+                                "policies": rules}))
+    reg.merge(str(path))
+    yield reg
+    at.uninstall()
+
+
+def spy_on(kernel):
+    calls = []
+
+    def run(*a):
+        calls.append(a[0].shape)
+        return kernel(*a)
+
+    return run, calls
+
+
+def test_install_runs_a_given_kernel_where_the_registry_selects_it(eager_first):
+    run, calls = spy_on(ak.eager_attention())
+    at.install(eager_first, kernels={"EAGER": run})
+    q, k, v = qkv()
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    assert calls == [q.shape] and torch.allclose(out, reference(q, k, v, causal=True), atol=1e-5)
+    assert at.fallbacks() == {}
+
+
+def test_install_compiled_runs_the_kernel_at_run_time(eager_first):
+    run, calls = spy_on(ak.eager_attention())
+    at.install(eager_first, kernels={"EAGER": run})
+    q, k, v = qkv()
+
+    def layer(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True) * 2
+
+    out = torch.compile(layer, fullgraph=True, backend="eager")(q, k, v)
+    assert calls and torch.allclose(out, 2 * reference(q, k, v, causal=True), atol=1e-5)
+
+
+def test_install_falls_back_where_the_kernel_is_missing_or_raises(eager_first):
+    at.install(eager_first)
+    q, k, v = qkv()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    assert torch.allclose(out, reference(q, k, v), atol=1e-5)
+    assert at.fallbacks() == {"EAGER has no kernel here (install(kernels=...) gives one)": 1}
+    assert any("EAGER has no kernel here" in str(w.message) for w in seen)
+
+    def broken(*a):
+        raise NotImplementedError("this kernel has no CPU path")
+
+    at.install(eager_first, kernels={"EAGER": broken})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    assert torch.allclose(out, reference(q, k, v), atol=1e-5)
+    assert at.fallbacks() == {"EAGER refused the call: this kernel has no CPU path": 1}
+
+
+def test_install_refuses_kernels_it_cannot_route(eager_first):
+    with pytest.raises(ValueError, match="MYSTERY is not a backend of the catalog 'torch_sdpa"):
+        at.install(kernels={"MYSTERY": ak.eager_attention()})
+    with pytest.raises(ValueError, match="MATH is one of SDPA's backends"):
+        at.install(eager_first, kernels={"MATH": ak.eager_attention()})
+    with pytest.raises(TypeError, match="mapped to a callable"):
+        at.install(eager_first, kernels={"EAGER": 3})
+    assert not at.installed()
+
+
+def test_compiled_flex_computes_sdpa():
+    flex = ak.flex_attention()  # torch.compile with Inductor: C++ on the CPU
+    for causal, s, sk in ((True, 64, 64), (False, 1, 40), (False, 1, 41)):  # decode steps: a growing KV length
+        q, k, v = qkv(b=1, s=s, sk=sk)
+        got = flex(q, k, v, None, 0.0, causal, None, True)
+        assert torch.allclose(got, reference(q, k, v, causal=causal), atol=1e-5, rtol=1e-5)
+    assert torch._dynamo.config.recompile_limit >= 64
