@@ -23,7 +23,7 @@ import os
 import re
 import threading
 import warnings
-from typing import Any, Dict, Iterator, Optional, Union
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -419,8 +419,10 @@ def scaled_dot_product_attention(
 
 # ---- install(): every F.scaled_dot_product_attention call, eager and compiled ---------------------------
 
-_route_registry: Optional[Registry] = None  # install(registry=...): the catalog routed calls select from
-_route_kernels: Dict[str, Any] = {}  # install(kernels=...): kernels of backends beyond SDPA's, by name
+# install(registry=..., kernels=...): the catalog routed calls select from (None: registry()) and the
+# kernels of backends beyond SDPA's, by name. One tuple, replaced whole and read once a call, so a call
+# never pairs one install's registry with another's kernels.
+_route: Tuple[Optional[Registry], Dict[str, Any]] = (None, {})
 _fallbacks: Dict[str, int] = {}  # why a routed call ran torch's own choice -> how often
 
 
@@ -434,24 +436,43 @@ def _fallback(why: str) -> None:
 
 
 def _routed_eager(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    registry_, kernels = _route
     try:
-        selection = select_sdpa(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa,
-                                registry=_route_registry)
+        selection = select_sdpa(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa, registry=registry_)
     except (ValueError, SelectionError) as e:  # a call attnsel cannot describe, or no backend fits
         _fallback(str(e).splitlines()[0])
         return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
                      enable_gqa=enable_gqa)
-    run = _RUNNERS.get(selection.backend) or _route_kernels.get(selection.backend)
+    run = _RUNNERS.get(selection.backend)
     if run is None:
-        _fallback(f"{selection.backend} has no kernel here (install(kernels=...) gives one)")
-        return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
-                     enable_gqa=enable_gqa)
+        return _run_given(kernels.get(selection.backend), selection.backend, query, key, value, attn_mask, dropout_p,
+                          is_causal, scale, enable_gqa)
     try:
         return run(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     except _SwitchedOff:
         _fallback(f"{selection.backend} is switched off by the caller (sdpa_kernel or enable_*_sdp)")
-    except Exception as e:  # the kernel refused a call the catalog let through (a shape it does not state)
-        _fallback(f"{selection.backend} refused the call: {str(e).splitlines()[0][:120] if str(e) else type(e).__name__}")
+    except RuntimeError as e:  # the kernel refused a call the catalog let through (a shape it does not state)
+        _fallback(f"{selection.backend} refused the call: {str(e).splitlines()[0][:120]}")
+    return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                 enable_gqa=enable_gqa)
+
+
+def _run_given(kernel, backend, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """A kernel given to install(kernels=...): its output must be the call's (a tensor of the query's dtype
+    and device, SDPA's output shape), else the call runs torch's own choice, as when it raises."""
+    if kernel is None:
+        _fallback(f"{backend} has no kernel here (install(kernels=...) gives one)")
+    else:
+        try:
+            out = kernel(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        except Exception as e:  # noqa: BLE001 - any failure of a foreign kernel falls back, with its reason
+            _fallback(f"{backend} refused the call: {str(e).splitlines()[0][:120] if str(e) else type(e).__name__}")
+        else:
+            if (isinstance(out, torch.Tensor) and out.dtype == query.dtype and out.device == query.device
+                    and out.shape[:-1] == query.shape[:-1] and out.shape[-1] == value.shape[-1]):
+                return out
+            _fallback(f"{backend} returned {getattr(out, 'shape', type(out).__name__)} "
+                      f"{getattr(out, 'dtype', '')}, not the call's output")
     return _sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
                  enable_gqa=enable_gqa)
 
@@ -492,7 +513,7 @@ def _routed(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, s
 def _set_route(registry: Optional[Registry], kernels: Optional[Dict[str, Any]]) -> None:
     """The registry routed calls select from and the kernels of backends beyond SDPA's (install's and
     attnsel.transformers.use_registry's arguments), checked: nothing changes when one is refused."""
-    global _route_registry, _route_kernels
+    global _route
     if registry is not None and not isinstance(registry, Registry):
         raise TypeError(f"registry: expected attnsel.Registry, got {type(registry).__name__}")
     given = dict(kernels or {})
@@ -500,13 +521,14 @@ def _set_route(registry: Optional[Registry], kernels: Optional[Dict[str, Any]]) 
     for name, run in given.items():
         if not isinstance(name, str) or not callable(run):
             raise TypeError(f"kernels: {name!r}: each entry must be a backend name mapped to a callable")
-        if name in _RUNNERS:
-            raise ValueError(f"kernels: {name} is one of SDPA's backends, which attnsel.torch runs itself")
-        if name not in known:
+        if name in _RUNNERS or (name in _torch_registry() and name not in known.backends):
+            raise ValueError(f"kernels: {name} is one of SDPA's backends (or names one), which attnsel.torch runs "
+                             "itself")
+        if name not in known.backends:
             raise ValueError(f"kernels: {name} is not a backend of the catalog '{known.name}' routed calls select "
-                             "from; layer one that describes it (attnsel.kernels.registry)")
-    _route_registry = registry
-    _route_kernels = given
+                             f"from (by its own name: {', '.join(known.backends)}); layer one that describes it "
+                             "(attnsel.kernels.registry)")
+    _route = (registry, given)
 
 
 def install(registry: Optional[Registry] = None, kernels: Optional[Dict[str, Any]] = None) -> None:
@@ -535,10 +557,9 @@ def install(registry: Optional[Registry] = None, kernels: Optional[Dict[str, Any
 
 def uninstall() -> None:
     """Restores torch's own F.scaled_dot_product_attention (a no-op when install() was not called)."""
-    global _route_registry, _route_kernels
+    global _route
     F.scaled_dot_product_attention = _TORCH_SDPA
-    _route_registry = None
-    _route_kernels = {}
+    _route = (None, {})
 
 
 def installed() -> bool:

@@ -114,33 +114,59 @@ def test_the_runner_refuses_what_it_cannot_time():
         runner({"EAGER": "not callable"})
     with pytest.raises(ValueError, match="at least one"):
         runner({})
-    r = runner({"EAGER": ak.eager_attention(), "MYSTERY": ak.eager_attention()})
-    with pytest.raises(ValueError, match="kernels for MYSTERY: not backends of the catalog"):
-        tune.tune([workload()], ak.registry(), H100, r)
+    for name in ("MYSTERY", "eager", "FLEX"):  # an unknown name, and aliases or spellings of known ones
+        r = runner({"EAGER": ak.eager_attention(), name: ak.eager_attention()})
+        with pytest.raises(ValueError, match=f"kernels for {name}: not backends of the catalog"):
+            tune.tune([workload()], ak.registry(), H100, r)
+
+
+# Without cudnn_preferred the catalog's default on the H100 is FLASH_ATTENTION, which runs on the CPU too.
+H100_DEPRIORITIZED = (attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "torch=2.11.0"])
+                      .with_device_name("NVIDIA H100 80GB HBM3"))
 
 
 def test_a_tuning_run_over_callables_on_the_cpu(tmp_path):
+    import time
+
     def broken(*a):
         raise RuntimeError("no kernel image for this device")
 
-    kernels = {"MATH": ak.sdpa("MATH"), "EAGER": ak.eager_attention(), "FLEX_ATTENTION": broken}
-    results = tune.tune([workload("bfloat16")], ak.registry(), H100, runner(kernels, baseline="MATH"),
-                        method=tune.Method(rounds=2, reps=2, retries=0, confirm_rounds=2),
+    flash = ak.sdpa("FLASH_ATTENTION")
+
+    def slow_flash(*a):  # the default, made slower than any other kernel by far more than the margin
+        time.sleep(0.003)
+        return flash(*a)
+
+    kernels = {"FLASH_ATTENTION": slow_flash, "MATH": ak.sdpa("MATH"), "EAGER": ak.eager_attention(),
+               "FLEX_ATTENTION": broken}
+    results = tune.tune([workload("bfloat16")], ak.registry(attnsel.builtin_catalog("torch_sdpa")),
+                        H100_DEPRIORITIZED, runner(kernels), method=tune.Method(rounds=2, reps=2, confirm_rounds=2),
                         kernels_catalog=ak.CATALOG)
     assert [r.shape.name for r in results[0].results] == ["prefill 64", "decode b2 kv48"]
     for r in results[0].results:
-        assert {t.backend for t in r.timings} == {"MATH", "EAGER"}
+        assert {t.backend for t in r.timings} == {"FLASH_ATTENTION", "MATH", "EAGER"}
         assert r.excluded["FLEX_ATTENTION"] == "did not run: RuntimeError: no kernel image for this device"
-        assert r.excluded["FLASH_ATTENTION"].startswith("no kernel given")
-        assert r.torch_default == "MATH" and r.decision is not None
-        assert r.decision.winner in (None, "EAGER", "MATH")
-    doc = tune.overlay(results)  # whatever the CPU's timings decided, the overlay loads on the base alone
-    base = attnsel.torch_sdpa_registry()
+        assert r.default == r.torch_default == "FLASH_ATTENTION"  # no baseline given: the catalog's default
+        assert r.decision.winner in ("MATH", "EAGER") and r.decision.why.startswith("confirmed")
+    doc = tune.overlay(results)
+    assert len(doc["policies"]) == 2
+    winners = {r.decision.winner for r in results[0].results}
+    assert [b["name"] for b in doc["backends"]] == (["EAGER"] if "EAGER" in winners else [])
+    base = attnsel.torch_sdpa_registry()  # the overlay loads on the base alone and selects the winners
     path = tmp_path / "o.json"
     path.write_text(json.dumps(doc))
     base.merge(str(path))
-    assert [b["name"] for b in doc["backends"]] == (["EAGER"] if any(
-        r.decision.winner == "EAGER" for r in results[0].results) else [])
+    for r in results[0].results:
+        assert attnsel.select(base, tune.query_of(results[0].workload, r.shape), H100_DEPRIORITIZED).backend == \
+            r.decision.winner
+
+
+def test_a_class_whose_default_has_no_kernel_is_skipped():
+    results = tune.tune([workload("bfloat16")], ak.registry(attnsel.builtin_catalog("torch_sdpa")),
+                        H100_DEPRIORITIZED, runner({"MATH": ak.sdpa("MATH"), "EAGER": ak.eager_attention()}))
+    assert results[0].results == []
+    assert results[0].skipped[0] == ("prefill 64", "not measured: the catalog's default FLASH_ATTENTION has no "
+                                                   "kernel given to the runner, so no winner can be shown to beat it")
 
 
 @pytest.fixture
@@ -211,11 +237,32 @@ def test_install_falls_back_where_the_kernel_is_missing_or_raises(eager_first):
 def test_install_refuses_kernels_it_cannot_route(eager_first):
     with pytest.raises(ValueError, match="MYSTERY is not a backend of the catalog 'torch_sdpa"):
         at.install(kernels={"MYSTERY": ak.eager_attention()})
-    with pytest.raises(ValueError, match="MATH is one of SDPA's backends"):
-        at.install(eager_first, kernels={"MATH": ak.eager_attention()})
-    with pytest.raises(TypeError, match="mapped to a callable"):
-        at.install(eager_first, kernels={"EAGER": 3})
     assert not at.installed()
+    run, calls = spy_on(ak.eager_attention())
+    at.install(eager_first, kernels={"EAGER": run})
+    for bad, error, message in ((("MATH",), ValueError, "MATH is one of SDPA's backends"),
+                                (("flash",), ValueError, "flash is one of SDPA's backends"),
+                                (("eager",), ValueError, "eager is not a backend of the catalog"),
+                                (("EAGER", 3), TypeError, "mapped to a callable")):
+        with pytest.raises(error, match=message):
+            at.install(eager_first, kernels={bad[0]: bad[1] if len(bad) > 1 else ak.eager_attention()})
+    q, k, v = qkv()  # nothing changed: the first install's kernel still runs
+    F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    assert calls == [q.shape] and at.fallbacks() == {}
+
+
+def test_install_falls_back_where_a_kernel_returns_the_wrong_output(eager_first):
+    good = ak.eager_attention()
+    q, k, v = qkv()
+    for wrong, said in ((lambda *a: None, "EAGER returned NoneType"),
+                        (lambda *a: good(*a).double(), "torch.float64, not the call's output"),
+                        (lambda *a: good(*a)[:, :1], "EAGER returned torch.Size([2, 1, 32, 32])")):
+        at.install(eager_first, kernels={"EAGER": wrong})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        assert torch.allclose(out, reference(q, k, v), atol=1e-5)
+        assert len(at.fallbacks()) == 1 and said in next(iter(at.fallbacks()))
 
 
 def test_compiled_flex_computes_sdpa():

@@ -147,7 +147,7 @@ class Args:
         self.report = report
 
 
-def write_overlay(tmp_path, runner, platform=H100):
+def write_overlay(tmp_path, runner):
     path = tmp_path / "o.json"
     path.write_text(json.dumps(tune.overlay(run(runner))))
     return path
@@ -165,6 +165,29 @@ def test_verify_refuses_an_overlay_measured_on_another_device(tmp_path):
                        errors.append, registry()) == 1
     assert "none of its 1 measured rules holds on this machine (rule 0: measured on NVIDIA H100" in errors[0]
     assert runner.timed == [] and not (tmp_path / "r.md").exists()
+
+
+def test_stale_rules_compare_versions_as_the_catalog_does():
+    doc = {"policies": [{"measured": {"components": ["cudnn=9.19.0", "torch=2.11"]}}]}
+    same = attnsel.Platform.cuda(9, 0, components=["cudnn=9.19", "torch=2.11.0"])
+    assert tune.stale_rules(doc, same) == []
+    newer = attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.1", "torch=2.11.0"])
+    assert tune.stale_rules(doc, newer) == ["rule 0: measured with cudnn=9.19.0, here cudnn=9.19.1"]
+
+
+def test_verify_ignores_an_untimed_winner_of_a_rule_that_does_not_hold_here(tmp_path):
+    path = write_overlay(tmp_path, Kernels({"MY_KERNEL": 10.0, "CUDNN_ATTENTION": 20.0}))
+    doc = json.loads(path.read_text())
+    held = json.loads(json.dumps(doc["policies"][0]))
+    held["order"] = ["FLASH_ATTENTION", "CUDNN_ATTENTION"]
+    doc["policies"][0]["measured"]["device"] = "NVIDIA H200"  # MY_KERNEL's rule is from another device
+    doc["policies"].append(held)
+    path.write_text(json.dumps(doc))
+    errors, report = [], tmp_path / "r.md"
+    runner = Kernels({"CUDNN_ATTENTION": 20.0, "FLASH_ATTENTION": 15.0})
+    assert tune.verify([workload()], str(path), H100, runner, Args(str(report)), tune.Method(), "cmd",
+                       errors.append, registry()) == 0
+    assert errors == [] and report.exists()
 
 
 def test_verify_refuses_an_overlay_whose_winner_has_no_kernel_here(tmp_path):

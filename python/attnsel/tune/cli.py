@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 import tempfile
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import attnsel
 
@@ -103,25 +103,39 @@ def _families(text: str) -> List[str]:
     return list(dict.fromkeys(names))
 
 
+def _version(text: Optional[str]) -> Optional[Tuple[int, ...]]:
+    """A dotted version as the catalog compares it ('9.19' and '9.19.0' are equal); None if not one."""
+    try:
+        parts = [int(p) for p in str(text).split(".")]
+    except ValueError:
+        return None
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def _why_stale(m: dict, platform: attnsel.Platform) -> List[str]:
+    comps = platform.components
+    why = []
+    if m.get("device") and m["device"] != platform.device_name:
+        why.append(f"measured on {m['device']}, this device is {platform.device_name or 'unnamed'}")
+    for spec in m.get("components") or []:
+        name, _, version = str(spec).partition("=")
+        if name not in comps or (version and _version(comps.get(name)) != _version(version)):
+            why.append(f"measured with {spec}, here {name}={comps.get(name) or 'absent'}")
+    why += [f"measured with {n}, absent here" for n in m.get("present") or [] if n not in comps]
+    why += [f"measured without {n}, present here" for n in m.get("absent") or [] if n in comps]
+    return why
+
+
 def stale_rules(doc: dict, platform: attnsel.Platform) -> List[str]:
     """Why each measured rule of an overlay document cannot hold on `platform` (one line per rule that
-    cannot; empty when every rule's fingerprint matches): another device, another component version, a
-    switch present or absent otherwise."""
-    comps = platform.components
+    cannot; empty when every rule's fingerprint matches): another device, another component version
+    (compared as the catalog compares versions), a switch present or absent otherwise."""
     out = []
     for i, rule in enumerate(doc.get("policies") or []):
         m = rule.get("measured") if isinstance(rule, dict) else None
-        if not isinstance(m, dict):
-            continue
-        why = []
-        if m.get("device") and m["device"] != platform.device_name:
-            why.append(f"measured on {m['device']}, this device is {platform.device_name or 'unnamed'}")
-        for spec in m.get("components") or []:
-            name, _, version = str(spec).partition("=")
-            if name not in comps or (version and comps.get(name) != version):
-                why.append(f"measured with {spec}, here {name}={comps.get(name) or 'absent'}")
-        why += [f"measured with {n}, absent here" for n in m.get("present") or [] if n not in comps]
-        why += [f"measured without {n}, present here" for n in m.get("absent") or [] if n in comps]
+        why = _why_stale(m, platform) if isinstance(m, dict) else []
         if why:
             out.append(f"rule {i}: {'; '.join(why)}")
     return out
@@ -151,7 +165,8 @@ def verify(workloads: Sequence[Workload], overlay_path: str, platform: attnsel.P
         return 1
     for line in stale:
         sys.stderr.write(f"note: {overlay_path}: {line}: it does not hold here\n")
-    untimed = sorted({b for r in measured for b in (r.get("order") or [])[:1]
+    holding = [r for r in measured if isinstance(r["measured"], dict) and not _why_stale(r["measured"], platform)]
+    untimed = sorted({b for r in holding for b in (r.get("order") or [])[:1]
                       if isinstance(b, str) and b in merged and not runner.has(b)})
     if untimed:
         data_error(f"--verify: {overlay_path}: its rules put {', '.join(untimed)} first, which this run has no "
@@ -192,7 +207,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--rounds", type=_count, default=defaults.rounds, help="interleaved rounds per backend")
     ap.add_argument("--reps", type=_count, default=defaults.reps, help="samples per backend and round")
     ap.add_argument("--spread-limit", type=_percent, default=defaults.spread_limit_pct,
-                    help="percent; a winner or default spreading more is measured again, then keeps the default")
+                    help="percent; a winner or default spreading more is measured again, and then needs a gain "
+                         "beyond twice its spread")
     ap.add_argument("--retries", type=int, choices=range(0, 11), default=defaults.retries, metavar="0..10")
     ap.add_argument("--min-gain", type=_percent, default=defaults.min_gain_pct,
                     help="percent; the least gain over the default that may reorder (the spreads can raise it)")

@@ -55,11 +55,11 @@ class KernelRunner(Runner):
     # ---- the Runner interface ----
 
     def validate(self, registry: attnsel.Registry) -> None:
-        unknown = sorted(n for n in self.kernels if n not in registry)
+        unknown = sorted(n for n in self.kernels if n not in registry.backends)
         if unknown:
             raise ValueError(f"kernels for {', '.join(unknown)}: not backends of the catalog '{registry.name}' "
-                             f"(its backends: {', '.join(registry.names)}); layer a catalog that describes "
-                             "them first (Registry.merge, attnsel.kernels.registry)")
+                             f"by their own names (its backends: {', '.join(registry.backends)}); layer a catalog "
+                             "that describes them first (Registry.merge, attnsel.kernels.registry)")
 
     def has(self, backend: str) -> bool:
         return backend in self.kernels

@@ -178,6 +178,11 @@ def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: at
     if not torch_choice:
         raise NothingToMeasure("not measured: no backend of the catalog supports the call, and the runner names "
                                "no baseline")
+    if default_choice and not runner.has(default_choice):
+        # A rule would put its winner ahead of the catalog's default: without the default's time there is
+        # nothing to beat.
+        raise NothingToMeasure(f"not measured: the catalog's default {default_choice} has no kernel given to "
+                               "the runner, so no winner can be shown to beat it")
     if torch_choice not in supported:
         # torch's choice is timed only when it is a backend the catalog knows (a disagreement to report);
         # an error or a name outside the catalog is recorded, never forced.

@@ -169,7 +169,7 @@ class _Reader:
                 extra = attnsel.parse_catalog(json.dumps(kernels_catalog, allow_nan=False), "/kernels_catalog")
             except (ValueError, attnsel.CatalogError) as e:
                 self.fail("/kernels_catalog", str(e).splitlines()[0])
-            backends += [b for b in extra.names if b not in backends]
+            backends += [b for b in extra.backends if b not in backends]
         components = tuple(self.text(n, f"/components/{i}") for i, n in enumerate(self.lst(doc.get("components", []),
                                                                                               "/components")))
         for i, n in enumerate(components):
