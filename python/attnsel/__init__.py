@@ -12,6 +12,8 @@ attnsel.detect_platform() detects the machine (GPU, cuDNN, packages, engine swit
 for every fact. attnsel.torch (only where torch is installed) maps SDPA calls onto the torch_sdpa catalog.
 """
 
+import re as _re
+from typing import Tuple as _Tuple
 
 
 def _in_subinterpreter() -> bool:
@@ -72,13 +74,24 @@ from .detect import Detection, DetectedFact, detect_platform
 from .plan import LayerGroup, ModelPlan, plan_model
 
 
-def _name_unknown_keywords(owner, attr, label, names, static=False):
+def _keywords_of(function) -> _Tuple[str, ...]:
+    """The parameter names of a bound function, read from the signature pybind11 writes on the first line
+    of its docstring (`f(self: T, *, a: handle = '', b: handle = None) -> None`): the binding's own list."""
+    signature = (function.__doc__ or "").splitlines()[0]
+    names = tuple(n for n in _re.findall(r"(?:\(|, )(\w+): ", signature.split(" -> ")[0]) if n != "self")
+    if not names:
+        raise RuntimeError(f"attnsel: no parameters in the signature {signature!r}")  # a pybind11 format change
+    return names
+
+
+def _name_unknown_keywords(owner, attr, label, static=False):
     """Wraps owner.attr so that a mistyped keyword is a TypeError naming it with the closest name (pybind11's
     own message lists every overload instead). Query does this in C++ from its field table."""
     import difflib
     import functools
 
     original = getattr(owner, attr)
+    names = _keywords_of(original)
 
     @functools.wraps(original)
     def checked(*args, **kwargs):
@@ -92,19 +105,12 @@ def _name_unknown_keywords(owner, attr, label, names, static=False):
     setattr(owner, attr, staticmethod(checked) if static else checked)
 
 
-_name_unknown_keywords(OverrideSet, "__init__", "OverrideSet",
-                       ("decoder", "encoder", "source", "prefill", "decode", "drafter", "linear"))
-_name_unknown_keywords(Reason, "__init__", "Reason", ("code", "message"))
-_name_unknown_keywords(Candidate, "__init__", "Candidate",
-                       ("name", "variant", "rank", "verdict", "forced", "reasons", "warnings"))
-_name_unknown_keywords(Platform, "__init__", "Platform", ("vendor", "arch", "components"))
-# Selector.select is left as it is: a wrapper would cost every cached call a Python frame.
-_name_unknown_keywords(Selector, "__init__", "Selector",
-                       ("registry", "platform", "override", "prefer", "refuse_advisories", "cache", "cache_slots"))
-for _factory, _names in (("cuda", ("major", "minor", "components")), ("rocm", ("arch", "components")),
-                         ("cpu", ("components",)), ("xpu", ("components",))):
-    _name_unknown_keywords(Platform, _factory, f"Platform.{_factory}", _names, static=True)
-del _factory, _names
+for _owner in (OverrideSet, Reason, Candidate, Platform, Selector):
+    # Selector.select is left as it is: a wrapper would cost every cached call a Python frame.
+    _name_unknown_keywords(_owner, "__init__", _owner.__name__)
+for _factory in ("cuda", "rocm", "cpu", "xpu"):
+    _name_unknown_keywords(Platform, _factory, f"Platform.{_factory}", static=True)
+del _owner, _factory
 
 __all__ = [
     "ATTN_TYPES",
