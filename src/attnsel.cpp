@@ -28,3 +28,4 @@
 #include <attnsel/impl/report_inl.hpp>
 #include <attnsel/impl/selector_inl.hpp>
 #include <attnsel/impl/shape_inl.hpp>
+#include <attnsel/impl/tuning_inl.hpp>

@@ -19,7 +19,8 @@
 #   FAMILIES: kernel families timed and routed beside SDPA's backends by tune, verify and e2e (default
 #            "flex,eager": FlexAttention and transformers' eager attention; FAMILIES= for SDPA's alone).
 #   e2e:     bench/e2e_model.py in both modes with that mode's overlay (from tune in the same call, else
-#            the committed catalog/measured/*-MODE.json: each call starts with an empty work folder), the
+#            from an earlier call on the same machine, kept in /tmp/attnsel-round, else the committed
+#            catalog/measured/*-MODE.json: each call starts with an empty work folder), the
 #            routing's per-call cost (cuDNN preferred), and with E2E_COMPILE=1 the compiled 4k prefill.
 #   AGREE_SECONDS: --quick's bound on each agreement sweep (default 110 s cuDNN preferred, 90 s deprioritized);
 #   PYTHON_SECONDS: --quick's bound on the Python timings (default 20 s).
@@ -72,10 +73,16 @@ for m in "${MODES[@]}"; do
     --preset llm+vit "${FAM[@]}" --budget "${TUNE_BUDGET:-150}" --out "$OUT/measured-$m.json" --report "$OUT/tuning-$m.md" \
     --json "$OUT/tuning-$m.json" >"$OUT/tune-$m.log" 2>&1
   echo "tune rc=$?"
+  # Kept on the machine for a later call of the same lease (each call's work folder starts empty).
+  mkdir -p /tmp/attnsel-round && cp "$OUT/measured-$m.json" /tmp/attnsel-round/ 2>/dev/null
   sed -n '/^Geometric-mean/,$p' "$OUT/tuning-$m.md" 2>/dev/null | head -60 || tail -20 "$OUT/tune-$m.log"
 done
 fi
-overlay_of() { if [[ -f "$OUT/measured-$1.json" ]]; then echo "$OUT/measured-$1.json"; else ls catalog/measured/*"$1"*.json 2>/dev/null | grep -v measurements | head -1; fi; }
+overlay_of() {  # this call's overlay, else one an earlier call of this lease tuned, else the committed one
+  if [[ -f "$OUT/measured-$1.json" ]]; then echo "$OUT/measured-$1.json"
+  elif [[ -f "/tmp/attnsel-round/measured-$1.json" ]]; then echo "/tmp/attnsel-round/measured-$1.json"
+  else ls catalog/measured/*"$1"*.json 2>/dev/null | grep -v measurements | head -1; fi
+}
 if wants verify; then
 for m in "${MODES[@]}"; do
   ov="$(overlay_of "$m")"

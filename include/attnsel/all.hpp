@@ -14,3 +14,4 @@
 #include <attnsel/model_config.hpp>     // IWYU pragma: export
 #include <attnsel/model_plan.hpp>       // IWYU pragma: export
 #include <attnsel/report.hpp>           // IWYU pragma: export
+#include <attnsel/tuning.hpp>           // IWYU pragma: export

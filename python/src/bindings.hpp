@@ -336,5 +336,6 @@ void bind_selector(py::module_& m);      // selector.cpp: Selector (the bound se
 void bind_report(py::module_& m);        // report.cpp: to_json
 void bind_detect(py::module_& m);        // detect.cpp: _detect, the C++ half of attnsel.detect_platform()
 void bind_model_config(py::module_& m);  // model_config.cpp: ModelConfig, read_model_config, Query.from_model_config
+void bind_tuning(py::module_& m);        // tuning.cpp: _tuning_*, the C++ decisions attnsel.tune runs
 
 }  // namespace attnsel_py

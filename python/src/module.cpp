@@ -26,6 +26,7 @@ PYBIND11_MODULE(_attnsel, m) {
   attnsel_py::bind_report(m);
   attnsel_py::bind_detect(m);
   attnsel_py::bind_model_config(m);
+  attnsel_py::bind_tuning(m);
   m.attr("__name__") = own_name;
 }
 #undef PyInit__attnsel

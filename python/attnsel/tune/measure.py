@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""How attnsel.tune measures: the runner interface, interleaved timing, the first pass over a class, and the
-decision (the spread limit, the margin and the second pass) that lets a measured winner move first."""
+"""How attnsel.tune measures: the runner interface, the first pass over a class, and the decision (the spread
+limit, the margin and the second pass) that lets a measured winner move first. The timing loop and the
+decisions are the C++ ones of <attnsel/tuning.hpp> (attnsel::time_interleaved, measure_first_pass,
+first_verdict, second_pass), which an engine in C++ calls with its own kernels; this module adds the
+workload, the catalog and the output check around them."""
 from __future__ import annotations
 
 import dataclasses
 import datetime
-import math
-import statistics
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import attnsel
+from attnsel import _attnsel
 
 from .workload import ShapeClass, Workload, query_of
 
@@ -127,32 +129,28 @@ class Runner:
         raise NotImplementedError
 
 
+def _method(m: Method) -> tuple:
+    return (m.rounds, m.reps, m.spread_limit_pct, m.retries, m.min_gain_pct, m.confirm_rounds)
+
+
+def _timer(w: Workload, c: ShapeClass, runner: Runner) -> Callable[[str, int], List[float]]:
+    return lambda backend, reps: runner.time(w, c, backend, reps)
+
+
 def summarize(backend: str, samples: Sequence[float]) -> Timing:
-    s = sorted(samples)
-    med = statistics.median(s)
-    p10 = s[int(0.1 * (len(s) - 1))]
-    p90 = s[int(math.ceil(0.9 * (len(s) - 1)))]
-    return Timing(backend, med, 100.0 * (p90 - p10) / med if med > 0 else 0.0, len(s))
+    """The median and spread (p90 - p10 over the median, percent) of per-call times (attnsel::summarize_samples).
+    ValueError for no samples, or one that is not a finite time > 0."""
+    return Timing(*_attnsel._tuning_summarize(backend, list(samples)))
 
 
 def interleaved(w: Workload, c: ShapeClass, backends: Sequence[str], runner: Runner, rounds: int, reps: int,
                 excluded: Dict[str, str]) -> List[Timing]:
     """Times `backends` in `rounds` rounds of `reps` samples each, round r starting at backend r (mod n);
-    fastest first. A backend that fails while timed (out of memory, a kernel error) is dropped into
-    `excluded`."""
-    live = list(backends)
-    samples: Dict[str, List[float]] = {b: [] for b in live}
-    for r in range(rounds):
-        if not live:
-            break
-        k = r % len(live)
-        for b in live[k:] + live[:k]:
-            try:
-                samples[b].extend(runner.time(w, c, b, reps))
-            except RuntimeError as e:
-                excluded[b] = f"failed while timed: {str(e).splitlines()[0][:160]}"
-                live.remove(b)
-    return sorted((summarize(b, samples[b]) for b in live if samples[b]), key=lambda t: t.median_us)
+    fastest first (attnsel::time_interleaved). A backend that fails while timed (RuntimeError: out of
+    memory, a kernel error) is dropped into `excluded`; any other exception propagates."""
+    times, dropped = _attnsel._tuning_interleaved(list(backends), _timer(w, c, runner), rounds, reps)
+    excluded.update(dict(dropped))
+    return [Timing(*t) for t in times]
 
 
 def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: attnsel.Platform,
@@ -199,14 +197,12 @@ def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: at
             passing.append(b)
         else:
             excluded[b] = why
-    attempts, timings = 0, []
-    while attempts <= method.retries:
-        attempts += 1
-        timings = interleaved(w, c, passing, runner, method.rounds, method.reps, excluded)
-        passing = [t.backend for t in timings]
-        watched = [t for t in timings if t.backend in (timings[0].backend, default_choice)] if timings else []
-        if all(t.spread_pct <= method.spread_limit_pct for t in watched):
-            break
+    # Timed interleaved, again while the winner's or the default's spread is over the limit
+    # (attnsel::measure_first_pass).
+    times, attempts, dropped = _attnsel._tuning_measure_first_pass(passing, default_choice, _timer(w, c, runner),
+                                                                   _method(method))
+    excluded.update(dict(dropped))
+    timings = [Timing(*t) for t in times]
     # The catalog's order for the call: the candidates its policy tries (an entry whose condition does not
     # hold on the platform, cuDNN without cudnn_preferred, is skipped and not part of it).
     order = [cand.name for cand in candidates_seen if cand.verdict != "skipped"]
@@ -215,73 +211,35 @@ def measure(w: Workload, c: ShapeClass, registry: attnsel.Registry, platform: at
 
 
 def gain_over(winner: Timing, default: Timing, method: Method) -> Tuple[float, float]:
-    """How much faster the winner is than the default, and the margin it must exceed, both in percent:
-    the larger of min_gain_pct and the two spreads, doubled when a spread is over the limit (a noisy
-    pair is told apart only by a gain noise cannot reach twice over)."""
-    spread = max(winner.spread_pct, default.spread_pct)
-    noisy = spread > method.spread_limit_pct
-    return (100.0 * (default.median_us / winner.median_us - 1.0),
-            max(method.min_gain_pct, 2.0 * spread if noisy else spread))
+    """How much faster the winner is than the default, and the margin it must exceed, both in percent
+    (attnsel::gain_over): the larger of min_gain_pct and the two spreads, doubled when a spread is over
+    the limit (a noisy pair is told apart only by a gain noise cannot reach twice over)."""
+    return _attnsel._tuning_gain_over(dataclasses.astuple(winner), dataclasses.astuple(default), _method(method))
 
 
-def _noise(pair: Sequence[Timing], method: Method) -> str:
-    return ", ".join(f"{t.backend} spread {t.spread_pct:.1f}%" for t in pair if t.spread_pct > method.spread_limit_pct)
+def _first_pass(r: ClassResult) -> tuple:
+    return ([dataclasses.astuple(t) for t in r.timings], r.default, r.excluded.get(r.default, ""), r.attempts)
+
+
+def _decision(d: tuple) -> Decision:
+    winner, why, confirmed = d
+    return Decision(winner, why, [Timing(*t) for t in confirmed])
 
 
 def first_verdict(r: ClassResult, method: Method) -> Decision:
     """After the first pass: a Decision that keeps the default (winner None), or one naming the candidate
-    winner with why "to confirm" (a second pass decides)."""
-    best, default = r.fastest, r.time_of(r.default)
-    if best is None:
-        return Decision(None, "no backend passed the check")
-    if default is None:
-        what = r.excluded.get(r.default, "not among the timed backends")
-        if what.startswith(("wrong output", "did not run")):
-            # The default cannot be the answer here: the fastest backend that passed moves first, with its
-            # own first-pass time as the evidence (there is no default time to beat).
-            return Decision(best.backend, f"the default {r.default} is excluded ({what[:80]}); {best.backend} "
-                                          "is the fastest backend that passed", [best])
-        return Decision(None, f"the default {r.default} has no timing ({what}): nothing to beat")
-    if best.backend == r.default:
-        return Decision(None, f"the default {r.default} is the fastest")
-    gain, margin = gain_over(best, default, method)
-    noisy = _noise([best, default], method)
-    if noisy:
-        if gain <= margin:
-            return Decision(None, f"too noisy: {noisy} over the {method.spread_limit_pct:g}% limit after "
-                                  f"{r.attempts} measurement(s), and {best.backend} is {gain:.1f}% faster, "
-                                  f"within twice the spread ({margin:.1f}%)")
-        return Decision(best.backend, f"to confirm: {best.backend} {gain:.1f}% faster than {r.default}, beyond "
-                                      f"twice the spread ({noisy}; margin {margin:.1f}%)")
-    if gain <= margin:
-        return Decision(None, f"{best.backend} is {gain:.1f}% faster than the default {r.default}, "
-                              f"within the {margin:.1f}% margin")
-    return Decision(best.backend, f"to confirm: {best.backend} {gain:.1f}% faster than {r.default} "
-                                  f"(margin {margin:.1f}%)")
+    winner with why "to confirm" (a second pass decides). attnsel::first_verdict: a noisy pair needs a
+    gain beyond twice the spread; a default with wrong output (or that did not run) gives way to the
+    fastest backend that passed."""
+    return _decision(_attnsel._tuning_first_verdict(*_first_pass(r), _method(method)))
 
 
 def confirm(w: Workload, r: ClassResult, runner: Runner, method: Method) -> Decision:
-    """The second, independent pass: the candidate winner and the default timed again, interleaved (again,
-    at most `retries` times, while either spreads over the limit); the rule reorders only when the
-    winner again beats the default by more than the margin (gain_over)."""
-    first = first_verdict(r, method)
-    if first.winner is None or r.time_of(r.default) is None:
-        return first
-    for _ in range(method.retries + 1):
-        pair = interleaved(w, r.shape, [first.winner, r.default], runner, method.confirm_rounds, method.reps, {})
-        times = {t.backend: t for t in pair}
-        if len(times) < 2:
-            return Decision(None, f"second pass: {first.winner} or {r.default} failed while timed", pair)
-        if not _noise(pair, method):
-            break
-    win, dflt = times[first.winner], times[r.default]
-    gain1, _ = gain_over(r.time_of(first.winner), r.time_of(r.default), method)
-    gain, margin = gain_over(win, dflt, method)
-    said = (f"second pass {first.winner} {win.median_us:.1f} us vs {r.default} {dflt.median_us:.1f} us, "
-            f"{gain:.1f}% faster (margin {margin:.1f}%)")
-    if gain <= margin:
-        return Decision(None, f"not confirmed: first pass {gain1:.1f}% faster, {said}", pair)
-    return Decision(first.winner, f"confirmed: first pass {gain1:.1f}% faster, {said}", pair)
+    """The second, independent pass (attnsel::second_pass): the candidate winner and the default timed
+    again, interleaved (again, at most `retries` times, while either spreads over the limit); the rule
+    reorders only when the winner again beats the default by more than the margin (gain_over)."""
+    return _decision(_attnsel._tuning_second_pass(*_first_pass(r), _timer(w, r.shape, runner),
+                                                  _method(method)))
 
 
 def tune(workloads: Sequence[Workload], registry: attnsel.Registry, platform: attnsel.Platform, runner: Runner,
