@@ -104,8 +104,8 @@ TEST_CASE("an engine's kernel that beats the default in two passes is written as
   policy_rule conditions;
   conditions.min_capability = conditions.max_capability = cuda_capability{9, 0};
   conditions.head_sizes = {128};
-  const auto rule = measured_rule(conditions, decision, {"STOCK", "MINE"}, {}, h100(), {"mykernels", "torch"},
-                                  {"cudnn_preferred", "aiter"});
+  const auto rule =
+      measured_rule(conditions, decision, {"STOCK", "MINE"}, {}, h100(), {"mykernels"}, {"cudnn_preferred", "aiter"});
   REQUIRE(rule.measured.has_value());
   CHECK(to_string(*rule.measured) == "NVIDIA H100 80GB HBM3 [mykernels=1.2, cudnn_preferred, no aiter]");
   CHECK(rule.measured->times.front().backend == "MINE");
@@ -129,7 +129,9 @@ TEST_CASE("noise keeps the default unless the gain is beyond twice the spread", 
   CHECK(kept.attempts == 3);
   const auto why = first_verdict(kept, method).why;
   CHECK(why.rfind("too noisy: MINE spread 40.0% over the 10% limit after 3 measurement(s)", 0) == 0);
+  const auto timed_before = close.calls.size();
   CHECK_FALSE(second_pass(kept, close.timer(), method).winner);
+  CHECK(close.calls.size() == timed_before);  // nothing to confirm: no second pass ran
   // MINE spreads 15% and runs in a third of the time: noise cannot explain it.
   scripted_clock far{{{"STOCK", 30.0}, {"MINE", 10.0}}, {{"MINE", 0.15}}, {}};
   const auto moved =
@@ -149,7 +151,72 @@ TEST_CASE("a default that cannot run gives way to the fastest kernel that passed
   pass.default_excluded = "did not run: unsupported head size";
   const auto d = first_verdict(pass, {});
   CHECK(d.winner == std::optional<std::string>("MINE"));
+  CHECK(d.why ==
+        "the default STOCK is excluded (did not run: unsupported head size); MINE is the fastest backend "
+        "that passed");
+  CHECK(d.confirm == pass.times);
   pass.default_excluded.clear();
   CHECK(first_verdict(pass, {}).why ==
         "the default STOCK has no timing (not among the timed backends): nothing to beat");
+}
+
+TEST_CASE("a default that fails while timed gives way, and its reason reaches the decision", "[tuning]") {
+  scripted_clock clock{{{"MINE", 10.0}}, {}, {}};
+  const auto pass = measure_first_pass({"BROKEN", "MINE"}, "BROKEN", clock.timer(), {});  // no dropped list
+  CHECK(pass.default_excluded == "failed while timed: no kernel image for this device");
+  CHECK(first_verdict(pass, {}).why ==
+        "the default BROKEN has no timing (failed while timed: no kernel image for "
+        "this device): nothing to beat");
+}
+
+TEST_CASE("a second pass that does not confirm, or fails, writes no rule", "[tuning]") {
+  const tuning_method method;
+  // 25% faster in the first pass, level in the second.
+  scripted_clock drifting{{{"STOCK", 25.0}, {"MINE", 20.0}}, {}, {}};
+  const auto pass = measure_first_pass({"STOCK", "MINE"}, "STOCK", drifting.timer(), method);
+  drifting.us["MINE"] = 25.0;
+  const auto level = second_pass(pass, drifting.timer(), method);
+  CHECK_FALSE(level.winner);
+  CHECK(level.why ==
+        "not confirmed: first pass 25.0% faster, second pass MINE 25.0 us vs STOCK 25.0 us, 0.0% faster "
+        "(margin 3.0%)");
+  CHECK(level.confirm.size() == 2);
+  const kernel_timer gone = [](const std::string& b, std::uint32_t) -> std::vector<double> {
+    throw std::runtime_error(b + " is gone");
+  };
+  const auto failed = second_pass(pass, gone, method);
+  CHECK_FALSE(failed.winner);
+  CHECK(failed.why == "second pass: MINE or STOCK failed while timed");
+}
+
+TEST_CASE("a measured rule leaves out wrong-output backends and names what it was measured with", "[tuning]") {
+  tuning_decision won{
+      std::string("MINE"), "confirmed", {summarize_samples("STOCK", {20.0}), summarize_samples("MINE", {10.0})}};
+  const auto rule = measured_rule({}, won, {"STOCK", "MINE", "WRONG", "OTHER"}, {"WRONG"}, h100(), {"mykernels"}, {});
+  std::vector<std::string> order;
+  for (const auto& e : rule.order) order.push_back(e.backend);
+  CHECK(order == std::vector<std::string>{"MINE", "STOCK", "OTHER"});
+  CHECK(rule.measured->times.front().backend == "MINE");  // fastest first, whatever order the pass gave
+  platform unnamed = h100();
+  unnamed.set_device_name("");
+  CHECK_THROWS_AS(measured_rule({}, won, {}, {}, unnamed, {}, {}), std::invalid_argument);
+  platform unversioned = platform::cuda(9, 0);
+  unversioned.add_component_spec("mykernels");
+  unversioned.set_device_name("NVIDIA H100 80GB HBM3");
+  CHECK_THROWS_WITH(measured_rule({}, won, {}, {}, unversioned, {"mykernels"}, {}),
+                    Catch::Contains("states no version of mykernels"));
+}
+
+TEST_CASE("a kernel's message is cut to its first line, never inside a UTF-8 character", "[tuning]") {
+  std::string long_message = "CUDA error: ";
+  for (int i = 0; i < 100; ++i) long_message += "\xc3\xa9";  // U+00E9, two bytes each
+  const kernel_timer failing = [&](const std::string&, std::uint32_t) -> std::vector<double> {
+    throw std::runtime_error(long_message + "\r\nsecond line");
+  };
+  const auto t = time_interleaved({"A"}, failing, 1, 1);
+  REQUIRE(t.dropped.size() == 1);
+  const std::string why = t.dropped[0].second.substr(std::string("failed while timed: ").size());
+  CHECK(why.size() <= 160);
+  CHECK(why.size() % 2 == 0);  // "CUDA error: " is 12 bytes, then whole two-byte characters only
+  CHECK(why.find('\r') == std::string::npos);
 }

@@ -51,9 +51,10 @@ struct backend_timing {
 /// finite and positive.
 [[nodiscard]] backend_timing summarize_samples(std::string backend, std::vector<double> samples_us);
 
-/// The engine's clock for the class being measured: `reps` per-call times of `backend`, microseconds.
-/// It throws std::runtime_error (or a type derived from it) when the kernel cannot run: that backend is
-/// dropped with the message. Any other exception propagates.
+/// The engine's clock for the class being measured: `reps` per-call times of `backend`, microseconds,
+/// each finite and > 0 (summarize_samples refuses others). It throws std::runtime_error (or a type
+/// derived from it) when the kernel cannot run: that backend is dropped with the first line of the
+/// message. Any other exception propagates.
 using kernel_timer = std::function<std::vector<double>(const std::string& backend, std::uint32_t reps)>;
 
 /// Backends timed interleaved, fastest first, and those dropped (backend, why).
@@ -114,8 +115,9 @@ struct tuning_decision {
 /// The measured rule of a class whose decision moves a winner: `conditions` (vendor, arch, dtypes, head
 /// sizes, lengths: the calls the class covers) with the order [winner, then `catalog_order` without it
 /// and without `wrong_output`], and the measurement: the second pass's times, `p`'s device name, the
-/// exact versions of `fingerprint` components `p` states, and `switches` as present or absent on `p`.
-/// std::invalid_argument when the decision keeps the default, or `p` has no device name.
+/// exact versions of the `fingerprint` components, and `switches` as present or absent on `p`.
+/// std::invalid_argument when the decision keeps the default, `p` has no device name, or `p` states a
+/// fingerprint component without a version (or not at all).
 [[nodiscard]] policy_rule measured_rule(policy_rule conditions, const tuning_decision& decision,
                                         const std::vector<std::string>& catalog_order,
                                         const std::vector<std::string>& wrong_output, const platform& p,

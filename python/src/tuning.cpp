@@ -53,15 +53,29 @@ attnsel::first_pass pass_of(const std::vector<timing_tuple>& times, std::string 
 }
 
 // A Python callable (backend, reps) -> per-call microseconds as the C++ timer. Its RuntimeError drops the
-// backend (std::runtime_error, as the timer contract says); any other exception propagates to the caller.
+// backend (std::runtime_error, as the timer contract says); any other exception propagates to the caller,
+// and so does a result that is not an iterable of numbers (a TypeError: a runner's bug, not the kernel's).
 attnsel::kernel_timer timer_of(py::object fn) {
   return [fn = std::move(fn)](const std::string& backend, std::uint32_t reps) -> std::vector<double> {
+    py::object got;
     try {
-      return fn(backend, reps).cast<std::vector<double>>();
+      got = fn(backend, reps);
     } catch (py::error_already_set& e) {
       if (!e.matches(PyExc_RuntimeError)) throw;
       throw std::runtime_error(py::str(e.value()).cast<std::string>());
     }
+    const py::list samples(got);  // any iterable; TypeError (error_already_set) otherwise
+    std::vector<double> out;
+    out.reserve(samples.size());
+    for (const py::handle s : samples) {
+      if (!PyFloat_Check(s.ptr()) && !PyLong_Check(s.ptr())) {
+        PyErr_Format(PyExc_TypeError, "Runner.time(%s): returned %R, not a number of microseconds", backend.c_str(),
+                     s.ptr());
+        throw py::error_already_set();
+      }
+      out.push_back(s.cast<double>());
+    }
+    return out;
   };
 }
 

@@ -211,3 +211,40 @@ def test_the_families_flag_is_checked(capsys):
     with pytest.raises(SystemExit) as e:
         tune.main(["--preset", "vit", "--out", "o.json", "--families", "flex,turbo"])
     assert e.value.code == 2 and "give families from flex, eager" in capsys.readouterr().err
+
+
+class Misbehaving(Kernels):
+    def __init__(self, result):
+        super().__init__({"MY_KERNEL": 10.0, "CUDNN_ATTENTION": 20.0})
+        self.result = result
+
+    def time(self, w, c, backend, reps):
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+@pytest.mark.parametrize("result, error", [
+    (TypeError("the runner's own bug"), TypeError),
+    (KeyError("CUDNN_ATTENTION"), KeyError),
+    (None, TypeError),  # not an iterable of times
+    (["fast"], TypeError),
+    ([0.0], ValueError),  # a time must be > 0
+])
+def test_a_runner_bug_ends_the_run_and_a_kernel_failure_drops_the_backend(result, error):
+    with pytest.raises(error):
+        run(Misbehaving(result))
+
+
+def test_a_kernel_failure_with_a_long_non_ascii_message_is_dropped_whole_characters_only():
+    message = "CUDA error: " + "\u00e9" * 300 + "\nsecond line"
+    results = run(Misbehaving(RuntimeError(message)))
+    r = results[0].results[0]
+    assert r.timings == []
+    why = r.excluded["MY_KERNEL"]
+    assert why.startswith("failed while timed: CUDA error: \u00e9") and "second line" not in why
+    assert len(why.encode()) <= len("failed while timed: ") + 160
+    # a generator of times is read like a list
+    ok = Misbehaving(None)
+    ok.time = lambda w, c, backend, reps: (t for t in [10.0] * reps)
+    assert run(ok)[0].results[0].timings

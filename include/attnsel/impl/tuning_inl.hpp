@@ -50,10 +50,18 @@ inline std::string noise_of(const backend_timing& a, const backend_timing* b, co
   return out;
 }
 
+// At most `limit` bytes of `s`, never cutting a UTF-8 sequence (the text goes back to Python as str).
+inline std::string utf8_prefix(const std::string& s, std::size_t limit) {
+  if (s.size() <= limit) return s;
+  std::size_t end = limit;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0U) == 0x80U) --end;
+  return s.substr(0, end);
+}
+
+// The first line of an exception's message (up to \n or \r), at most `limit` bytes.
 inline std::string first_line(const char* what, std::size_t limit) {
   std::string s(what);
-  s = s.substr(0, s.find('\n'));
-  return s.size() > limit ? s.substr(0, limit) : s;
+  return utf8_prefix(s.substr(0, s.find_first_of("\r\n")), limit);
 }
 
 }  // namespace detail::tuning
@@ -116,10 +124,11 @@ ATTNSEL_INLINE first_pass measure_first_pass(const std::vector<std::string>& bac
   pass.default_backend = default_backend;
   pass.attempts = 0;
   std::vector<std::string> passing = backends;
-  while (pass.attempts <= method.retries) {
+  std::vector<std::pair<std::string, std::string>> drops;
+  for (std::uint64_t attempt = 0; attempt <= std::uint64_t{method.retries}; ++attempt) {
     ++pass.attempts;
     auto timed = time_interleaved(passing, timer, method.rounds, method.reps);
-    if (dropped != nullptr) dropped->insert(dropped->end(), timed.dropped.begin(), timed.dropped.end());
+    drops.insert(drops.end(), timed.dropped.begin(), timed.dropped.end());
     pass.times = std::move(timed.times);
     passing.clear();
     for (const auto& t : pass.times) passing.push_back(t.backend);
@@ -129,9 +138,10 @@ ATTNSEL_INLINE first_pass measure_first_pass(const std::vector<std::string>& bac
         (dflt == nullptr || !detail::tuning::noisy(*dflt, method)))
       break;
   }
-  if (detail::tuning::time_of(pass.times, default_backend) == nullptr && dropped != nullptr)
-    for (const auto& [b, why] : *dropped)
+  if (detail::tuning::time_of(pass.times, default_backend) == nullptr)
+    for (const auto& [b, why] : drops)
       if (b == default_backend) pass.default_excluded = why;
+  if (dropped != nullptr) dropped->insert(dropped->end(), drops.begin(), drops.end());
   return pass;
 }
 
@@ -144,8 +154,8 @@ ATTNSEL_INLINE tuning_decision first_verdict(const first_pass& pass, const tunin
     const std::string what = pass.default_excluded.empty() ? "not among the timed backends" : pass.default_excluded;
     if (what.rfind("wrong output", 0) == 0 || what.rfind("did not run", 0) == 0)
       return {best.backend,
-              "the default " + pass.default_backend + " is excluded (" + what.substr(0, 80) + "); " + best.backend +
-                  " is the fastest backend that passed",
+              "the default " + pass.default_backend + " is excluded (" + detail::tuning::utf8_prefix(what, 80) + "); " +
+                  best.backend + " is the fastest backend that passed",
               {best}};
     return {std::nullopt, "the default " + pass.default_backend + " has no timing (" + what + "): nothing to beat", {}};
   }
@@ -184,7 +194,7 @@ ATTNSEL_INLINE tuning_decision second_pass(const first_pass& pass, const kernel_
   if (!first.winner || dflt == nullptr) return first;
   const std::string& winner = *first.winner;
   interleaved_timings timed;
-  for (std::uint32_t attempt = 0; attempt <= method.retries; ++attempt) {
+  for (std::uint64_t attempt = 0; attempt <= std::uint64_t{method.retries}; ++attempt) {
     timed = time_interleaved({winner, pass.default_backend}, timer, method.confirm_rounds, method.reps);
     if (timed.times.size() < 2)
       return {std::nullopt, "second pass: " + winner + " or " + pass.default_backend + " failed while timed",
@@ -225,8 +235,13 @@ ATTNSEL_INLINE policy_rule measured_rule(policy_rule conditions, const tuning_de
     if (b != *decision.winner && !wrong(b)) conditions.order.push_back(entry(b));
   measurement m;
   m.device = std::string(p.device_name());
-  for (const auto& name : fingerprint)
-    if (const component* c = p.find_component(name); c != nullptr && c->version) m.components.push_back(*c);
+  for (const auto& name : fingerprint) {
+    const component* c = p.find_component(name);
+    if (c == nullptr || !c->version)
+      throw std::invalid_argument("measured_rule: the platform states no version of " + name +
+                                  ": a measurement must name the version of what it timed");
+    m.components.push_back(*c);
+  }
   for (const auto& name : switches) (p.has_component(name) ? m.present : m.absent).push_back(name);
   auto times = decision.confirm;
   std::stable_sort(times.begin(), times.end(),

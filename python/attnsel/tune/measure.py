@@ -121,7 +121,9 @@ class Runner:
         raise NotImplementedError
 
     def time(self, w: Workload, c: ShapeClass, backend: str, reps: int) -> List[float]:
-        """`reps` per-call times of the forced backend, microseconds."""
+        """`reps` per-call times of the forced backend, microseconds, each finite and > 0 (ValueError
+        otherwise). RuntimeError when the kernel cannot run: the backend is dropped with the reason; any
+        other exception ends the run."""
         raise NotImplementedError
 
     def check(self, w: Workload, c: ShapeClass, backend: str) -> Optional[str]:
