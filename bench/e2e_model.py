@@ -49,20 +49,18 @@ class BestPerShape:
     the --families kernels in the "best+" mode), and afterwards runs the fastest."""
 
     def __init__(self, extra):
-        self.on, self.extra = None, extra  # on: None (attnsel's own routing), or the mode's kernel set
+        self.on = None  # None (attnsel's own routing), or the mode: "best" or "best+"
         self.real = at._routed_eager
         self.choice = {}
-
-    def kernels(self):
         sdpa = {b: at._RUNNERS[b] for b in BACKENDS}
-        return {**sdpa, **self.extra} if self.on == "best+" else sdpa
+        self.kernel_sets = {"best": sdpa, "best+": {**sdpa, **extra}}  # built once: every routed call reads one
 
     def __call__(self, q, k, v, mask, dropout, causal, scale, gqa):
         if self.on is None:
             return self.real(q, k, v, mask, dropout, causal, scale, gqa)
         key = (self.on, tuple(q.shape), tuple(k.shape), tuple(v.shape), q.dtype,
                None if mask is None else tuple(mask.shape), bool(causal), bool(gqa))
-        kernels = self.kernels()
+        kernels = self.kernel_sets[self.on]
         best = self.choice.get(key)
         if best is None:
             times = {}

@@ -517,11 +517,12 @@ def _set_route(registry: Optional[Registry], kernels: Optional[Dict[str, Any]]) 
     if registry is not None and not isinstance(registry, Registry):
         raise TypeError(f"registry: expected attnsel.Registry, got {type(registry).__name__}")
     given = dict(kernels or {})
-    known = registry if registry is not None else _torch_registry()
+    sdpa_catalog_ = _torch_registry()
+    known = registry if registry is not None else sdpa_catalog_
     for name, run in given.items():
         if not isinstance(name, str) or not callable(run):
             raise TypeError(f"kernels: {name!r}: each entry must be a backend name mapped to a callable")
-        if name in _RUNNERS or (name in _torch_registry() and name not in known.backends):
+        if name in _RUNNERS or (name in sdpa_catalog_ and name not in known.backends):
             raise ValueError(f"kernels: {name} is one of SDPA's backends (or names one), which attnsel.torch runs "
                              "itself")
         if name not in known.backends:

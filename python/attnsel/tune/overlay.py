@@ -116,8 +116,8 @@ def overlay(results: Sequence[TuneResult], name: str = "measured", command: str 
     # The backends beyond the base catalog that a rule names travel with the overlay, so it loads on the
     # base alone.
     named = {b for rule in rules for b in rule["order"]}
-    extra = results[0].kernels_catalog or {}
-    backends = [d for d in extra.get("backends", []) if d.get("name") in named]
+    kernels_catalog = results[0].kernels_catalog or {}
+    backends = [d for d in kernels_catalog.get("backends", []) if d.get("name") in named]
     extra = "; ".join(f"{k} {v}" for k, v in sorted(results[0].machine.items()))
     return {
         "format": "attnsel-catalog",
