@@ -2,6 +2,7 @@
 // libFuzzer target: capability, gfx-arch, version and component-spec parsers, with their round trips.
 #include <attnsel/all.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -106,12 +107,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       violated("components are sorted by name without duplicates", text);
   (void)to_string(p);
 
-  // A platform survives the JSON form `attnsel --json` reports and `platform_from_json` reads.
+  // A platform survives the JSON form `attnsel --json` reports and `platform_from_json` reads, which reads
+  // component names as --component does: a name that is not lower_snake is refused, naming it.
   const auto j = to_json(p);
+  const bool snake_names = std::all_of(p.components().begin(), p.components().end(),
+                                       [](const component& c) { return is_valid_feature_name(c.name); });
   try {
     if (!(platform_from_json(j) == p)) violated("platform_from_json(to_json(p)) == p", text);
+    if (!snake_names) violated("platform_from_json refuses a component name --component refuses", text);
   } catch (const std::invalid_argument& e) {
-    violated("to_json(platform) reads back", text, e.what());
+    if (snake_names) violated("to_json(platform) reads back", text, e.what());
+    if (std::string(e.what()).find("lower_snake") == std::string::npos)
+      violated("a refused component name is named as not lower_snake", text, e.what());
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -621,6 +622,19 @@ TEST_CASE("help lists the values and ranges of the library's tables (issue 8)", 
   CHECK(sel.find("Query heads per rank, 1.." + std::to_string(attnsel::limits::num_heads)) != std::string::npos);
   for (const auto& f : attnsel::features::known) CHECK(sel.find(std::string(f.name)) != std::string::npos);
   CHECK(sel.find("tpu") == std::string::npos);  // the enum knows it, the tool's --platform does not
+  // Every query field but the features (the repeatable --feature) is a flag made from the field list: its
+  // name with dashes, its text, and what leaving it out means.
+  attnsel::field_list<attnsel::query>::members([&sel](const attnsel::query_field& f, auto) {
+    if (f.name == "features") return;
+    std::string flag = "--" + std::string(f.name);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    INFO(flag);
+    const auto at = sel.find(flag + " ");
+    REQUIRE(at != std::string::npos);
+    const auto line = sel.substr(at, sel.find("--", at + flag.size()) - at);
+    CHECK(line.find(std::string(f.doc)) != std::string::npos);
+    if (!f.unstated.empty()) CHECK(line.find("(default: " + std::string(f.unstated)) != std::string::npos);
+  });
   const auto list = squash(run({"list", "--help"}).out);
   for (const auto name : attnsel::builtin_catalog_names) CHECK(list.find(std::string(name)) != std::string::npos);
 }

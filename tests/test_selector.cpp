@@ -263,6 +263,14 @@ TEST_CASE("queries and platforms read from JSON reject hostile values", "[select
   CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "rocm"}, {"arch", "gfx"}}), ATTNSEL_CONTAINS("gfx target"));
   CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cuda"}, {"arch", "99999999999999999999.9"}}),
                     ATTNSEL_CONTAINS("compute capability"));
+  // The arch and the components read as --arch and --component read them: one parser for each.
+  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cpu"}, {"arch", "9.0"}}),
+                    ATTNSEL_CONTAINS("platform.arch: '9.0' does not apply to platform cpu"));
+  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cuda"}, {"components", {"Flash Attn"}}}),
+                    ATTNSEL_CONTAINS("platform.components.0: 'Flash Attn' needs a lower_snake NAME"));
+  platform cpu(device_vendor::cpu);
+  const auto why_arch = set_arch_text(cpu, "9.0");
+  CHECK_THROWS_WITH(platform_from_json(json{{"vendor", "cpu"}, {"arch", "9.0"}}), ATTNSEL_CONTAINS(why_arch));
   const auto q = query_from_json(json{{"head_size", 64}, {"features", {"sinks"}}, {"block_size", nullptr}});
   CHECK(q.head_size == 64);
   CHECK(q.required.contains("sinks"));

@@ -11,15 +11,17 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
-/// A catalog file could not be loaded. `what()` reads `FILE: POINTER: expected ..., got ...`.
-class catalog_error : public std::runtime_error {
+/// An error at one place of a JSON document: `what()` reads `ORIGIN: POINTER: problem`. The catalog
+/// and config.json readers each throw their own type of it (`Base` decides what Python raises).
+template <class Base>
+class document_error : public Base {
  public:
-  catalog_error(std::string origin, std::string pointer, std::string problem)
-      : std::runtime_error(origin + ": " + (pointer.empty() ? std::string("/") : pointer) + ": " + problem),
+  document_error(std::string origin, std::string pointer, std::string problem)
+      : Base(origin + ": " + (pointer.empty() ? std::string("/") : pointer) + ": " + problem),
         origin_(std::move(origin)),
         pointer_(std::move(pointer)),
         problem_(std::move(problem)) {}
-  /// The file name (or `<string>`) the catalog came from.
+  /// The file name (or `<string>`) the document came from.
   [[nodiscard]] const std::string& origin() const noexcept { return origin_; }
   /// RFC 6901 JSON pointer of the offending value (`/backends/3/head_sizes/min`); empty for the root
   /// or for errors before parsing (missing file, malformed JSON).
@@ -31,6 +33,12 @@ class catalog_error : public std::runtime_error {
   std::string origin_;
   std::string pointer_;
   std::string problem_;
+};
+
+/// A catalog file could not be loaded. `what()` reads `FILE: POINTER: expected ..., got ...`.
+class catalog_error : public document_error<std::runtime_error> {
+ public:
+  using document_error::document_error;
 };
 
 /// Limits the loader enforces on untrusted input (defaults from limits.hpp; docs/reliability.md).

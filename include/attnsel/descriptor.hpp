@@ -137,40 +137,31 @@ struct capabilities {
   friend bool operator==(const capabilities& a, const capabilities& b) { return detail::fields_equal(a, b); }
 };
 
-namespace detail {
-template <class Visit, class... Caps>
-constexpr void capability_fields(Visit&& visit, Caps&&... c) {
-  visit("variant", c.variant...);
-  visit("domains", c.domains...);
-  visit("dtypes", c.dtypes...);
-  visit("kv_cache_dtypes", c.kv_cache_dtypes...);
-  visit("head_sizes", c.head_sizes...);
-  visit("value_head_sizes", c.value_head_sizes...);
-  visit("block_size_multiples", c.block_size_multiples...);
-  visit("preferred_block_size", c.preferred_block_size...);
-  visit("attn_types", c.attn_types...);
-  visit("mode", c.mode...);
-  visit("features", c.features...);
-  visit("platforms", c.platforms...);
-  visit("requires", c.requires_components...);
-  visit("head_sizes_by_dtype", c.head_sizes_by_dtype...);
-  visit("shape", c.shape...);
-  visit("call_rules", c.call_rules...);
-}
-}  // namespace detail
-
 /// The field list of `capabilities` (see field_list.hpp). Names are the catalog's JSON keys, with two
 /// exceptions: `variant` is a variant's `name`, and `shape` is written as its fields' own keys
 /// (`seq_len_q`, `seq_len_kv`, `batch_size`, `gqa_group`).
-template <class Caps, class Visit, detail::if_all_are<capabilities, Caps> = 0>
-constexpr void for_each_field(Caps&& c, Visit&& visit) {
-  detail::capability_fields(visit, c);
-}
-/// Two capability sets side by side: `visit(name, a.member, b.member)`.
-template <class A, class B, class Visit, detail::if_all_are<capabilities, A, B> = 0>
-constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
-  detail::capability_fields(visit, a, b);
-}
+template <>
+struct field_list<capabilities> {
+  template <class Visit, class... Caps>
+  static constexpr void apply(Visit&& visit, Caps&&... c) {
+    visit("variant", c.variant...);
+    visit("domains", c.domains...);
+    visit("dtypes", c.dtypes...);
+    visit("kv_cache_dtypes", c.kv_cache_dtypes...);
+    visit("head_sizes", c.head_sizes...);
+    visit("value_head_sizes", c.value_head_sizes...);
+    visit("block_size_multiples", c.block_size_multiples...);
+    visit("preferred_block_size", c.preferred_block_size...);
+    visit("attn_types", c.attn_types...);
+    visit("mode", c.mode...);
+    visit("features", c.features...);
+    visit("platforms", c.platforms...);
+    visit("requires", c.requires_components...);
+    visit("head_sizes_by_dtype", c.head_sizes_by_dtype...);
+    visit("shape", c.shape...);
+    visit("call_rules", c.call_rules...);
+  }
+};
 
 /// A known-bad combination of one backend (catalog key `advisories`, format 2): an upstream bug or gap
 /// that the engine works around by warning or by demoting the backend, with the issue that records it.
@@ -194,30 +185,21 @@ struct advisory {
   friend bool operator==(const advisory& a, const advisory& b) { return detail::fields_equal(a, b); }
 };
 
-namespace detail {
-template <class Visit, class... Advisory>
-constexpr void advisory_fields(Visit&& visit, Advisory&&... a) {
-  visit("id", a.id...);
-  visit("variant", a.variant...);
-  visit("platforms", a.platforms...);
-  visit("kv_cache_dtypes", a.kv_cache_dtypes...);
-  visit("when", a.when...);
-  visit("action", a.action...);
-  visit("message", a.message...);
-  visit("upstream", a.upstream...);
-}
-}  // namespace detail
-
 /// The field list of `advisory` (see field_list.hpp). Names are the catalog's JSON keys.
-template <class Advisory, class Visit, detail::if_all_are<advisory, Advisory> = 0>
-constexpr void for_each_field(Advisory&& a, Visit&& visit) {
-  detail::advisory_fields(visit, a);
-}
-/// Two advisories side by side: `visit(name, a.member, b.member)`.
-template <class A, class B, class Visit, detail::if_all_are<advisory, A, B> = 0>
-constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
-  detail::advisory_fields(visit, a, b);
-}
+template <>
+struct field_list<advisory> {
+  template <class Visit, class... Advisory>
+  static constexpr void apply(Visit&& visit, Advisory&&... a) {
+    visit("id", a.id...);
+    visit("variant", a.variant...);
+    visit("platforms", a.platforms...);
+    visit("kv_cache_dtypes", a.kv_cache_dtypes...);
+    visit("when", a.when...);
+    visit("action", a.action...);
+    visit("message", a.message...);
+    visit("upstream", a.upstream...);
+  }
+};
 
 /// `vllm-fa4-batch-invariant-sinks (demote FA4 when +batch_invariant, +sinks)`.
 [[nodiscard]] std::string to_string(const advisory& a);

@@ -30,6 +30,15 @@ struct text_formatter : fmt::formatter<fmt::string_view> {
     return fmt::formatter<fmt::string_view>::format(fmt::string_view(text.data(), text.size()), ctx);
   }
 };
+
+/// A value that attnsel::to_string spells formats as that text.
+template <class T>
+struct to_string_formatter : text_formatter {
+  template <class Ctx>
+  auto format(const T& value, Ctx& ctx) const {
+    return put(attnsel::to_string(value), ctx);
+  }
+};
 }  // namespace detail
 
 ATTNSEL_END_NAMESPACE
@@ -37,21 +46,13 @@ ATTNSEL_END_NAMESPACE
 /// Every table-backed enum formats as its canonical name: fmt::format("{}", data_type::float16) == "float16".
 template <class E>
 struct fmt::formatter<E, char, std::enable_if_t<attnsel::detail::has_enum_table<E>::value>>
-    : attnsel::detail::text_formatter {
-  template <class Ctx>
-  auto format(E value, Ctx& ctx) const {
-    return put(attnsel::to_string(value), ctx);
-  }
-};
+    : attnsel::detail::to_string_formatter<E> {};
 
+/// `9.0`.
 template <>
-struct fmt::formatter<attnsel::cuda_capability> : attnsel::detail::text_formatter {
-  template <class Ctx>
-  auto format(attnsel::cuda_capability c, Ctx& ctx) const {
-    return put(fmt::format("{}.{}", c.major, c.minor), ctx);
-  }
-};
+struct fmt::formatter<attnsel::cuda_capability> : attnsel::detail::to_string_formatter<attnsel::cuda_capability> {};
 
+/// `gfx942`.
 template <>
 struct fmt::formatter<attnsel::gfx_arch> : attnsel::detail::text_formatter {
   template <class Ctx>
@@ -60,13 +61,9 @@ struct fmt::formatter<attnsel::gfx_arch> : attnsel::detail::text_formatter {
   }
 };
 
+/// `9.0.1`.
 template <>
-struct fmt::formatter<attnsel::component_version> : attnsel::detail::text_formatter {
-  template <class Ctx>
-  auto format(const attnsel::component_version& v, Ctx& ctx) const {
-    return put(attnsel::to_string(v), ctx);
-  }
-};
+struct fmt::formatter<attnsel::component_version> : attnsel::detail::to_string_formatter<attnsel::component_version> {};
 
 /// `rocm gfx942 [aiter, flashinfer=0.2.5]`.
 template <>
@@ -77,22 +74,13 @@ struct fmt::formatter<attnsel::platform> : attnsel::detail::text_formatter {
   }
 };
 
+/// `decoder attention (head_size=128, dtype=bfloat16, ...)`.
 template <>
-struct fmt::formatter<attnsel::query> : attnsel::detail::text_formatter {
-  template <class Ctx>
-  auto format(const attnsel::query& q, Ctx& ctx) const {
-    return put(attnsel::to_string(q), ctx);
-  }
-};
+struct fmt::formatter<attnsel::query> : attnsel::detail::to_string_formatter<attnsel::query> {};
 
 /// `head_size: head size 72 not in {64, 128, 256}`.
 template <>
-struct fmt::formatter<attnsel::reason> : attnsel::detail::text_formatter {
-  template <class Ctx>
-  auto format(const attnsel::reason& r, Ctx& ctx) const {
-    return put(attnsel::to_string(r), ctx);
-  }
-};
+struct fmt::formatter<attnsel::reason> : attnsel::detail::to_string_formatter<attnsel::reason> {};
 
 /// `backend_rejected: Selected backend ...`.
 template <>

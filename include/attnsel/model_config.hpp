@@ -2,11 +2,13 @@
 // Reading a Hugging Face config.json into the attention facts a query needs ("ask with the model").
 #pragma once
 
+#include <attnsel/catalog_error.hpp>
 #include <attnsel/config.hpp>
 #include <attnsel/enums.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -19,24 +21,9 @@ ATTNSEL_BEGIN_NAMESPACE
 /// A config.json could not be read. `what()` reads `FILE: POINTER: problem`, the pointer naming the key
 /// (`config.json: /num_attention_heads: expected a positive integer, got "32"`). A std::invalid_argument,
 /// so Python sees a ValueError.
-class model_config_error : public std::invalid_argument {
+class model_config_error : public document_error<std::invalid_argument> {
  public:
-  model_config_error(std::string origin, std::string pointer, std::string problem)
-      : std::invalid_argument(origin + ": " + (pointer.empty() ? std::string("/") : pointer) + ": " + problem),
-        origin_(std::move(origin)),
-        pointer_(std::move(pointer)),
-        problem_(std::move(problem)) {}
-  /// The file name (or `<string>`).
-  [[nodiscard]] const std::string& origin() const noexcept { return origin_; }
-  /// RFC 6901 pointer of the key at fault (`/text_config/head_dim`); empty for the whole document.
-  [[nodiscard]] const std::string& pointer() const noexcept { return pointer_; }
-  /// What was expected and what was found.
-  [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
-
- private:
-  std::string origin_;
-  std::string pointer_;
-  std::string problem_;
+  using document_error::document_error;
 };
 
 /// Which attention stack of a (multimodal) model to read.
@@ -48,9 +35,20 @@ enum class model_part : std::uint8_t {
            ///< at the top level (Whisper's `encoder_attention_heads`, `d_model`, `encoder_layers`)
 };
 
+namespace detail {
+template <>
+struct enum_table<model_part> {
+  static constexpr std::string_view type_name = "model part";
+  static constexpr std::array<enum_row<model_part>, 3> rows{{
+      {model_part::text, "text", "", "the language model"},
+      {model_part::vision, "vision", "", "the vision tower"},
+      {model_part::audio, "audio", "", "the audio encoder"},
+  }};
+};
+}  // namespace detail
+
 /// "text" / "vision" / "audio"; nullopt for anything else (exact case).
 [[nodiscard]] std::optional<model_part> parse_model_part(std::string_view text) noexcept;
-[[nodiscard]] std::string_view to_string(model_part part) noexcept;
 
 /// How one layer attends, as the engines derive it from config.json (vLLM's KV-cache spec kinds). A
 /// decoder layer attends over every earlier token, over a sliding window of them, over its chunk of the
@@ -63,13 +61,26 @@ enum class model_part : std::uint8_t {
 /// mixture-of-experts block (Nemotron-H's '-' and 'E'): it is in no group of a plan.
 enum class layer_kind : std::uint8_t { full, sliding, chunked, linear, cross, encoder, hybrid, mlp };
 
-/// Every layer_kind, in declaration order: what a reader of kind names (CLI, Python) iterates.
-inline constexpr layer_kind all_layer_kinds[] = {layer_kind::full,   layer_kind::sliding, layer_kind::chunked,
-                                                 layer_kind::linear, layer_kind::cross,   layer_kind::encoder,
-                                                 layer_kind::hybrid, layer_kind::mlp};
+namespace detail {
+template <>
+struct enum_table<layer_kind> {
+  static constexpr std::string_view type_name = "layer kind";
+  static constexpr std::array<enum_row<layer_kind>, 8> rows{{
+      {layer_kind::full, "full", "", "attends over every earlier token"},
+      {layer_kind::sliding, "sliding", "", "attends over a sliding window of earlier tokens"},
+      {layer_kind::chunked, "chunked", "", "attends within its chunk of the sequence"},
+      {layer_kind::linear, "linear", "", "a linear-attention or state-space recurrence"},
+      {layer_kind::cross, "cross", "", "an encoder-decoder model's decoder attending to the encoder"},
+      {layer_kind::encoder, "encoder", "", "a tower's layer: the whole input at once, no KV cache"},
+      {layer_kind::hybrid, "hybrid", "", "full attention and a state-space mixer side by side"},
+      {layer_kind::mlp, "mlp", "", "no attention: an MLP or mixture-of-experts block"},
+  }};
+};
+}  // namespace detail
 
-/// "full" / "sliding" / "chunked" / "linear" / "cross" / "encoder" / "hybrid" / "mlp".
-[[nodiscard]] std::string_view to_string(layer_kind kind) noexcept;
+/// Every layer_kind, in declaration order: what a reader of kind names (CLI, Python) iterates.
+inline constexpr auto all_layer_kinds = enum_values<layer_kind>();
+
 /// The layer_kind `to_string` spells `text` (exact case); nullopt for anything else.
 [[nodiscard]] std::optional<layer_kind> parse_layer_kind(std::string_view text) noexcept;
 

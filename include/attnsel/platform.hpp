@@ -89,14 +89,6 @@ struct component {
 
 namespace detail {
 struct platform_access;
-template <class Visit, class... Fields>
-constexpr void platform_fields(Visit&& visit, Fields&&... f) {
-  visit("vendor", f.vendor...);
-  visit("capability", f.capability...);
-  visit("gfx", f.gfx...);
-  visit("components", f.components...);
-  visit("device_name", f.device_name...);
-}
 }  // namespace detail
 
 /// Everything a capability check may read about the machine. Plain data: an engine fills it from the
@@ -176,15 +168,17 @@ struct platform_access {
 /// The field list of `platform` (see field_list.hpp), read-only: `visit(name, member)` for vendor,
 /// capability, gfx, components and device_name, the accessors' names. JSON (`to_json(platform)`)
 /// writes the capability or gfx target as one `arch` key and the device name as `device`.
-template <class P, class Visit, detail::if_all_are<platform, P> = 0>
-constexpr void for_each_field(const P& p, Visit&& visit) {
-  detail::platform_fields(visit, detail::platform_access::of(p));
-}
-/// Two platforms side by side: `visit(name, a.member, b.member)`.
-template <class A, class B, class Visit, detail::if_all_are<platform, A, B> = 0>
-constexpr void for_each_field(const A& a, const B& b, Visit&& visit) {
-  detail::platform_fields(visit, detail::platform_access::of(a), detail::platform_access::of(b));
-}
+template <>
+struct field_list<platform> {
+  template <class Visit, class... P>
+  static constexpr void apply(Visit&& visit, const P&... p) {
+    visit("vendor", detail::platform_access::of(p).vendor...);
+    visit("capability", detail::platform_access::of(p).capability...);
+    visit("gfx", detail::platform_access::of(p).gfx...);
+    visit("components", detail::platform_access::of(p).components...);
+    visit("device_name", detail::platform_access::of(p).device_name...);
+  }
+};
 
 /// `cuda 9.0`, `rocm gfx942`, `cpu`: the vendor and the device's capability or gfx target.
 [[nodiscard]] std::string to_string(const platform& p);

@@ -43,28 +43,19 @@ struct policy_entry {
   friend bool operator==(const policy_entry& a, const policy_entry& b) { return detail::fields_equal(a, b); }
 };
 
-namespace detail {
-template <class Visit, class... Entry>
-constexpr void entry_fields(Visit&& visit, Entry&&... e) {
-  visit("backend", e.backend...);
-  visit("when", e.when...);
-  visit("unless", e.unless...);
-  visit("unless_features", e.unless_features...);
-  visit("phases", e.phases...);
-  visit("shape", e.shape...);
-}
-}  // namespace detail
-
 /// The field list of `policy_entry` (see field_list.hpp); `shape` is written as its fields' own keys.
-template <class Entry, class Visit, detail::if_all_are<policy_entry, Entry> = 0>
-constexpr void for_each_field(Entry&& e, Visit&& visit) {
-  detail::entry_fields(visit, e);
-}
-/// Two entries side by side: `visit(name, a.member, b.member)`.
-template <class A, class B, class Visit, detail::if_all_are<policy_entry, A, B> = 0>
-constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
-  detail::entry_fields(visit, a, b);
-}
+template <>
+struct field_list<policy_entry> {
+  template <class Visit, class... Entry>
+  static constexpr void apply(Visit&& visit, Entry&&... e) {
+    visit("backend", e.backend...);
+    visit("when", e.when...);
+    visit("unless", e.unless...);
+    visit("unless_features", e.unless_features...);
+    visit("phases", e.phases...);
+    visit("shape", e.shape...);
+  }
+};
 
 /// A rule: when it matches the query and platform, its `order` is the automatic order.
 /// Every narrowing field left empty matches anything. The arch fields (min_capability,
@@ -112,43 +103,34 @@ struct policy_rule : arch_filter {
   friend bool operator==(const policy_rule& a, const policy_rule& b) { return detail::fields_equal(a, b); }
 };
 
-namespace detail {
-template <class Visit, class... Rule>
-constexpr void rule_fields(Visit&& visit, Rule&&... r) {
-  visit("domain", r.domain...);
-  visit("vendor", r.vendor...);
-  visit("min_capability", r.min_capability...);
-  visit("max_capability", r.max_capability...);
-  visit("archs", r.archs...);
-  visit("families", r.families...);
-  visit("modes", r.modes...);
-  visit("min_num_heads", r.min_num_heads...);
-  visit("max_num_heads", r.max_num_heads...);
-  visit("kv_cache_dtypes", r.kv_cache_dtypes...);
-  visit("dtypes", r.dtypes...);
-  visit("head_sizes", r.head_sizes...);
-  visit("features", r.features...);
-  visit("without_features", r.without_features...);
-  visit("phases", r.phases...);
-  visit("shape", r.shape...);
-  visit("note", r.note...);
-  visit("forced", r.forced...);
-  visit("order", r.order...);
-  visit("measured", r.measured...);
-}
-}  // namespace detail
-
 /// The field list of `policy_rule` (see field_list.hpp), its `arch_filter` fields included. Names are
 /// the catalog's JSON keys; `shape` is written as its fields' own keys.
-template <class Rule, class Visit, detail::if_all_are<policy_rule, Rule> = 0>
-constexpr void for_each_field(Rule&& r, Visit&& visit) {
-  detail::rule_fields(visit, r);
-}
-/// Two rules side by side: `visit(name, a.member, b.member)`.
-template <class A, class B, class Visit, detail::if_all_are<policy_rule, A, B> = 0>
-constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
-  detail::rule_fields(visit, a, b);
-}
+template <>
+struct field_list<policy_rule> {
+  template <class Visit, class... Rule>
+  static constexpr void apply(Visit&& visit, Rule&&... r) {
+    visit("domain", r.domain...);
+    visit("vendor", r.vendor...);
+    visit("min_capability", r.min_capability...);
+    visit("max_capability", r.max_capability...);
+    visit("archs", r.archs...);
+    visit("families", r.families...);
+    visit("modes", r.modes...);
+    visit("min_num_heads", r.min_num_heads...);
+    visit("max_num_heads", r.max_num_heads...);
+    visit("kv_cache_dtypes", r.kv_cache_dtypes...);
+    visit("dtypes", r.dtypes...);
+    visit("head_sizes", r.head_sizes...);
+    visit("features", r.features...);
+    visit("without_features", r.without_features...);
+    visit("phases", r.phases...);
+    visit("shape", r.shape...);
+    visit("note", r.note...);
+    visit("forced", r.forced...);
+    visit("order", r.order...);
+    visit("measured", r.measured...);
+  }
+};
 
 namespace detail {
 /// True when the query states `phases` (empty: any) and every range of `shape` holds for a stated field.

@@ -233,40 +233,58 @@ struct query {
   }
 };
 
-namespace detail {
-template <class Visit, class... Query>
-constexpr void query_fields(Visit&& visit, Query&&... q) {
-  visit("domain", q.domain...);
-  visit("head_size", q.head_size...);
-  visit("head_size_v", q.head_size_v...);
-  visit("dtype", q.dtype...);
-  visit("kv_cache_dtype", q.kv_cache_dtype...);
-  visit("block_size", q.block_size...);
-  visit("attn_type", q.attn_type...);
-  visit("mode", q.mode...);
-  visit("num_heads", q.num_heads...);
-  visit("features", q.required...);
-  visit("phase", q.phase...);
-  visit("seq_len_q", q.seq_len_q...);
-  visit("seq_len_kv", q.seq_len_kv...);
-  visit("batch_size", q.batch_size...);
-  visit("num_kv_heads", q.num_kv_heads...);
-}
-}  // namespace detail
+/// One field of a query as its readers and writers see it. It converts to its name, so a visitor may
+/// take a `std::string_view`.
+struct query_field {
+  std::string_view name;  ///< the JSON key and Python keyword; the CLI flag is `--` and the name with dashes
+  std::string_view doc;   ///< what it is, a noun phrase for help texts and docstrings
+  std::uint32_t max = 0;  ///< a count's largest value (limits.hpp); 0 for a field that counts nothing
+  /// Non-empty when its zero (a count) or first enumerator (`phase`) means "not stated", and what that
+  /// means: null in JSON, None in Python, the CLI flag's default.
+  std::string_view unstated;
+  constexpr operator std::string_view() const noexcept { return name; }  // NOLINT(google-explicit-constructor)
+};
 
-/// The field list of `query` (see field_list.hpp): `visit(name, member)` for every field, in
-/// declaration order. `name` is the field's one spelling in JSON, CLI flags (with dashes) and Python
-/// keywords; the member `required` is the field `features`. Equality is the one exception to "the list
-/// drives it": a value head size of 0 equals the head size it stands for.
-template <class Query, class Visit, detail::if_all_are<query, Query> = 0>
-constexpr void for_each_field(Query&& q, Visit&& visit) {
-  detail::query_fields(visit, q);
-}
-/// Two queries side by side: `visit(name, a.member, b.member)`.
-template <class A, class B, class Visit, detail::if_all_are<query, A, B> = 0>
-constexpr void for_each_field(A&& a, B&& b, Visit&& visit) {
-  detail::query_fields(visit, a, b);
-}
+/// The field list of `query` (see field_list.hpp): `visit(field, member)` for every field, in
+/// declaration order, `field` a query_field. The member `required` is the field `features`. Equality is
+/// the one exception to "the list drives it": a value head size of 0 equals the head size it stands for.
+/// The JSON writer and reader, the Python `Query` and the CLI's flags take each field's name, bounds,
+/// text and meaning of zero from here.
+template <>
+struct field_list<query> {
+  /// A member pointer as a type, so that a visitor can use it as a constant (`decltype(m)::value`).
+  template <auto M>
+  using member = std::integral_constant<decltype(M), M>;
+
+  /// `visit(field, member<&query::x>{})` for every field, in declaration order.
+  template <class Visit>
+  static constexpr void members(Visit&& visit) {
+    visit(query_field{"domain", "Model part", 0, ""}, member<&query::domain>{});
+    visit(query_field{"head_size", "Head size", max_head_size, ""}, member<&query::head_size>{});
+    visit(query_field{"head_size_v", "Value head size", max_head_size, "the head size"}, member<&query::head_size_v>{});
+    visit(query_field{"dtype", "Compute dtype", 0, ""}, member<&query::dtype>{});
+    visit(query_field{"kv_cache_dtype", "KV-cache dtype", 0, ""}, member<&query::kv_cache_dtype>{});
+    visit(query_field{"block_size", "KV-cache block size", max_block_size, "not pinned"}, member<&query::block_size>{});
+    visit(query_field{"attn_type", "Attention type", 0, ""}, member<&query::attn_type>{});
+    visit(query_field{"mode", "Attention formulation, or a linear layer's kind (domain linear)", 0, ""},
+          member<&query::mode>{});
+    visit(query_field{"num_heads", "Query heads per rank", max_num_heads, "unknown"}, member<&query::num_heads>{});
+    visit(query_field{"features", "Required features (lower_snake names)", 0, ""}, member<&query::required>{});
+    visit(query_field{"num_kv_heads", "Key/value heads per rank (dividing num_heads)", max_num_heads, "unstated"},
+          member<&query::num_kv_heads>{});
+    visit(query_field{"phase", "Phase of the call", 0, "unstated: the layer as a whole"}, member<&query::phase>{});
+    visit(query_field{"seq_len_q", "Query tokens per sequence in the call", limits::seq_len, "unstated"},
+          member<&query::seq_len_q>{});
+    visit(query_field{"seq_len_kv", "Key/value tokens per sequence (KV cache included)", limits::seq_len, "unstated"},
+          member<&query::seq_len_kv>{});
+    visit(query_field{"batch_size", "Sequences in the call", limits::batch_size, "unstated"},
+          member<&query::batch_size>{});
+  }
+  template <class Visit, class... Query>
+  static constexpr void apply(Visit&& visit, Query&&... q) {
+    members([&](const query_field& field, auto m) { visit(field, (q.*decltype(m)::value)...); });
+  }
+};
 
 /// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that
 /// range, block size and head counts within their maxima, sequence lengths and batch within theirs,

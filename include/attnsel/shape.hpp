@@ -28,20 +28,19 @@ enum class shape_field : std::uint8_t { seq_len_q, seq_len_kv, batch_size, gqa_g
 inline constexpr std::array<shape_field, 4> shape_fields{
     {shape_field::seq_len_q, shape_field::seq_len_kv, shape_field::batch_size, shape_field::gqa_group}};
 
-/// The field's name in catalogs, queries and messages (`seq_len_q`, ...).
-[[nodiscard]] constexpr std::string_view to_string(shape_field f) noexcept {
-  switch (f) {
-    case shape_field::seq_len_q:
-      return "seq_len_q";
-    case shape_field::seq_len_kv:
-      return "seq_len_kv";
-    case shape_field::batch_size:
-      return "batch_size";
-    case shape_field::gqa_group:
-      return "gqa_group";
-  }
-  return "?";
-}
+namespace detail {
+/// The field's name in catalogs, queries and messages (`seq_len_q`, ...): to_string(shape_field).
+template <>
+struct enum_table<shape_field> {
+  static constexpr std::string_view type_name = "shape field";
+  static constexpr std::array<enum_row<shape_field>, 4> rows{{
+      {shape_field::seq_len_q, "seq_len_q", "", "query tokens of the call"},
+      {shape_field::seq_len_kv, "seq_len_kv", "", "key/value tokens of the call"},
+      {shape_field::batch_size, "batch_size", "", "sequences in the call"},
+      {shape_field::gqa_group, "gqa_group", "", "query heads per KV head (num_heads / num_kv_heads)"},
+  }};
+};
+}  // namespace detail
 
 /// The query's value of `f`, or std::nullopt when the query leaves it unstated (0).
 [[nodiscard]] constexpr std::optional<std::uint32_t> shape_value(const query& q, shape_field f) noexcept {

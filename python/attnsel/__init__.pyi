@@ -3,6 +3,8 @@
 import os
 from typing import Any, Dict, FrozenSet, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
 
+from .plan import LayerGroup as LayerGroup, ModelPlan as ModelPlan, plan_model as plan_model  # typed there
+
 __version__: str
 
 DOMAINS: Tuple[str, ...]
@@ -170,39 +172,6 @@ class ModelConfig:
     def to_query(self, *, base: Optional[Query] = None, tp: int = 1) -> Query: ...
 
 def read_model_config(config: Union[_PathLike, Mapping[str, object]], *, part: str = "text") -> ModelConfig: ...
-
-class LayerGroup:
-    kind: Literal["full", "sliding", "chunked", "linear", "cross", "encoder"]
-    part: Literal["text", "vision", "audio"]
-    window: Optional[int]
-    layers: Optional[Tuple[int, ...]]
-    prefill: Union[Selection, SelectionError]
-    decode: Optional[Union[Selection, SelectionError]]
-    prefill_query: Query
-    decode_query: Optional[Query]
-    block_size: Optional[int]
-    conflict: Optional[str]
-    def __init__(self, kind: str, part: str, window: Optional[int], layers: Optional[Tuple[int, ...]],
-                 prefill: Union[Selection, SelectionError], decode: Optional[Union[Selection, SelectionError]],
-                 prefill_query: Query, decode_query: Optional[Query], block_size: Optional[int],
-                 conflict: Optional[str]) -> None: ...
-    @property
-    def ok(self) -> bool: ...
-
-class ModelPlan:
-    groups: Tuple[LayerGroup, ...]
-    block_size: Optional[int]
-    conflicts: Tuple[str, ...]
-    assumptions: Tuple[str, ...]
-    notes: Tuple[str, ...]
-    ok: bool
-    def __init__(self, groups: Tuple[LayerGroup, ...], block_size: Optional[int], conflicts: Tuple[str, ...],
-                 assumptions: Tuple[str, ...], notes: Tuple[str, ...], ok: bool) -> None: ...
-
-def plan_model(registry: Registry, config: Union[ModelConfig, _PathLike, Mapping[str, object]], platform: Platform,
-               *, query: Optional[Query] = None, override: Union[None, str, OverrideSet, Any] = None, tp: int = 1,
-               prefer: bool = False, refuse_advisories: bool = False,
-               per_kind: Optional[Mapping[str, str]] = None) -> ModelPlan: ...
 
 class Registry:
     @property

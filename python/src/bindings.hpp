@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -225,6 +226,20 @@ E parse_arg(std::string_view name, std::string_view text) {
 template <class E>
 E enum_arg(std::string_view name, py::handle value) {
   return parse_arg<E>(name, str_arg(name, value));
+}
+
+/// The value `read` (attnsel::platform_from_json, query_from_json) makes of the JSON text `text`; a text
+/// that is no JSON document, or a value `read` refuses, is a ValueError with the library's message.
+template <class Read>
+auto from_json_arg(const py::handle& text, std::string_view what, Read read) {
+  const auto json = str_arg("text", text);
+  try {
+    return read(attnsel::parse_json_document(json, what));
+  } catch (const attnsel::catalog_error& e) {
+    throw py::value_error(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
 }
 
 /// The entries of a collection of str (a list, set, tuple or any iterable; not a str itself): TypeError

@@ -218,14 +218,8 @@ void bind_platform(py::module_& m) {
       .def_static(
           "from_json",
           [](const py::handle& text) -> P {
-            const auto json = str_arg("text", text);
-            try {
-              return attnsel::platform_from_json(attnsel::parse_json_document(json, "platform"));
-            } catch (const attnsel::catalog_error& e) {
-              throw py::value_error(e.what());
-            } catch (const std::invalid_argument& e) {
-              throw py::value_error(e.what());
-            }
+            return attnsel_py::from_json_arg(text, "platform",
+                                             [](const nlohmann::json& j) { return attnsel::platform_from_json(j); });
           },
           py::arg("text"), "Reads the JSON object to_json(platform) writes; no key may repeat.")
       .def_property_readonly("vendor", guard([](const P& p) { return std::string(attnsel::to_string(p.vendor())); }))

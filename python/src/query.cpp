@@ -21,37 +21,17 @@ namespace {
 
 using attnsel::query;
 
-// One row per Query field. Every Python-facing behaviour reads this table: the constructor's and
-// replace()'s keywords (with did-you-mean for a typo), the properties, repr, ==/hash, pickling. Adding a
-// field to attnsel::query is one row here (plus its stub in __init__.pyi and the docs' table).
+// One row per Query field, built from the C++ field list (attnsel::field_list<query>): its names,
+// bounds, meaning of zero and docs. Every Python-facing behaviour reads this table: the constructor's and
+// replace()'s keywords (with did-you-mean for a typo), the properties, repr, ==/hash, pickling. A field
+// added to attnsel::query's list appears here with no edit (its stub in __init__.pyi aside).
 struct field {
   const char* name;
-  void (*set)(query&, py::handle, const char* name);  ///< checks like the CLI; errors name the field
-  py::object (*get)(const query&);                    ///< canonical: equal queries give equal values
-  const char* doc;
+  std::uint32_t max;                                   ///< a count's largest value
+  void (*set)(query&, py::handle, const field& self);  ///< checks like the CLI; errors name the field
+  py::object (*get)(const query&);                     ///< canonical: equal queries give equal values
+  std::string doc;
 };
-
-// A required count (never None).
-template <auto member, std::uint32_t max>
-field count(const char* name, const char* doc) {
-  return {name, [](query& q, py::handle v, const char* n) { q.*member = count_arg(n, v, 1, max); },
-          [](const query& q) -> py::object { return py::int_(q.*member); }, doc};
-}
-
-// An optional count: None (stored as 0) or a value in 1..max.
-template <auto member, std::uint32_t max>
-field optional_count(const char* name, const char* doc) {
-  return {name, [](query& q, py::handle v, const char* n) { q.*member = v.is_none() ? 0 : count_arg(n, v, 1, max); },
-          [](const query& q) -> py::object { return q.*member ? py::object(py::int_(q.*member)) : py::none(); }, doc};
-}
-
-// An enum given as its catalog string (aliases accepted, read back canonical).
-template <auto member>
-field enumerated(const char* name, const char* doc) {
-  using E = std::decay_t<decltype(query{}.*member)>;
-  return {name, [](query& q, py::handle v, const char* n) { q.*member = enum_arg<E>(n, v); },
-          [](const query& q) -> py::object { return py::str(std::string(attnsel::to_string(q.*member))); }, doc};
-}
 
 void set_features(query& q, py::handle names, const char* name) {
   auto list = str_list_arg(name, names);
@@ -62,52 +42,65 @@ void set_features(query& q, py::handle names, const char* name) {
   q.required = attnsel::feature_set(std::move(list));  // sorts and de-duplicates once
 }
 
-py::object get_features(const query& q) {
-  py::list out;
-  for (const auto& f : q.required) out.append(f);
-  return py::frozenset(out);
+// A field's docstring line: what it is, an enum's choices, and what None means.
+template <class T>
+std::string doc_of(const attnsel::query_field& f) {
+  auto text = std::string(f.doc);
+  if constexpr (std::is_enum_v<T>) text += ": " + attnsel::enum_names<T>();
+  if (!f.unstated.empty()) text += "; None: " + std::string(f.unstated);
+  return text + ".";
 }
 
-// head_size_v reads None when it equals head_size: Query(head_size=128, head_size_v=128) == Query(),
-// so the two must look and hash alike.
-void set_head_size_v(query& q, py::handle v, const char* name) {
-  q.head_size_v = v.is_none() ? 0 : count_arg(name, v, 1, attnsel::max_head_size);
-}
-py::object get_head_size_v(const query& q) {
-  return q.value_head_size() == q.head_size ? py::none() : py::object(py::int_(q.head_size_v));
-}
-
-// phase reads None when unstated, as the query JSON writes it; "unstated" is accepted too.
-void set_phase(query& q, py::handle v, const char* name) {
-  q.phase = v.is_none() ? attnsel::attention_phase::unstated : enum_arg<attnsel::attention_phase>(name, v);
-}
-py::object get_phase(const query& q) {
-  return q.phase == attnsel::attention_phase::unstated ? py::none()
-                                                       : py::object(py::str(std::string(attnsel::to_string(q.phase))));
+// The row of one listed member. A count is an int in 1..max, or None (stored as 0) where zero means
+// unstated; an enum its catalog string (aliases accepted, read back canonical), or None where its first
+// enumerator means unstated; the features a frozenset. head_size_v reads None when it equals head_size:
+// Query(head_size=128, head_size_v=128) == Query(), so the two must look and hash alike.
+template <auto member>
+field row(const attnsel::query_field& f) {
+  using T = std::decay_t<decltype(query{}.*member)>;
+  field out{f.name.data(), f.max, nullptr, nullptr, doc_of<T>(f)};
+  if constexpr (std::is_same_v<T, attnsel::feature_set>) {
+    out.set = [](query& q, py::handle v, const field& self) { set_features(q, v, self.name); };
+    out.get = [](const query& q) -> py::object {
+      py::list names;
+      for (const auto& name : q.*member) names.append(name);
+      return py::frozenset(names);
+    };
+  } else if constexpr (std::is_enum_v<T>) {
+    out.set = [](query& q, py::handle v, const field& self) { q.*member = enum_arg<T>(self.name, v); };
+    out.get = [](const query& q) -> py::object { return py::str(std::string(attnsel::to_string(q.*member))); };
+    if (!f.unstated.empty()) {
+      out.set = [](query& q, py::handle v, const field& self) {
+        q.*member = v.is_none() ? T{} : enum_arg<T>(self.name, v);
+      };
+      out.get = [](const query& q) -> py::object {
+        return q.*member == T{} ? py::none() : py::object(py::str(std::string(attnsel::to_string(q.*member))));
+      };
+    }
+  } else {
+    out.set = [](query& q, py::handle v, const field& self) { q.*member = count_arg(self.name, v, 1, self.max); };
+    out.get = [](const query& q) -> py::object { return py::int_(q.*member); };
+    if (!f.unstated.empty()) {
+      out.set = [](query& q, py::handle v, const field& self) {
+        q.*member = v.is_none() ? 0 : count_arg(self.name, v, 1, self.max);
+      };
+      out.get = [](const query& q) -> py::object { return q.*member ? py::object(py::int_(q.*member)) : py::none(); };
+    }
+    if constexpr (member == &query::head_size_v)
+      out.get = [](const query& q) -> py::object {
+        return q.value_head_size() == q.head_size ? py::none() : py::object(py::int_(q.head_size_v));
+      };
+  }
+  return out;
 }
 
 const std::vector<field>& fields() {
-  static const std::vector<field> table{
-      count<&query::head_size, attnsel::max_head_size>("head_size", "Query (and key) head size."),
-      {"head_size_v", set_head_size_v, get_head_size_v, "Value head size; None when it equals head_size."},
-      enumerated<&query::dtype>("dtype", "float16, bfloat16 or float32 (aliases fp16, bf16 ...)."),
-      enumerated<&query::kv_cache_dtype>("kv_cache_dtype", "The KV cache's dtype; auto follows dtype."),
-      optional_count<&query::block_size, attnsel::max_block_size>("block_size", "None when not pinned."),
-      enumerated<&query::attn_type>("attn_type", "decoder, encoder, encoder_only or encoder_decoder."),
-      enumerated<&query::mode>("mode", "standard, mla or sparse_mla."),
-      enumerated<&query::domain>("domain", "Model part: decoder, encoder, drafter or linear."),
-      optional_count<&query::num_heads, attnsel::max_num_heads>("num_heads", "None when unknown."),
-      {"features", set_features, get_features, "Required features, a frozenset of names."},
-      optional_count<&query::num_kv_heads, attnsel::max_num_heads>(
-          "num_kv_heads", "Key/value heads per rank; None when unstated (must divide num_heads)."),
-      {"phase", set_phase, get_phase, "prefill or decode; None when unstated (the layer as a whole)."},
-      optional_count<&query::seq_len_q, attnsel::limits::seq_len>("seq_len_q",
-                                                                  "Query tokens per sequence; None when unstated."),
-      optional_count<&query::seq_len_kv, attnsel::limits::seq_len>(
-          "seq_len_kv", "Key/value tokens per sequence, KV cache included; None when unstated."),
-      optional_count<&query::batch_size, attnsel::limits::batch_size>("batch_size",
-                                                                      "Sequences in the call; None when unstated."),
-  };
+  static const std::vector<field> table = [] {
+    std::vector<field> out;
+    attnsel::field_list<query>::members(
+        [&out](const attnsel::query_field& f, auto member) { out.push_back(row<decltype(member)::value>(f)); });
+    return out;
+  }();
   return table;
 }
 
@@ -166,7 +159,7 @@ void take(field_values& given, PyObject* key, PyObject* value, std::string_view 
 void set_fields(query& q, const field_values& given) {
   const auto& table = fields();
   for (std::size_t i = 0; i < table.size(); ++i)
-    if (given[i] != nullptr) table[i].set(q, given[i], table[i].name);
+    if (given[i] != nullptr) table[i].set(q, given[i], table[i]);
 }
 
 // Applies keyword arguments (a dict: replace()'s, a pickle state) to `q`; unknown names are a TypeError.
@@ -241,26 +234,10 @@ std::string query_repr(const query& q) {
   return "attnsel.Query(" + out + ")";
 }
 
-// The table names exactly the fields of attnsel::for_each_field (the C++ field list): checked when the
-// module loads, so that a field added there and not here (or the reverse) fails every Python test.
-void check_fields_are_the_core_list() {
-  std::vector<std::string> core;
-  attnsel::for_each_field(query{}, [&core](std::string_view name, const auto&) { core.emplace_back(name); });
-  auto mine = field_names();
-  std::sort(core.begin(), core.end());
-  std::sort(mine.begin(), mine.end());
-  if (mine.size() > max_fields) throw std::logic_error("attnsel.Query: more fields than max_fields");
-  if (core != mine)
-    throw std::logic_error(
-        "attnsel.Query's field table (python/src/query.cpp) names other fields than "
-        "attnsel::for_each_field(query): " +
-        attnsel::detail::join(mine, ",") + " vs " + attnsel::detail::join(core, ","));
-}
-
 }  // namespace
 
 void bind_query(py::module_& m) {
-  check_fields_are_the_core_list();
+  if (fields().size() > max_fields) throw std::logic_error("attnsel.Query: more fields than max_fields");
   std::string doc =
       "What one attention layer needs. Immutable (select() reads it without the GIL); replace() returns a "
       "changed copy. Keyword arguments only, each defaulting to the C++ query's default:";
@@ -280,14 +257,8 @@ void bind_query(py::module_& m) {
       .def_static(
           "from_json",
           [](const py::handle& text) -> py_query {
-            const auto json = str_arg("text", text);
-            try {
-              return attnsel::query_from_json(attnsel::parse_json_document(json, "query"));
-            } catch (const attnsel::catalog_error& e) {
-              throw py::value_error(e.what());
-            } catch (const std::invalid_argument& e) {
-              throw py::value_error(e.what());
-            }
+            return attnsel_py::from_json_arg(text, "query",
+                                             [](const nlohmann::json& j) { return attnsel::query_from_json(j); });
           },
           py::arg("text"), "Reads the JSON object to_json(query) writes; every key optional, none repeated.")
       .def("__str__", guard([](const py_query& q) { return attnsel::to_string(static_cast<const query&>(q)); }))
@@ -305,7 +276,7 @@ void bind_query(py::module_& m) {
                       }));
   for (const auto& f : fields()) {
     const auto get = f.get;
-    cls.def_property_readonly(f.name, guard([get](const py_query& q) { return get(q); }), f.doc);
+    cls.def_property_readonly(f.name, guard([get](const py_query& q) { return get(q); }), f.doc.c_str());
   }
   reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_vectorcall = &query_vectorcall;
 }

@@ -5,6 +5,7 @@
 // default_excluded, attempts).
 #include "bindings.hpp"
 
+#include <attnsel/measurement.hpp>
 #include <attnsel/tuning.hpp>
 
 #include <pybind11/stl.h>
@@ -134,6 +135,21 @@ void bind_tuning(py::module_& m) {
       },
       py::arg("times"), py::arg("default"), py::arg("default_excluded"), py::arg("attempts"), py::arg("timer"),
       py::arg("method"), "attnsel::second_pass: (winner or None, why, second-pass timings).");
+  m.def(
+      "_tuning_differences",
+      [](std::string device, const std::vector<std::string>& components, std::vector<std::string> present,
+         std::vector<std::string> absent, const py_platform& platform) {
+        attnsel::measurement fingerprint;
+        fingerprint.device = std::move(device);
+        attnsel::platform measured;  // each NAME=VERSION read as the catalog reads it
+        for (const auto& spec : components) measured.add_component_spec(spec);
+        fingerprint.components = measured.components();
+        fingerprint.present = std::move(present);
+        fingerprint.absent = std::move(absent);
+        return fingerprint.differences(platform);
+      },
+      py::arg("device"), py::arg("components"), py::arg("present"), py::arg("absent"), py::arg("platform"),
+      "attnsel::measurement::differences: what differs on `platform` from a measured rule's fingerprint.");
 }
 
 }  // namespace attnsel_py

@@ -179,6 +179,20 @@ def test_query_fields_defaults_and_replace():
     assert attnsel.Query.from_json('{"head_size": 80, "features": ["sinks"]}') == attnsel.Query(head_size=80, features={"sinks"})
 
 
+def test_query_fields_and_their_docs_come_from_the_core_field_list():
+    # The JSON the core writes names the list's fields; each is a keyword and a documented property, and a
+    # field that reads None when unstated says so in its docstring.
+    listed = set(json.loads(attnsel.to_json(attnsel.Query())))
+    assert listed == {name for name in dir(attnsel.Query) if not name.startswith("_")} - {"replace", "from_json",
+                                                                                         "from_model_config"}
+    for name in listed:
+        doc = getattr(attnsel.Query, name).__doc__
+        assert doc and doc.endswith("."), name
+        assert ("None:" in doc) == (getattr(attnsel.Query(), name) is None), name
+    assert "phase: Phase of the call: unstated, prefill, decode; None: unstated: the layer as a whole." in \
+        attnsel.Query.__doc__
+
+
 def test_vocabularies_come_from_the_enum_tables():
     assert attnsel.DTYPES == ("float16", "bfloat16", "float32")
     assert attnsel.ERROR_CODES == ("unknown_backend", "backend_rejected", "no_backend", "bad_override", "bad_query")

@@ -118,6 +118,8 @@ def test_the_runner_refuses_what_it_cannot_time():
         r = runner({"EAGER": ak.eager_attention(), name: ak.eager_attention()})
         with pytest.raises(ValueError, match=f"kernels for {name}: not backends of the catalog"):
             tune.tune([workload()], ak.registry(), H100, r)
+    with pytest.raises(ValueError, match="CUDA graphs need a CUDA device, not cpu"):
+        runner({"EAGER": ak.eager_attention()}, cuda_graphs=True)
 
 
 # Without cudnn_preferred the catalog's default on the H100 is FLASH_ATTENTION, which runs on the CPU too.

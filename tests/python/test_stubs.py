@@ -26,6 +26,8 @@ def top_level_names(tree):
             out.add(node.name)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             out.add(node.target.id)
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:  # `from .plan import X as X`: re-exported
+            out.update(a.name for a in node.names if a.asname == a.name)
     return out
 
 

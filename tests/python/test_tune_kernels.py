@@ -159,11 +159,11 @@ def test_verify_refuses_an_overlay_measured_on_another_device(tmp_path):
                                                     "mykernels=1.2"]).with_device_name("NVIDIA H200"))
     doc = json.loads(path.read_text())
     assert tune.stale_rules(doc, H100) == []
-    assert tune.stale_rules(doc, h200) == ["rule 0: measured on NVIDIA H100 80GB HBM3, this device is NVIDIA H200"]
+    assert tune.stale_rules(doc, h200) == ["rule 0: device NVIDIA H200 (measured on NVIDIA H100 80GB HBM3)"]
     errors, runner = [], Kernels({"MY_KERNEL": 10.0, "CUDNN_ATTENTION": 20.0})
     assert tune.verify([workload()], str(path), h200, runner, Args(str(tmp_path / "r.md")), tune.Method(), "cmd",
                        errors.append, registry()) == 1
-    assert "none of its 1 measured rules holds on this machine (rule 0: measured on NVIDIA H100" in errors[0]
+    assert "none of its 1 measured rules holds on this machine (rule 0: device NVIDIA H200 (measured on NVIDIA H100" in errors[0]
     assert runner.timed == [] and not (tmp_path / "r.md").exists()
 
 
@@ -172,7 +172,7 @@ def test_stale_rules_compare_versions_as_the_catalog_does():
     same = attnsel.Platform.cuda(9, 0, components=["cudnn=9.19", "torch=2.11.0"])
     assert tune.stale_rules(doc, same) == []
     newer = attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.1", "torch=2.11.0"])
-    assert tune.stale_rules(doc, newer) == ["rule 0: measured with cudnn=9.19.0, here cudnn=9.19.1"]
+    assert tune.stale_rules(doc, newer) == ["rule 0: cudnn=9.19.1 (measured with cudnn=9.19.0)"]
 
 
 def test_verify_ignores_an_untimed_winner_of_a_rule_that_does_not_hold_here(tmp_path):

@@ -6,6 +6,11 @@
 
 #include <attnsel/builtin_catalog.hpp>
 #include <attnsel/limits.hpp>
+#include <attnsel/query.hpp>
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
 
 namespace attnsel_cli {
 
@@ -89,23 +94,29 @@ void add_platform_flags(CLI::App& app, platform_flags& flags) {
 
 void add_query_flags(CLI::App& app, query_flags& flags) {
   auto& q = flags.query;
-  const auto enum_flag = [&app](const std::string& name, auto& value, const std::string& what,
-                                const std::string& type) {
-    using E = std::decay_t<decltype(value)>;
-    add_enum_option<E>(app, name, value,
-                       what + ": " + enum_choices<E>() + " (default: " + std::string(attnsel::to_string(value)) + ")")
-        ->type_name(type);
-  };
-  const auto count_flag = [&app](const std::string& name, std::uint32_t& value, const std::string& what,
-                                 std::uint32_t max, const std::string& fallback) {
-    app.add_option(name, value, what + ", " + range_text(1, max) + " (default: " + fallback + ")")
-        ->type_name("N")
-        ->transform(count_in(1, max));
-  };
-  enum_flag("--domain", q.domain, "Model part", "DOMAIN");
-  count_flag("--head-size", q.head_size, "Head size", attnsel::limits::head_size, std::to_string(q.head_size));
-  count_flag("--head-size-v", q.head_size_v, "Value head size", attnsel::limits::head_size, "the head size");
-  enum_flag("--dtype", q.dtype, "Compute dtype", "DTYPE");
+  // One flag per field of the query's list (attnsel::field_list<query>), in its order: `--` and the name
+  // with dashes, its text, bounds and default from the list. The features are `--feature` (below).
+  attnsel::field_list<attnsel::query>::members([&](const attnsel::query_field& f, auto m) {
+    auto& value = q.*decltype(m)::value;
+    using T = std::decay_t<decltype(value)>;
+    std::string flag = "--" + std::string(f.name);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if constexpr (std::is_enum_v<T>) {
+      const std::string_view type = attnsel::detail::enum_table<T>::type_name;
+      std::string type_name(type.substr(type.rfind(' ') + 1));  // DTYPE, TYPE, MODE ...
+      for (auto& c : type_name) c = static_cast<char>(c - 'a' + 'A');
+      const auto fallback =
+          !f.unstated.empty() && value == T{} ? std::string(f.unstated) : std::string(attnsel::to_string(value));
+      add_enum_option<T>(app, flag, value,
+                         std::string(f.doc) + ": " + enum_choices<T>() + " (default: " + fallback + ")")
+          ->type_name(type_name);
+    } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+      const auto fallback = f.unstated.empty() ? std::to_string(value) : std::string(f.unstated);
+      app.add_option(flag, value, std::string(f.doc) + ", " + range_text(1, f.max) + " (default: " + fallback + ")")
+          ->type_name("N")
+          ->transform(count_in(1, f.max));
+    }
+  });
   // `auto` (vLLM's default) is the engine's rule for the model's dtype: float32 checkpoints run in half
   // precision. A transform runs before the enum check; the dtype itself is set by build_query.
   auto* dtype = app.get_option("--dtype");
@@ -121,20 +132,9 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
       },
       ""));
   flags.dtype_option = dtype;
-  enum_flag("--kv-cache-dtype", q.kv_cache_dtype, "KV-cache dtype", "DTYPE");
-  count_flag("--block-size", q.block_size, "KV-cache block size", attnsel::limits::block_size, "not pinned");
-  enum_flag("--attn-type", q.attn_type, "Attention type", "TYPE");
-  enum_flag("--mode", q.mode, "Attention formulation, or a linear layer's kind (--domain linear)", "MODE");
+  flags.num_kv_heads_option = app.get_option("--num-kv-heads");
   app.add_flag("--mla", flags.mla, "Multi-head latent attention (DeepSeek)");
   app.add_flag("--sparse", flags.sparse, "Sparse MLA (DeepSeek V3.2); implies --mla");
-  count_flag("--num-heads", q.num_heads, "Query heads per rank", attnsel::limits::num_heads, "unknown");
-  count_flag("--num-kv-heads", q.num_kv_heads, "Key/value heads per rank", attnsel::limits::num_heads, "unstated");
-  flags.num_kv_heads_option = app.get_option("--num-kv-heads");
-  enum_flag("--phase", q.phase, "Phase of the call", "PHASE");
-  count_flag("--seq-len-q", q.seq_len_q, "Query tokens per sequence in the call", attnsel::limits::seq_len, "unstated");
-  count_flag("--seq-len-kv", q.seq_len_kv, "Key/value tokens per sequence (KV cache included)",
-             attnsel::limits::seq_len, "unstated");
-  count_flag("--batch-size", q.batch_size, "Sequences in the call", attnsel::limits::batch_size, "unstated");
   app.add_option("--feature", flags.features,
                  "Required feature (repeatable): " + documented_features() + "or one a backend of the catalog declares")
       ->type_name("NAME")

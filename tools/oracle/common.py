@@ -5,6 +5,7 @@ import importlib.abc
 import importlib.machinery
 import itertools
 import json
+import os
 import random
 import sys
 import types
@@ -112,3 +113,18 @@ def describe_exception(e: BaseException) -> Dict[str, str]:
     if len(msg) > 600:
         msg = msg[:600] + "..."
     return {"error": type(e).__name__, "message": msg}
+
+
+def by_world(cases: List[Dict[str, Any]]) -> Dict[str, List[Dict[str, Any]]]:
+    """The cases grouped by the name of their world (each world runs in a process of its own), in order."""
+    out: Dict[str, List[Dict[str, Any]]] = {}
+    for c in cases:
+        out.setdefault(c["world"]["name"], []).append(c)
+    return out
+
+
+def write_answers(path: str, engine: str, version: str, grid: str, answers: List[Dict[str, Any]]) -> None:
+    """The engine's answers as the file compare.py reads, its folder made when missing."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"engine": engine, "version": version, "grid": grid, "cases": answers}, f)

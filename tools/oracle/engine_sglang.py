@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (OracleError, describe_exception, hide_modules, install_stand_ins, load_json,  # noqa: E402
-                    need, product, sample)
+                    by_world, need, product, sample, write_answers)
 
 PINNED = "0.5.23"
 
@@ -621,15 +621,11 @@ def main(argv=None) -> int:
                 with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
                     f.write(key)
                 model_dirs[key] = d
-        by_world: Dict[str, List[Dict[str, Any]]] = {}
-        for c in cases:
-            by_world.setdefault(c["world"]["name"], []).append(c)
         t0 = time.time()
-        answers = run_all(by_world, args.jobs, model_dirs)
-        sys.stderr.write(f"[sglang] {len(answers)} cases in {len(by_world)} worlds: {time.time() - t0:.0f}s\n")
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump({"engine": "sglang", "version": PINNED, "grid": args.grid, "cases": answers}, f)
+        worlds = by_world(cases)
+        answers = run_all(worlds, args.jobs, model_dirs)
+        sys.stderr.write(f"[sglang] {len(answers)} cases in {len(worlds)} worlds: {time.time() - t0:.0f}s\n")
+        write_answers(args.out, "sglang", PINNED, args.grid, answers)
         return 0
     except OracleError as e:
         sys.stderr.write(f"engine_sglang: error: {e}\n")

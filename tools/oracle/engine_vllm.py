@@ -23,7 +23,7 @@ from typing import Any, Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (OracleError, describe_exception, hide_modules, install_stand_ins, load_json,  # noqa: E402
-                    need, product, sample)
+                    by_world, need, product, sample, write_answers)
 
 PINNED = "0.33.0"
 
@@ -303,14 +303,10 @@ def main(argv=None) -> int:
             raise OracleError(f"--sample {args.sample}: expected a positive number of cases")
         grid = load_json(args.grid, "grid")
         cases = sample(cases_of(grid), args.sample)
-        by_world: Dict[str, List[Dict[str, Any]]] = {}
-        for c in cases:
-            by_world.setdefault(c["world"]["name"], []).append(c)
         log_dir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "vllm_logs")
         os.makedirs(log_dir, exist_ok=True)
-        answers = run_all(by_world, args.jobs, log_dir)
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump({"engine": "vllm", "version": PINNED, "grid": args.grid, "cases": answers}, f)
+        answers = run_all(by_world(cases), args.jobs, log_dir)
+        write_answers(args.out, "vllm", PINNED, args.grid, answers)
         return 0
     except OracleError as e:
         sys.stderr.write(f"engine_vllm: error: {e}\n")

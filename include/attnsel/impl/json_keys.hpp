@@ -17,6 +17,20 @@ ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
 
+// RFC 6901: '~' becomes "~0" and '/' becomes "~1" inside a pointer token.
+inline std::string pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
 /// Where a key repeats: the RFC 6901 pointer of its second occurrence and the key itself.
 struct repeated_key {
   std::string pointer;
@@ -78,24 +92,11 @@ class repeated_key_finder final : public nlohmann::json_sax<nlohmann::json> {
     return next();
   }
 
-  static std::string escaped(const std::string& token) {
-    std::string out;
-    for (char c : token) {
-      if (c == '~')
-        out += "~0";
-      else if (c == '/')
-        out += "~1";
-      else
-        out += c;
-    }
-    return out;
-  }
-
   std::string pointer_to(const std::string& k) const {
     std::string out;
     for (std::size_t i = 0; i + 1 < stack_.size(); ++i)
-      out += "/" + (stack_[i].object ? escaped(stack_[i].key) : std::to_string(stack_[i].index));
-    return out + "/" + escaped(k);
+      out += "/" + (stack_[i].object ? pointer_token(stack_[i].key) : std::to_string(stack_[i].index));
+    return out + "/" + pointer_token(k);
   }
 
   std::vector<frame> stack_;

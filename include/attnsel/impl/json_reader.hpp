@@ -5,6 +5,7 @@
 #include <attnsel/catalog_error.hpp>
 #include <attnsel/descriptor.hpp>
 #include <attnsel/enums.hpp>
+#include <attnsel/impl/json_keys.hpp>
 #include <attnsel/impl/text.hpp>
 #include <attnsel/limits.hpp>
 #include <attnsel/override.hpp>
@@ -46,20 +47,6 @@ std::vector<std::string_view> keys_of_fields(std::initializer_list<std::string_v
 }
 
 using json = nlohmann::json;
-
-// RFC 6901: '~' becomes "~0" and '/' becomes "~1" inside a pointer token.
-inline std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
 
 inline std::string child(const std::string& ptr, std::string_view key) { return ptr + "/" + pointer_token(key); }
 inline std::string child(const std::string& ptr, std::size_t index) { return ptr + "/" + std::to_string(index); }

@@ -207,7 +207,7 @@ ATTNSEL_INLINE std::string to_string(const platform& p) {
 namespace detail {
 // Why `arch`, which parsed as `cc`, is refused as typed text, or empty. sm_100a / sm_121f name
 // arch-specific feature sets, which a platform does not model: refused rather than the suffix dropped
-// without a word. set_arch_text and platform_from_json call it.
+// without a word. set_arch_text calls it (and through it platform_from_json).
 inline std::string arch_specific_refusal(std::string_view arch, cuda_capability cc) {
   const char last = arch.empty() ? '\0' : static_cast<char>(arch.back() | 0x20);  // ASCII lower case
   if (last != 'a' && last != 'f') return {};

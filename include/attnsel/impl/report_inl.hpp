@@ -7,8 +7,7 @@
 #endif
 
 #include <attnsel/impl/json_reader.hpp>
-#include <attnsel/impl/platform_inl.hpp>  // detail::arch_specific_refusal
-#include <attnsel/override.hpp>           // printable
+#include <attnsel/override.hpp>  // printable
 
 #include <stdexcept>
 #include <string>
@@ -31,27 +30,31 @@ ATTNSEL_INLINE nlohmann::json to_json(const platform& p) {
   return j;
 }
 
+namespace detail {
+// One query field's JSON: an enumerator's name, a count, the features as an array; null for an unstated
+// value (a field whose query_field::unstated is set).
+template <class T>
+nlohmann::json query_field_json(const query_field& field, const T& value) {
+  if constexpr (std::is_same_v<T, feature_set>) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& f : value) out.push_back(f);
+    return out;
+  } else {
+    if (!field.unstated.empty() && value == T{}) return nullptr;
+    if constexpr (std::is_enum_v<T>)
+      return std::string(to_string(value));
+    else
+      return value;
+  }
+}
+}  // namespace detail
+
 ATTNSEL_INLINE nlohmann::json to_json(const query& q) {
-  nlohmann::json j = {
-      {"domain", std::string(to_string(q.domain))},
-      {"head_size", q.head_size},
-      {"head_size_v", q.value_head_size()},
-      {"dtype", std::string(to_string(q.dtype))},
-      {"kv_cache_dtype", std::string(to_string(q.kv_cache_dtype))},
-      {"block_size", q.block_size ? nlohmann::json(q.block_size) : nlohmann::json(nullptr)},
-      {"attn_type", std::string(to_string(q.attn_type))},
-      {"mode", std::string(to_string(q.mode))},
-      {"num_heads", q.num_heads ? nlohmann::json(q.num_heads) : nlohmann::json(nullptr)},
-  };
-  j["features"] = nlohmann::json::array();
-  for (const auto& f : q.required) j["features"].push_back(f);
-  const auto stated = [](std::uint32_t v) { return v ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  j["num_kv_heads"] = stated(q.num_kv_heads);
-  j["phase"] =
-      q.phase == attention_phase::unstated ? nlohmann::json(nullptr) : nlohmann::json(std::string(to_string(q.phase)));
-  j["seq_len_q"] = stated(q.seq_len_q);
-  j["seq_len_kv"] = stated(q.seq_len_kv);
-  j["batch_size"] = stated(q.batch_size);
+  nlohmann::json j = nlohmann::json::object();
+  for_each_field(q, [&j](const query_field& field, const auto& value) {
+    j[std::string(field.name)] = detail::query_field_json(field, value);
+  });
+  j["head_size_v"] = q.value_head_size();  // the one exception: written as the size it stands for
   return j;
 }
 
@@ -123,17 +126,11 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
   for (const char* key : {"arch", "capability"}) {
     const nlohmann::json* m = detail::json_reader::nullable_member(j, key);
     if (m == nullptr) continue;
+    // Read as --arch and Platform() read what a person types: the vendor's own kind of arch, and no
+    // arch-specific target (sm_100a).
     const auto text = in.string(*m, child("", key));
-    if (const auto gfx = parse_gfx_arch(text); gfx && p.vendor() == device_vendor::rocm) {
-      p.set_gfx(*gfx);
-    } else if (const auto cc = parse_cuda_capability(text); cc && p.vendor() != device_vendor::rocm) {
-      // The text a person types for --arch or Platform(): an arch-specific target (sm_100a) is refused.
-      if (const auto why = detail::arch_specific_refusal(text, *cc); !why.empty())
-        in.fail(child("", key), "'" + printable(text, 64) + "' " + why);
-      p.set_capability(*cc);
-    } else {
-      in.expected(child("", key), p.vendor() == device_vendor::rocm ? "a gfx target" : "a compute capability", *m);
-    }
+    if (const auto why = set_arch_text(p, text); !why.empty())
+      in.fail(child("", key), "'" + printable(text, 64) + "' " + why);
   }
   if (const nlohmann::json* m = detail::json_reader::nullable_member(j, "components")) {
     in.list(*m, "/components", "an array of \"name[=version]\" or {name, version}", true);
@@ -149,11 +146,8 @@ ATTNSEL_INLINE platform platform_from_json(const nlohmann::json& j) {
         if (const nlohmann::json* v = detail::json_reader::nullable_member(c, "version"))
           spec += "=" + in.string(*v, child(ptr, "version"));
       }
-      try {
-        p.add_component_spec(spec);
-      } catch (const std::invalid_argument& e) {
-        in.fail(ptr, e.what());
-      }
+      if (const auto why = add_component_text(p, spec); !why.empty())  // as --component reads it
+        in.fail(ptr, "'" + printable(spec, 64) + "' " + why);
     }
   }
   return p;
@@ -165,36 +159,20 @@ ATTNSEL_INLINE query query_from_json(const nlohmann::json& j) {
   static const auto keys = detail::keys_of_fields<query>({});
   in.object(j, "", keys);
   query q;
-  // Bounds from limits.hpp; a value in range but still invalid (head_size 0) is select()'s bad_query.
-  if (const auto* m = detail::json_reader::nullable_member(j, "domain"))
-    q.domain = in.enumerator<attention_domain>(*m, "/domain");
-  if (const auto* m = detail::json_reader::nullable_member(j, "head_size"))
-    q.head_size = in.uint32(*m, "/head_size", 0, limits::head_size);
-  if (const auto* m = detail::json_reader::nullable_member(j, "head_size_v"))
-    q.head_size_v = in.uint32(*m, "/head_size_v", 0, limits::head_size);
-  if (const auto* m = detail::json_reader::nullable_member(j, "dtype"))
-    q.dtype = in.enumerator<data_type>(*m, "/dtype");
-  if (const auto* m = detail::json_reader::nullable_member(j, "kv_cache_dtype"))
-    q.kv_cache_dtype = in.enumerator<cache_dtype>(*m, "/kv_cache_dtype");
-  if (const auto* m = detail::json_reader::nullable_member(j, "block_size"))
-    q.block_size = in.uint32(*m, "/block_size", 0, limits::block_size);
-  if (const auto* m = detail::json_reader::nullable_member(j, "attn_type"))
-    q.attn_type = in.enumerator<attention_type>(*m, "/attn_type");
-  if (const auto* m = detail::json_reader::nullable_member(j, "mode"))
-    q.mode = in.enumerator<attention_mode>(*m, "/mode");
-  if (const auto* m = detail::json_reader::nullable_member(j, "num_heads"))
-    q.num_heads = in.uint32(*m, "/num_heads", 0, limits::num_heads);
-  if (const auto* m = detail::json_reader::nullable_member(j, "features")) q.required = in.features(*m, "/features");
-  if (const auto* m = detail::json_reader::nullable_member(j, "num_kv_heads"))
-    q.num_kv_heads = in.uint32(*m, "/num_kv_heads", 0, limits::num_heads);
-  if (const auto* m = detail::json_reader::nullable_member(j, "phase"))
-    q.phase = in.enumerator<attention_phase>(*m, "/phase");
-  if (const auto* m = detail::json_reader::nullable_member(j, "seq_len_q"))
-    q.seq_len_q = in.uint32(*m, "/seq_len_q", 0, limits::seq_len);
-  if (const auto* m = detail::json_reader::nullable_member(j, "seq_len_kv"))
-    q.seq_len_kv = in.uint32(*m, "/seq_len_kv", 0, limits::seq_len);
-  if (const auto* m = detail::json_reader::nullable_member(j, "batch_size"))
-    q.batch_size = in.uint32(*m, "/batch_size", 0, limits::batch_size);
+  // Each field as the list states it; null is unstated. Counts take 0 to their bound (limits.hpp): a
+  // value in range but still invalid (head_size 0) is select()'s bad_query.
+  for_each_field(q, [&](const query_field& field, auto& member) {
+    const auto* m = detail::json_reader::nullable_member(j, field.name);
+    if (m == nullptr) return;
+    const auto at = "/" + std::string(field.name);
+    using T = std::decay_t<decltype(member)>;
+    if constexpr (std::is_same_v<T, feature_set>)
+      member = in.features(*m, at);
+    else if constexpr (std::is_enum_v<T>)
+      member = in.enumerator<T>(*m, at);
+    else
+      member = in.uint32(*m, at, 0, field.max);
+  });
   return q;
 }
 

@@ -9,9 +9,10 @@ import os
 import shlex
 import sys
 import tempfile
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence
 
 import attnsel
+from attnsel import _attnsel
 
 from .measure import Method, Runner, tune
 from .overlay import check_platform, overlay, regret_rows, report, tuned_choice
@@ -103,29 +104,11 @@ def _families(text: str) -> List[str]:
     return list(dict.fromkeys(names))
 
 
-def _version(text: Optional[str]) -> Optional[Tuple[int, ...]]:
-    """A dotted version as the catalog compares it ('9.19' and '9.19.0' are equal); None if not one."""
-    try:
-        parts = [int(p) for p in str(text).split(".")]
-    except ValueError:
-        return None
-    while len(parts) > 1 and parts[-1] == 0:
-        parts.pop()
-    return tuple(parts)
-
-
-def _why_stale(m: dict, platform: attnsel.Platform) -> List[str]:
-    comps = platform.components
-    why = []
-    if m.get("device") and m["device"] != platform.device_name:
-        why.append(f"measured on {m['device']}, this device is {platform.device_name or 'unnamed'}")
-    for spec in m.get("components") or []:
-        name, _, version = str(spec).partition("=")
-        if name not in comps or (version and _version(comps.get(name)) != _version(version)):
-            why.append(f"measured with {spec}, here {name}={comps.get(name) or 'absent'}")
-    why += [f"measured with {n}, absent here" for n in m.get("present") or [] if n not in comps]
-    why += [f"measured without {n}, present here" for n in m.get("absent") or [] if n in comps]
-    return why
+def _differences(m: dict, platform: attnsel.Platform) -> List[str]:
+    """What differs on `platform` from a rule's `measured` fingerprint (C++ measurement::differences)."""
+    return _attnsel._tuning_differences(str(m.get("device") or ""), [str(c) for c in m.get("components") or []],
+                                        [str(n) for n in m.get("present") or []],
+                                        [str(n) for n in m.get("absent") or []], platform)
 
 
 def stale_rules(doc: dict, platform: attnsel.Platform) -> List[str]:
@@ -135,7 +118,9 @@ def stale_rules(doc: dict, platform: attnsel.Platform) -> List[str]:
     out = []
     for i, rule in enumerate(doc.get("policies") or []):
         m = rule.get("measured") if isinstance(rule, dict) else None
-        why = _why_stale(m, platform) if isinstance(m, dict) else []
+        if not isinstance(m, dict):
+            continue
+        why = _differences(m, platform)
         if why:
             out.append(f"rule {i}: {'; '.join(why)}")
     return out
@@ -165,7 +150,7 @@ def verify(workloads: Sequence[Workload], overlay_path: str, platform: attnsel.P
         return 1
     for line in stale:
         sys.stderr.write(f"note: {overlay_path}: {line}: it does not hold here\n")
-    holding = [r for r in measured if isinstance(r["measured"], dict) and not _why_stale(r["measured"], platform)]
+    holding = [r for r in measured if isinstance(r["measured"], dict) and not _differences(r["measured"], platform)]
     untimed = sorted({b for r in holding for b in (r.get("order") or [])[:1]
                       if isinstance(b, str) and b in merged and not runner.has(b)})
     if untimed:
@@ -216,6 +201,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--families", type=_families, default=[],
                     help="kernel families timed beside SDPA's backends, comma-separated: flex (FlexAttention, "
                          "compiled), eager (transformers' eager attention, the floor)")
+    ap.add_argument("--cuda-graphs", action="store_true",
+                    help="time each sample as the replay of a CUDA graph of the calls: the kernels without "
+                         "their launch cost, as an engine that captures its steps runs them")
     ap.add_argument("--verify", metavar="OVERLAY",
                     help="re-time the classes with OVERLAY layered on torch_sdpa and report the tuned choice "
                          "against torch's default; writes no overlay")
@@ -264,7 +252,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             factories = {"flex": ak.flex_attention, "eager": ak.eager_attention}
             extra = {ak.FAMILIES[f]: factories[f]() for f in a.families}
             base, kernels_catalog = ak.registry(base), ak.CATALOG
-        runner = TorchRunner(a.device, extra=extra)
+        runner = TorchRunner(a.device, extra=extra, cuda_graphs=a.cuda_graphs)
         if a.verify:
             return verify(workloads, a.verify, platform, runner, a, method, command, data_error, base)
         results = tune(workloads, base, platform, runner, a.budget, progress=_progress, method=method,

@@ -31,12 +31,15 @@ class KernelRunner(Runner):
     is listed as not timed. `components` names the platform components the kernels come from (say
     "flashinfer"): their versions join each measured rule's fingerprint. `baseline`, where given, names
     what the engine runs without attnsel (reported beside the catalog's default). `clock` (seconds) times
-    the calls off a CUDA device."""
+    the calls off a CUDA device. `cuda_graphs` times each sample as the replay of a CUDA graph of the
+    calls: the kernels without their launches, as an engine that captures its steps (vLLM's decode) runs
+    them, and the way to time a kernel too short to time alone; a kernel that cannot be captured is
+    dropped with the reason."""
 
     def __init__(self, kernels: Mapping[str, Callable[..., object]],
                  device: str = "cuda", warmup: int = 2, target_ms: float = 1.0,
                  components: Sequence[str] = (), baseline: Optional[str] = None,
-                 clock: Callable[[], float] = time.perf_counter):
+                 clock: Callable[[], float] = time.perf_counter, cuda_graphs: bool = False):
         import torch
 
         bad = [n for n, k in kernels.items() if not isinstance(n, str) or not callable(k)]
@@ -47,6 +50,9 @@ class KernelRunner(Runner):
         self.torch = torch
         self.kernels = dict(kernels)
         self.device = torch.device(device)
+        if cuda_graphs and self.device.type != "cuda":
+            raise ValueError(f"cuda_graphs: CUDA graphs need a CUDA device, not {self.device.type}")
+        self.cuda_graphs = bool(cuda_graphs)
         self.warmup, self.target_ms = warmup, target_ms
         self.components = tuple(components)
         self.baseline = baseline
@@ -105,8 +111,9 @@ class KernelRunner(Runner):
 
     def time(self, w: Workload, c: ShapeClass, backend: str, reps: int) -> List[float]:
         """`reps` per-call microseconds: each sample times `inner` back-to-back calls (found once per class
-        and backend, samples of about target_ms), between CUDA events on a CUDA device, by the wall clock
-        after a synchronisation elsewhere; each call warms up first. A kernel that raises becomes a
+        and backend, samples of about target_ms), between CUDA events on a CUDA device (the replay of one
+        CUDA graph of them with cuda_graphs), by the wall clock after a synchronisation elsewhere; each
+        call warms up first. A kernel that raises becomes a
         RuntimeError naming it (interleaved drops the backend)."""
         return self._samples(w, c, backend, reps, self.kernels[backend], contextlib.nullcontext())
 
@@ -121,11 +128,28 @@ class KernelRunner(Runner):
             for _ in range(n):
                 kernel(q, k, v, None, 0.0, causal, None, gqa)
 
-        def timed(n):  # milliseconds
+        def captured(n):  # a CUDA graph of n calls, captured after a warm call on a side stream
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                run(1)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            try:
+                with torch.cuda.graph(graph):
+                    run(n)
+            except Exception as e:
+                raise RuntimeError(f"cannot be captured in a CUDA graph: {_first_line(e)}") from e
+            return graph
+
+        def timed(n, graph=None):  # milliseconds
             if cuda:
                 s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 s.record()
-                run(n)
+                if graph is not None:
+                    graph.replay()
+                else:
+                    run(n)
                 e.record()
                 torch.cuda.synchronize()
                 return s.elapsed_time(e)
@@ -143,7 +167,8 @@ class KernelRunner(Runner):
                     probe = timed(1)
                     self._inner[key] = max(1, min(100, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
                 inner = self._inner[key]
-                return [timed(inner) * 1000.0 / inner for _ in range(reps)]
+                graph = captured(inner) if self.cuda_graphs else None
+                return [timed(inner, graph) * 1000.0 / inner for _ in range(reps)]
         except Exception as e:
             raise RuntimeError(_first_line(e)) from e
 

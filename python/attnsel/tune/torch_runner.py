@@ -15,11 +15,13 @@ class TorchRunner(KernelRunner):  # pragma: no cover - needs a CUDA device
     torch._fused_sdp_choice picks for the call."""
 
     def __init__(self, device: str = "cuda", warmup: int = 2, target_ms: float = 1.0,
-                 extra: Optional[Mapping[str, Callable[..., object]]] = None, components: Sequence[str] = ()):
+                 extra: Optional[Mapping[str, Callable[..., object]]] = None, components: Sequence[str] = (),
+                 cuda_graphs: bool = False):
         from attnsel.kernels import sdpa_kernels
 
         self._sdpa = sdpa_kernels()
-        super().__init__({**self._sdpa, **(extra or {})}, device, warmup, target_ms, components)
+        super().__init__({**self._sdpa, **(extra or {})}, device, warmup, target_ms, components,
+                         cuda_graphs=cuda_graphs)
 
     def torch_default(self, w: Workload, c: ShapeClass) -> str:
         from torch.nn.attention import SDPBackend
