@@ -16,7 +16,6 @@
 #include <attnsel/impl/implication_inl.hpp>
 #include <attnsel/impl/lint_inl.hpp>
 #include <attnsel/impl/matrix_inl.hpp>
-#include <attnsel/impl/measurement_inl.hpp>
 #include <attnsel/impl/model_config_inl.hpp>
 #include <attnsel/impl/model_plan_inl.hpp>
 #include <attnsel/impl/override_inl.hpp>

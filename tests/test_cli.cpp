@@ -617,7 +617,7 @@ TEST_CASE("help lists the values and ranges of the library's tables (issue 8)", 
     CHECK(sel.find(std::string(attnsel::to_string(v))) != std::string::npos);
   CHECK(sel.find("Compute dtype: " + attnsel::enum_names<attnsel::data_type>()) != std::string::npos);
   CHECK(sel.find("Attention type: " + attnsel::enum_names<attnsel::attention_type>()) != std::string::npos);
-  CHECK(sel.find("Head size, 1.." + std::to_string(attnsel::limits::head_size)) != std::string::npos);
+  CHECK(sel.find("Query and key head size, 1.." + std::to_string(attnsel::limits::head_size)) != std::string::npos);
   CHECK(sel.find("KV-cache block size, 1.." + std::to_string(attnsel::limits::block_size)) != std::string::npos);
   CHECK(sel.find("Query heads per rank, 1.." + std::to_string(attnsel::limits::num_heads)) != std::string::npos);
   for (const auto& f : attnsel::features::known) CHECK(sel.find(std::string(f.name)) != std::string::npos);

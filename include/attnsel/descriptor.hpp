@@ -162,6 +162,7 @@ struct field_list<capabilities> {
     visit("call_rules", c.call_rules...);
   }
 };
+static_assert(detail::has_field_list<capabilities>::value, "field_list<capabilities> is specialised before any use");
 
 /// A known-bad combination of one backend (catalog key `advisories`, format 2): an upstream bug or gap
 /// that the engine works around by warning or by demoting the backend, with the issue that records it.
@@ -200,6 +201,7 @@ struct field_list<advisory> {
     visit("upstream", a.upstream...);
   }
 };
+static_assert(detail::has_field_list<advisory>::value, "field_list<advisory> is specialised before any use");
 
 /// `vllm-fa4-batch-invariant-sinks (demote FA4 when +batch_invariant, +sinks)`.
 [[nodiscard]] std::string to_string(const advisory& a);

@@ -179,6 +179,7 @@ struct field_list<platform> {
     visit("device_name", detail::platform_access::of(p).device_name...);
   }
 };
+static_assert(detail::has_field_list<platform>::value, "field_list<platform> is specialised before any use");
 
 /// `cuda 9.0`, `rocm gfx942`, `cpu`: the vendor and the device's capability or gfx target.
 [[nodiscard]] std::string to_string(const platform& p);

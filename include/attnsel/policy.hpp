@@ -56,6 +56,7 @@ struct field_list<policy_entry> {
     visit("shape", e.shape...);
   }
 };
+static_assert(detail::has_field_list<policy_entry>::value, "field_list<policy_entry> is specialised before any use");
 
 /// A rule: when it matches the query and platform, its `order` is the automatic order.
 /// Every narrowing field left empty matches anything. The arch fields (min_capability,
@@ -131,6 +132,7 @@ struct field_list<policy_rule> {
     visit("measured", r.measured...);
   }
 };
+static_assert(detail::has_field_list<policy_rule>::value, "field_list<policy_rule> is specialised before any use");
 
 namespace detail {
 /// True when the query states `phases` (empty: any) and every range of `shape` holds for a stated field.

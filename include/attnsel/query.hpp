@@ -260,7 +260,7 @@ struct field_list<query> {
   template <class Visit>
   static constexpr void members(Visit&& visit) {
     visit(query_field{"domain", "Model part", 0, ""}, member<&query::domain>{});
-    visit(query_field{"head_size", "Head size", max_head_size, ""}, member<&query::head_size>{});
+    visit(query_field{"head_size", "Query and key head size", max_head_size, ""}, member<&query::head_size>{});
     visit(query_field{"head_size_v", "Value head size", max_head_size, "the head size"}, member<&query::head_size_v>{});
     visit(query_field{"dtype", "Compute dtype", 0, ""}, member<&query::dtype>{});
     visit(query_field{"kv_cache_dtype", "KV-cache dtype", 0, ""}, member<&query::kv_cache_dtype>{});
@@ -270,8 +270,6 @@ struct field_list<query> {
           member<&query::mode>{});
     visit(query_field{"num_heads", "Query heads per rank", max_num_heads, "unknown"}, member<&query::num_heads>{});
     visit(query_field{"features", "Required features (lower_snake names)", 0, ""}, member<&query::required>{});
-    visit(query_field{"num_kv_heads", "Key/value heads per rank (dividing num_heads)", max_num_heads, "unstated"},
-          member<&query::num_kv_heads>{});
     visit(query_field{"phase", "Phase of the call", 0, "unstated: the layer as a whole"}, member<&query::phase>{});
     visit(query_field{"seq_len_q", "Query tokens per sequence in the call", limits::seq_len, "unstated"},
           member<&query::seq_len_q>{});
@@ -279,12 +277,15 @@ struct field_list<query> {
           member<&query::seq_len_kv>{});
     visit(query_field{"batch_size", "Sequences in the call", limits::batch_size, "unstated"},
           member<&query::batch_size>{});
+    visit(query_field{"num_kv_heads", "Key/value heads per rank (dividing num_heads)", max_num_heads, "unstated"},
+          member<&query::num_kv_heads>{});
   }
   template <class Visit, class... Query>
   static constexpr void apply(Visit&& visit, Query&&... q) {
     members([&](const query_field& field, auto m) { visit(field, (q.*decltype(m)::value)...); });
   }
 };
+static_assert(detail::has_field_list<query>::value, "field_list<query> is specialised before any use");
 
 /// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that
 /// range, block size and head counts within their maxima, sequence lengths and batch within theirs,

@@ -26,16 +26,9 @@ void add_components(attnsel::platform& p, std::vector<std::string> specs, std::s
 }
 
 void add_component(attnsel::platform& p, const std::string& spec, std::string_view argument) {
-  const auto name = spec.substr(0, spec.find('='));
-  if (!attnsel::is_valid_feature_name(name))
-    throw py::value_error(std::string(argument) + ": " + quote_input(spec) +
-                          " needs a lower_snake NAME or NAME=VERSION (e.g. aiter_mha, flashinfer=0.2.5)");
-  try {
-    p.add_component_spec(spec);
-  } catch (const std::invalid_argument&) {
-    throw py::value_error(std::string(argument) + ": " + quote_input(spec) +
-                          " needs NAME or NAME=VERSION with a dotted numeric version (e.g. flashinfer=0.2.5)");
-  }
+  // Read as --component and platform_from_json read it (attnsel::add_component_text).
+  if (const auto why = attnsel::add_component_text(p, spec); !why.empty())
+    throw py::value_error(std::string(argument) + ": " + quote_input(spec) + " " + why);
 }
 
 namespace {

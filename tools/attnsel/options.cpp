@@ -9,6 +9,7 @@
 #include <attnsel/query.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <type_traits>
 
@@ -104,7 +105,7 @@ void add_query_flags(CLI::App& app, query_flags& flags) {
     if constexpr (std::is_enum_v<T>) {
       const std::string_view type = attnsel::detail::enum_table<T>::type_name;
       std::string type_name(type.substr(type.rfind(' ') + 1));  // DTYPE, TYPE, MODE ...
-      for (auto& c : type_name) c = static_cast<char>(c - 'a' + 'A');
+      for (auto& c : type_name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       const auto fallback =
           !f.unstated.empty() && value == T{} ? std::string(f.unstated) : std::string(attnsel::to_string(value));
       add_enum_option<T>(app, flag, value,

@@ -134,12 +134,19 @@ class KernelRunner(Runner):
             with torch.cuda.stream(side):
                 run(1)
             torch.cuda.current_stream().wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
+            graph, failed = torch.cuda.CUDAGraph(), []
             try:
-                with torch.cuda.graph(graph):
-                    run(n)
+                # The current stream is restored even when the capture fails: torch's graph context then
+                # raises from capture_end and leaves its capture stream current.
+                with torch.cuda.stream(torch.cuda.current_stream()), torch.cuda.graph(graph):
+                    try:
+                        run(n)
+                    except Exception as e:
+                        failed.append(e)  # the kernel's own error, which capture_end's would replace
+                        raise
             except Exception as e:
-                raise RuntimeError(f"cannot be captured in a CUDA graph: {_first_line(e)}") from e
+                cause = failed[0] if failed else e
+                raise RuntimeError(f"cannot be captured in a CUDA graph: {_first_line(cause)}") from cause
             return graph
 
         def timed(n, graph=None):  # milliseconds
@@ -158,7 +165,9 @@ class KernelRunner(Runner):
             return (self.clock() - t0) * 1000.0
 
         try:
-            with torch.no_grad(), scope:
+            # On the runner's device: streams, events and synchronisations take the current one.
+            on_device = torch.cuda.device(self.device) if cuda else contextlib.nullcontext()
+            with torch.no_grad(), on_device, scope:
                 run(self.warmup)
                 if cuda:
                     torch.cuda.synchronize()

@@ -24,7 +24,7 @@ namespace detail {
 // which JSON has no spelling for. Outside strings each becomes a one-member object that no key attnsel
 // reads accepts, so a key attnsel never reads may hold one, and one that it reads is refused by name
 // ("expected an integer ..., got NaN"). Linear; strings are copied as they are.
-constexpr std::string_view non_finite_key = std::string_view("\0non_finite", 11);
+inline constexpr std::string_view non_finite_key = std::string_view("\0non_finite", 11);
 
 inline std::string with_non_finite_marked(std::string_view text) {
   static constexpr std::string_view words[] = {"-Infinity", "Infinity", "NaN"};
