@@ -67,9 +67,10 @@ field row(const attnsel::query_field& f) {
       return py::frozenset(names);
     };
   } else if constexpr (std::is_enum_v<T>) {
-    out.set = [](query& q, py::handle v, const field& self) { q.*member = enum_arg<T>(self.name, v); };
-    out.get = [](const query& q) -> py::object { return py::str(std::string(attnsel::to_string(q.*member))); };
-    if (!f.unstated.empty()) {
+    if (f.unstated.empty()) {
+      out.set = [](query& q, py::handle v, const field& self) { q.*member = enum_arg<T>(self.name, v); };
+      out.get = [](const query& q) -> py::object { return py::str(std::string(attnsel::to_string(q.*member))); };
+    } else {
       out.set = [](query& q, py::handle v, const field& self) {
         q.*member = v.is_none() ? T{} : enum_arg<T>(self.name, v);
       };
@@ -77,19 +78,19 @@ field row(const attnsel::query_field& f) {
         return q.*member == T{} ? py::none() : py::object(py::str(std::string(attnsel::to_string(q.*member))));
       };
     }
-  } else {
+  } else if (f.unstated.empty()) {
     out.set = [](query& q, py::handle v, const field& self) { q.*member = count_arg(self.name, v, 1, self.max); };
     out.get = [](const query& q) -> py::object { return py::int_(q.*member); };
-    if (!f.unstated.empty()) {
-      out.set = [](query& q, py::handle v, const field& self) {
-        q.*member = v.is_none() ? 0 : count_arg(self.name, v, 1, self.max);
-      };
-      out.get = [](const query& q) -> py::object { return q.*member ? py::object(py::int_(q.*member)) : py::none(); };
-    }
+  } else {
+    out.set = [](query& q, py::handle v, const field& self) {
+      q.*member = v.is_none() ? 0 : count_arg(self.name, v, 1, self.max);
+    };
     if constexpr (member == &query::head_size_v)
       out.get = [](const query& q) -> py::object {
         return q.value_head_size() == q.head_size ? py::none() : py::object(py::int_(q.head_size_v));
       };
+    else
+      out.get = [](const query& q) -> py::object { return q.*member ? py::object(py::int_(q.*member)) : py::none(); };
   }
   return out;
 }
