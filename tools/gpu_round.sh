@@ -15,6 +15,7 @@
 #            measured-deprioritized.json; each overlay holds for the mode it was measured in).
 #   verify:  each overlay re-timed in a process of its own, in its mode, on the tuned classes and on the
 #            held-out preset (other models' layers).
+#   TUNE_BUDGET, VERIFY_BUDGET: seconds of measurement per tuning run (150) and per verify run (120).
 #   MODES:   the cuDNN modes of tune, verify and e2e (default "preferred deprioritized").
 #   FAMILIES: kernel families timed and routed beside SDPA's backends by tune, verify and e2e (default
 #            "flex,eager": FlexAttention and transformers' eager attention; FAMILIES= for SDPA's alone).
@@ -91,8 +92,8 @@ for m in "${MODES[@]}"; do
   [[ -n "$ov" ]] || { echo "verify: no overlay for cuDNN $m"; continue; }
   for p in llm+vit heldout; do
     step "verify $ov on $p, cuDNN $m (a process of its own)"
-    TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 150 "$PY" -m attnsel.tune --preset "$p" --verify "$ov" "${FAM[@]}" \
-      --budget 120 --report "$OUT/verify-$m-$p.md" --json "$OUT/verify-$m-$p.json" >"$OUT/verify-$m-$p.log" 2>&1
+    TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded "$(( ${VERIFY_BUDGET:-120} + 30 ))" "$PY" -m attnsel.tune \
+      --preset "$p" --verify "$ov" "${FAM[@]}" --budget "${VERIFY_BUDGET:-120}" --report "$OUT/verify-$m-$p.md" --json "$OUT/verify-$m-$p.json" >"$OUT/verify-$m-$p.log" 2>&1
     echo "verify rc=$?"
     grep -E "^Geometric-mean|^Tuned time" "$OUT/verify-$m-$p.md" 2>/dev/null || tail -5 "$OUT/verify-$m-$p.log"
   done
