@@ -4,6 +4,8 @@
 
 #include <attnsel/all.hpp>
 
+#include "catch.hpp"
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -109,6 +111,20 @@ query with(Change&& change) {
   query q;
   change(q);
   return q;
+}
+
+/// Checks that two answers to one query agree (the free select's and a bound selector's): the same
+/// backend, override and fallback flags and fallback list, or the same error code.
+inline void check_same_answer(const selection_result& a, const selection_result& b) {
+  REQUIRE(a.ok() == b.ok());
+  if (!a.ok()) {
+    CHECK(a.error().code == b.error().code);
+    return;
+  }
+  CHECK(a->name() == b->name());
+  CHECK(a->overridden == b->overridden);
+  CHECK(a->fell_back == b->fell_back);
+  CHECK(a->fallback.size() == b->fallback.size());
 }
 
 /// The set of reason codes in `reasons` (order and duplicates ignored).

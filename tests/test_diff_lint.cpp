@@ -217,6 +217,28 @@ TEST_CASE("lint finds each planted defect at its pointer", "[lint]") {
   }
 }
 
+TEST_CASE("lint reads family containment from the one family table", "[lint]") {
+  // A variant on the cdna family after one on gfx9 is never checked (every CDNA part is a gfx9 target);
+  // the reverse order shadows nothing, nor does a gfx11 variant after a cdna one.
+  const auto findings_for = [](const char* first, const char* second) {
+    const std::string text = std::string(R"({"format": "attnsel-catalog", "version": 1, "name": "families",
+      "backends": [{"name": "KERNEL", "domains": ["decoder"], "variants": [
+        {"name": "FIRST", "platforms": [{"vendor": "rocm", "families": [")") +
+                             first + R"("]}]},
+        {"name": "SECOND", "platforms": [{"vendor": "rocm", "families": [")" +
+                             second + R"("]}]}]}],
+      "policies": [{"domain": "decoder", "vendor": "rocm", "order": ["KERNEL"]}]})";
+    return lint_catalog(parse_catalog_text(text, "families.json"));
+  };
+  const auto shadowed = findings_for("gfx9", "cdna");
+  REQUIRE(shadowed.size() == 1);
+  CHECK(shadowed[0].code == lint_code::shadowed_variant);
+  CHECK(shadowed[0].pointer == "/backends/0/variants/1");
+  CHECK(findings_for("rdna", "gfx11").size() == 1);
+  CHECK(findings_for("cdna", "gfx9").empty());
+  CHECK(findings_for("cdna", "gfx11").empty());
+}
+
 TEST_CASE("lint reads phases and shape ranges: a narrower rule is not shadowed by a phase rule", "[lint]") {
   CHECK(lint_catalog(lint_catalog_file("phase_rules_clean.json")).empty());
 }

@@ -35,17 +35,7 @@ selection_result both(const registry& reg, const platform& p, const query& q, co
     selector_options so;
     so.cache = cache;
     const selector bound(reg, p, overrides, so);
-    for (int round = 0; round < 2; ++round) {
-      const auto r = bound.select(q);
-      REQUIRE(r.ok() == free_result.ok());
-      if (r.ok()) {
-        CHECK(r->name() == free_result->name());
-        CHECK(r->overridden == free_result->overridden);
-        CHECK(r->fell_back == free_result->fell_back);
-      } else {
-        CHECK(r.error().code == free_result.error().code);
-      }
-    }
+    for (int round = 0; round < 2; ++round) fixtures::check_same_answer(free_result, bound.select(q));
   }
   return free_result;
 }

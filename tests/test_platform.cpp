@@ -7,6 +7,8 @@
 
 #include "catch.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -63,6 +65,27 @@ TEST_CASE("gfx families follow vLLM's arch helpers", "[platform]") {
   CHECK(arch("gfx1100").in_family(gfx_family::rdna));
   CHECK(arch("gfx1201").in_family(gfx_family::gfx12));
   CHECK_FALSE(arch("gfx1201").in_family(gfx_family::gfx9));
+}
+
+// One table says which targets each family holds (detail::gfx_families): lint's "family within family"
+// must agree with membership over every target a gfx name can spell.
+TEST_CASE("a family covers another exactly when it holds every target of it", "[platform]") {
+  std::vector<gfx_arch> targets;
+  for (std::uint8_t major = 6; major <= 15; ++major)
+    for (std::uint8_t minor = 0; minor < 16; ++minor)
+      for (std::uint8_t stepping = 0; stepping < 16; ++stepping) targets.push_back(gfx_arch{major, minor, stepping});
+  std::size_t covered = 0;
+  for (const auto inner : enum_values<gfx_family>())
+    for (const auto outer : enum_values<gfx_family>()) {
+      INFO(to_string(inner) << " within " << to_string(outer));
+      const bool every = std::all_of(targets.begin(), targets.end(),
+                                     [&](gfx_arch g) { return !g.in_family(inner) || g.in_family(outer); });
+      CHECK(detail::span_of(outer).covers(detail::span_of(inner)) == every);
+      covered += every ? 1 : 0;
+    }
+  // Beyond each family itself: mi300 in gfx9 and cdna, cdna in gfx9, gfx10/11/12 in rdna.
+  CHECK(covered == enum_values<gfx_family>().size() + 6);
+  for (const auto f : enum_values<gfx_family>()) CHECK(detail::span_of(f).example.in_family(f));
 }
 
 TEST_CASE("component versions compare numerically part by part", "[platform]") {

@@ -51,6 +51,51 @@ struct gfx_arch {
   [[nodiscard]] std::string name() const;
 };
 
+namespace detail {
+/// Which gfx targets one gfx_family holds: a run of whole generations (`min_major`..`max_major`), or
+/// exactly the named `members`. The one home of that knowledge: gfx_arch::in_family, lint's family
+/// containment and the diff's sample targets all read `gfx_families`.
+struct gfx_family_span {
+  gfx_family family;
+  std::uint8_t min_major;
+  std::uint8_t max_major;
+  std::array<gfx_arch, 4> members;  ///< the named targets, the first `count` of them
+  std::uint8_t count;
+  gfx_arch example;  ///< a target of the family for samples: the first member, or a common part
+
+  [[nodiscard]] constexpr bool holds(gfx_arch g) const noexcept {
+    if (count == 0) return g.major >= min_major && g.major <= max_major;
+    for (std::size_t i = 0; i < count; ++i)
+      if (members[i] == g) return true;
+    return false;
+  }
+  /// True when every target of `inner` is one of this family's.
+  [[nodiscard]] constexpr bool covers(const gfx_family_span& inner) const noexcept {
+    if (inner.count == 0) return count == 0 && min_major <= inner.min_major && inner.max_major <= max_major;
+    for (std::size_t i = 0; i < inner.count; ++i)
+      if (!holds(inner.members[i])) return false;
+    return true;
+  }
+};
+
+inline constexpr gfx_arch gfx908{9, 0, 8}, gfx90a{9, 0, 0xa}, gfx942{9, 4, 2}, gfx950{9, 5, 0};
+/// In gfx_family's order (checked below).
+inline constexpr std::array<gfx_family_span, 7> gfx_families{{
+    {gfx_family::gfx9, 9, 9, {}, 0, gfx90a},
+    {gfx_family::gfx10, 10, 10, {}, 0, gfx_arch{10, 3, 0}},
+    {gfx_family::gfx11, 11, 11, {}, 0, gfx_arch{11, 0, 0}},
+    {gfx_family::gfx12, 12, 12, {}, 0, gfx_arch{12, 0, 1}},
+    {gfx_family::mi300, 0, 0, {gfx942, gfx950}, 2, gfx942},
+    {gfx_family::cdna, 0, 0, {gfx908, gfx90a, gfx942, gfx950}, 4, gfx908},
+    {gfx_family::rdna, 10, 12, {}, 0, gfx_arch{11, 0, 0}},
+}};
+static_assert(gfx_families.size() == enum_values<gfx_family>().size(), "a row for every gfx_family");
+
+[[nodiscard]] constexpr const gfx_family_span& span_of(gfx_family family) noexcept {
+  return gfx_families[static_cast<std::size_t>(family)];
+}
+}  // namespace detail
+
 /// Parses `gfx942`, `gfx90a`, `gfx1100` (case-insensitive, feature suffixes such as `:xnack-` ignored);
 /// major must be 6..15.
 [[nodiscard]] std::optional<gfx_arch> parse_gfx_arch(std::string_view text) noexcept;

@@ -8,8 +8,10 @@
 #endif
 
 #include <attnsel/checks.hpp>
+#include <attnsel/impl/checks_inl.hpp>
 #include <attnsel/impl/decision_cache.hpp>
 #include <attnsel/impl/hot.hpp>
+#include <attnsel/impl/selector/walk.hpp>
 #include <attnsel/impl/shape_classes.hpp>
 #include <attnsel/impl/text.hpp>
 
@@ -75,19 +77,26 @@ struct bound_domain {
   bool has_forced = false;
 };
 
+// A (domain, phase) pair's place in bound_state::slot.
+constexpr std::size_t phase_count = 3;
+constexpr std::size_t slot_count = 4 * phase_count;
+static_assert(enum_values<attention_domain>().size() * enum_values<attention_phase>().size() == slot_count,
+              "one slot per domain and phase");
+constexpr std::size_t slot_index(attention_domain domain, attention_phase phase) noexcept {
+  const auto d = static_cast<std::size_t>(domain);
+  const auto ph = static_cast<std::size_t>(phase);
+  return d < 4 && ph < phase_count ? d * phase_count + ph : 0;  // an out-of-range query is refused by the walk
+}
+
 struct bound_state {
   const registry* reg = nullptr;
   platform plat;
   std::vector<implied_component> implied;  // what closing the given platform added (explain reports it)
   selector_options options;
-  // By slot: the decoder, the encoder, the decoder's prefill and decode phases when the overrides set
-  // them apart; the drafter and its two phases when it selects apart from the decoder (its own override,
-  // or backends of its own); the linear domain (always bound: its override may name a backend).
-  std::array<bound_domain, 8> domains;
-  bool prefill_apart = false;
-  bool decode_apart = false;
-  bool drafter_apart = false;                   // slots 4-6 are bound; else a drafter query reads the decoder's slots
-  bool drafter_own = false;                     // the drafter has its own override: slot 4 serves every phase
+  // The decided halves: one for each distinct (selecting domain, override) pair the overrides give a
+  // (domain, phase), so a query finds its own in one load: domains[slot[slot_index(q)]].
+  std::array<bound_domain, slot_count> domains;
+  std::array<std::uint8_t, slot_count> slot{};
   shape_thresholds thresholds;                  // the registry's shape classes (catalog format 2)
   feature_vocabulary features;                  // the registry's feature names: the cache keys features by value
   bool key_by_class = true;                     // false when a custom check may read any length: the key holds values
@@ -198,76 +207,65 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE const bound_rule* rule_for(const bound_state& s, 
   return nullptr;
 }
 
-// `rule`'s order: each entry not skipped whose query half holds, until a candidate takes the query. Each
-// backend tried counts in `rank`. The packed answer, or 0.
-ATTNSEL_INTERNAL_ALWAYS_INLINE std::uint64_t walk_order(const bound_state& s, const bound_domain& d,
-                                                        const bound_rule& rule, const query& q,
-                                                        std::size_t& rank) noexcept {
-  for (const auto& e : rule.order) {
-    if (e.skip || (e.reads_query && !e.entry->enabled_for(q))) continue;
-    ++rank;
-    if (takes(s, d.candidates[e.backend], q)) return pack_answer(e.backend, rank, false);
-  }
-  return 0;
-}
+// The one walk's source over a domain's decided half (see impl/selector/walk.hpp): the rules that
+// matched the platform, their entries with the platform half decided and the names the override forced
+// before "auto" or excluded folded into each entry's skip flag (so no set of forced names is kept).
+struct bound_source {
+  const bound_state& s;
+  const bound_domain& d;
+  const query& q;
 
-// The automatic walk: `rule`'s order, or the registration order when no rule matches. Each backend
-// tried counts in `rank`. The packed answer, or 0.
-inline std::uint64_t walk_automatic(const bound_state& s, const bound_domain& d, const bound_rule* rule, const query& q,
-                                    std::size_t& rank) noexcept {
-  if (rule == nullptr) {
-    for (const auto index : d.registration_order) {
-      ++rank;
-      if (takes(s, d.candidates[index], q)) return pack_answer(index, rank, false);
-    }
-    return 0;
-  }
-  return walk_order(s, d, *rule, q, rank);
-}
+  struct forced_set {
+    void insert(std::size_t) noexcept {}
+  };
+  using order = const bound_rule*;
 
-// The walk with an override's forced names (and "auto" among them): tokens in order, then the automatic
-// walk where the override falls back to it. The packed answer, or 0.
-ATTNSEL_INTERNAL_NOINLINE inline std::uint64_t walk_tokens(const bound_state& s, const bound_domain& d,
-                                                           const query& q) noexcept {
-  std::size_t rank = 0;
-  // A forced backend where the matching rule states an engine that substitutes (policy_rule::forced):
-  // the free select answers and explains it.
-  if (d.has_forced) {
-    const bound_rule* r = rule_for(s, d, q);
-    if (r != nullptr && r->rule->forced != forced_handling::honoured) return 0;
+  // Inline, as the whole walk: the usual call runs as one body.
+  [[nodiscard]] bool automatic() const noexcept { return d.automatic; }
+  [[nodiscard]] bool has_tokens() const noexcept { return !d.tokens.empty(); }
+  template <class F>
+  ATTNSEL_INTERNAL_ALWAYS_INLINE void for_each_token(F&& f) const {
+    for (const auto& t : d.tokens)
+      if (f(t.automatic, t.backend)) return;
   }
-  std::uint64_t answer = 0;
-  const bound_rule* rule = nullptr;  // the automatic walk's rule, once it ran
-  bool automatic_done = false;
-  // A forced name after "auto" is skipped when the automatic walk already visited it.
-  const auto in_automatic_order = [&](std::uint32_t index) {
+  [[nodiscard]] ATTNSEL_INTERNAL_ALWAYS_INLINE order automatic_order() const noexcept { return rule_for(s, d, q); }
+  [[nodiscard]] bool holds(order rule, std::size_t index) const noexcept {
     if (rule == nullptr) return d.candidates[index].serves;
     return std::any_of(rule->order.begin(), rule->order.end(),
                        [&](const bound_entry& e) { return e.backend == index; });
-  };
-  for (const auto& t : d.tokens) {
-    if (!t.automatic) {
-      if (automatic_done && in_automatic_order(t.backend)) continue;
-      ++rank;
-      if (takes(s, d.candidates[t.backend], q)) {
-        answer = pack_answer(t.backend, rank, true);
-        break;
-      }
-    } else {
-      automatic_done = true;
-      rule = rule_for(s, d, q);
-      answer = walk_automatic(s, d, rule, q, rank);
-      if (answer != 0) break;
-    }
   }
-  const bool fallback_auto = s.options.select.prefer && d.has_forced;
-  if (answer == 0 && !automatic_done && (d.automatic || fallback_auto))
-    answer = walk_automatic(s, d, rule_for(s, d, q), q, rank);
-  // Prefer mode fell back to automatic: select() records why each forced backend failed, which only
-  // the free select's tracing path builds.
-  if (answer != 0 && fallback_auto && !answer_forced(answer) && !d.explicit_auto) answer |= answer_fell_back_bit;
-  return answer;
-}
+  template <class Visitor>
+  ATTNSEL_INTERNAL_ALWAYS_INLINE bool walk_order(order rule, const forced_set&, Visitor& visitor) const {
+    if (rule == nullptr) {
+      for (const auto index : d.registration_order)
+        if (visitor.tried(index, false)) return true;
+      return false;
+    }
+    for (const auto& e : rule->order) {
+      if (e.skip || (e.reads_query && !e.entry->enabled_for(q))) continue;
+      if (visitor.tried(e.backend, false)) return true;
+    }
+    return false;
+  }
+};
+
+// Trying a backend on the bound half: its query gates (and refusing advisories). Counts each backend
+// tried; the winner as a packed answer, or 0.
+struct bound_visitor {
+  const bound_state& s;
+  const bound_domain& d;
+  const query& q;
+  std::size_t rank = 0;
+  std::uint64_t answer = 0;
+
+  ATTNSEL_INTERNAL_ALWAYS_INLINE bool tried(std::size_t index, bool forced) noexcept {
+    ++rank;
+    if (!takes(s, d.candidates[index], q)) return false;
+    answer = pack_answer(index, rank, forced);
+    return true;
+  }
+  void skipped(std::size_t, reason_code, const policy_entry*) noexcept {}
+};
 
 // Declared without `inline` or the noinline attribute: g++ refuses either order of the two on a
 // declaration that precedes the definition (tests/header_units builds this at -O0 with -Werror).
@@ -283,19 +281,28 @@ ATTNSEL_INTERNAL_NOINLINE inline std::uint64_t walk_in_domain(const bound_state&
   return walk_bound(s, d, in_domain);
 }
 
-// The walk of detail::walk (forced entries, then the policy order) over the decided platform half:
-// per query only each candidate's query gates, the rules' and the entries' query halves run.
-// The packed answer, or 0 when no candidate passes. The usual call (no override, the query in the
-// slot's domain) runs inline in its caller; the rest is out of line.
+// The one walk with an override's forced names: 0 where the free select answers, a forced backend where
+// the matching rule states an engine that substitutes (policy_rule::forced), or prefer mode falling
+// back (the free select records why each forced backend failed).
+ATTNSEL_INTERNAL_NOINLINE inline std::uint64_t walk_forced(const bound_state& s, const bound_domain& d,
+                                                           const query& q) noexcept {
+  const bound_rule* r = rule_for(s, d, q);
+  if (r != nullptr && r->rule->forced != forced_handling::honoured) return 0;
+  const bool fallback_auto = s.options.select.prefer;
+  const auto answer = walk(bound_source{s, d, q}, fallback_auto, bound_visitor{s, d, q}).answer;
+  if (answer != 0 && fallback_auto && !answer_forced(answer) && !d.explicit_auto) return answer | answer_fell_back_bit;
+  return answer;
+}
+
+// The one walk over the decided platform half: per query only each candidate's query gates, the rules'
+// and the entries' query halves run. The packed answer, or 0 when the free select answers (no
+// candidate passes, or walk_forced's cases). The usual call (no forced name, the query in the slot's
+// domain) runs inline in its caller.
 ATTNSEL_INTERNAL_ALWAYS_INLINE std::uint64_t walk_bound_inline(const bound_state& s, const bound_domain& d,
                                                                const query& q) noexcept {
   if (q.domain != d.domain) return walk_in_domain(s, d, q);
-  if (!d.tokens.empty()) return walk_tokens(s, d, q);
-  // No forced name (no override, or only exclusions, folded into the skip flags): the automatic walk.
-  if (!d.automatic) return 0;
-  std::size_t rank = 0;
-  const bound_rule* rule = rule_for(s, d, q);
-  return rule == nullptr ? walk_automatic(s, d, rule, q, rank) : walk_order(s, d, *rule, q, rank);
+  if (d.has_forced) return walk_forced(s, d, q);
+  return walk(bound_source{s, d, q}, false, bound_visitor{s, d, q}).answer;
 }
 
 // walk_bound_inline as one call, for the cache's misses and decide(): their callers stay small.
@@ -372,27 +379,9 @@ inline std::uint64_t answer_of(const bound_state& s, const bound_domain& d, cons
   return d.plan_ok && is_valid(q) ? walk_bound(s, d, q) : 0;
 }
 
-// The slot of a decoder-like query: `base`, or its phase's (base + 1, base + 2) when set apart.
-inline std::size_t phase_slot(const bound_state& s, const query& q, std::size_t base) noexcept {
-  if (q.phase == attention_phase::prefill && s.prefill_apart) return base + (base == 0 ? 2 : 1);
-  if (q.phase == attention_phase::decode && s.decode_apart) return base + (base == 0 ? 3 : 2);
-  return base;
-}
-
-// The decided half a query reads: its domain's, or its phase's when the overrides set that phase apart.
+// The decided half a query reads: the one bound for the override override_set::for_query gives it.
 inline const bound_domain& domain_of(const bound_state& s, const query& q) noexcept {
-  switch (q.domain) {
-    case attention_domain::encoder:
-      return s.domains[1];
-    case attention_domain::linear:
-      return s.domains[7];
-    case attention_domain::drafter:
-      if (s.drafter_own) return s.domains[4];
-      return s.domains[phase_slot(s, q, s.drafter_apart ? 4 : 0)];
-    case attention_domain::decoder:
-      break;
-  }
-  return s.domains[phase_slot(s, q, 0)];
+  return s.domains[s.slot[slot_index(q.domain, q.phase)]];
 }
 
 // The free select's answer: errors, bad overrides and queries, prefer-mode fallbacks.
@@ -415,7 +404,7 @@ struct bound_result {
     chosen.overridden = answer_forced(packed);
     chosen.source = d.answer_source;
     // Not cached: one test when the backend has no advisories (none of most).
-    if (!c.backend->advisories.empty()) chosen.warning = first_warning(*c.backend, *c.variant, q, s.plat);
+    if (!c.backend->advisories.empty()) chosen.warning = first_warning_inline(*c.backend, *c.variant, q, s.plat);
     return out;
   }
 };
@@ -448,22 +437,23 @@ ATTNSEL_INLINE selector::selector(const registry& reg, platform p, const overrid
     s.implied = std::move(closed.implied);
   }
   s.options = options;
-  detail::bind_domain(reg, s.plat, attention_domain::decoder, overrides.decoder, s.domains[0]);
-  detail::bind_domain(reg, s.plat, attention_domain::encoder, overrides.encoder, s.domains[1]);
-  s.prefill_apart = overrides.prefill.has_value();
-  s.decode_apart = overrides.decode.has_value();
-  if (s.prefill_apart) detail::bind_domain(reg, s.plat, attention_domain::decoder, *overrides.prefill, s.domains[2]);
-  if (s.decode_apart) detail::bind_domain(reg, s.plat, attention_domain::decoder, *overrides.decode, s.domains[3]);
-  // The drafter reads the decoder's slots unless it has an override or backends of its own.
-  s.drafter_own = overrides.drafter.has_value();
-  s.drafter_apart = s.drafter_own || reg.serves(attention_domain::drafter);
-  if (s.drafter_apart) {
-    const auto drafter = reg.selecting_domain(attention_domain::drafter);
-    detail::bind_domain(reg, s.plat, drafter, overrides.for_domain(attention_domain::drafter), s.domains[4]);
-    if (!s.drafter_own && s.prefill_apart) detail::bind_domain(reg, s.plat, drafter, *overrides.prefill, s.domains[5]);
-    if (!s.drafter_own && s.decode_apart) detail::bind_domain(reg, s.plat, drafter, *overrides.decode, s.domains[6]);
-  }
-  detail::bind_domain(reg, s.plat, attention_domain::linear, overrides.linear, s.domains[7]);
+  // Each (domain, phase) reads the override override_set::for_query gives it, in the domain whose
+  // backends and rules select for it; pairs that agree on both share one decided half.
+  std::size_t bound = 0;
+  for (const auto domain : enum_values<attention_domain>())
+    for (const auto phase : enum_values<attention_phase>()) {
+      query q;
+      q.domain = domain;
+      q.phase = phase;
+      const auto& ovr = overrides.for_query(q);
+      const auto selecting = reg.selecting_domain(domain);
+      std::size_t k = 0;
+      while (k < bound &&
+             !(s.domains[k].domain == selecting && s.domains[k].spec == ovr.spec && s.domains[k].source == ovr.source))
+        ++k;
+      if (k == bound) detail::bind_domain(reg, s.plat, selecting, ovr, s.domains[bound++]);
+      s.slot[detail::slot_index(domain, phase)] = static_cast<std::uint8_t>(k);
+    }
   s.thresholds = detail::thresholds_of(reg);
   s.features = detail::feature_vocabulary(detail::feature_names_of(reg));
   s.key_by_class = std::none_of(reg.backends().begin(), reg.backends().end(),
@@ -531,7 +521,8 @@ ATTNSEL_INLINE decision selector::decide(const query& q) const {
   out.overridden = detail::answer_forced(packed);
   out.fell_back = detail::answer_fell_back(packed);
   out.source = d.answer_source;
-  if (!c.backend->advisories.empty()) out.warning = first_warning(*c.backend, *c.variant, q, state_->plat);
+  if (!c.backend->advisories.empty())
+    out.warning = detail::first_warning_inline(*c.backend, *c.variant, q, state_->plat);
   return out;
 }
 

@@ -46,22 +46,11 @@ inline void check_json_text(std::string_view text, const std::string& origin) {
 inline void check_depth(std::string_view text, std::size_t limit, const std::string& origin) {
   if (limit >= text.size()) return;  // no text this short can nest deeper than its length
   std::size_t depth = 0;
-  bool in_string = false;
-  bool escaped = false;
+  json_string_tracker strings;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"')
-      in_string = true;
-    else if (c == '[' || c == '{') {
+    if (!strings.outside_string(c)) continue;
+    if (c == '[' || c == '{') {
       if (++depth > limit)
         throw catalog_error(origin, "",
                             "nesting deeper than " + std::to_string(limit) + " levels at byte " + std::to_string(i));

@@ -549,11 +549,20 @@ ATTNSEL_INLINE std::string detail::advisory_message(const advisory& a) {
   return out;
 }
 
-ATTNSEL_INLINE const advisory* first_warning(const backend_descriptor& backend, const capabilities& variant,
-                                             const query& q, const platform& p) noexcept {
+namespace detail {
+// first_warning, inline in the bound selector's answer paths (a cache hit among them).
+ATTNSEL_INTERNAL_ALWAYS_INLINE const advisory* first_warning_inline(const backend_descriptor& backend,
+                                                                    const capabilities& variant, const query& q,
+                                                                    const platform& p) noexcept {
   for (const auto& a : backend.advisories)
     if (a.action == advisory_action::warn && a.holds(variant, q, p) == truth::yes) return &a;
   return nullptr;
+}
+}  // namespace detail
+
+ATTNSEL_INLINE const advisory* first_warning(const backend_descriptor& backend, const capabilities& variant,
+                                             const query& q, const platform& p) noexcept {
+  return detail::first_warning_inline(backend, variant, q, p);
 }
 
 ATTNSEL_INLINE std::vector<reason> check_backend(const backend_descriptor& backend, const query& q, const platform& p) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The first repeated object key of a JSON text, found in one linear SAX pass (catalogs, switch table).
+// Reading JSON text before a parser does: the first repeated object key (one linear SAX pass: catalogs,
+// switch table), JSON pointer tokens, and which bytes lie outside strings.
 #pragma once
 
 #include <attnsel/config.hpp>
@@ -16,6 +17,29 @@
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
+
+// Fed a JSON text byte by byte, says which bytes lie outside every string: those a pre-parse scan may
+// read as structure (brackets, bare words). A string's quotes count as inside it.
+class json_string_tracker {
+ public:
+  constexpr bool outside_string(char c) noexcept {
+    if (in_string_) {
+      if (escaped_)
+        escaped_ = false;
+      else if (c == '\\')
+        escaped_ = true;
+      else if (c == '"')
+        in_string_ = false;
+      return false;
+    }
+    in_string_ = c == '"';
+    return !in_string_;
+  }
+
+ private:
+  bool in_string_ = false;
+  bool escaped_ = false;
+};
 
 // RFC 6901: '~' becomes "~0" and '/' becomes "~1" inside a pointer token.
 inline std::string pointer_token(std::string_view key) {

@@ -26,10 +26,7 @@ namespace detail {
 inline std::string lint_ptr(const std::string& base, std::size_t index) { return base + "/" + std::to_string(index); }
 
 // True when every gfx target of family `inner` is in family `outer`.
-inline bool family_within(gfx_family inner, gfx_family outer) {
-  if (inner == outer) return true;
-  return inner == gfx_family::mi300 && (outer == gfx_family::gfx9 || outer == gfx_family::cdna);
-}
+inline bool family_within(gfx_family inner, gfx_family outer) { return span_of(outer).covers(span_of(inner)); }
 
 // Platform constraints and policy rules are both an arch_filter and a vendor.
 // True when (outer_vendor, outer) accepts every platform (inner_vendor, inner) accepts.

@@ -90,25 +90,7 @@ ATTNSEL_INLINE std::optional<gfx_arch> parse_gfx_arch(std::string_view text) noe
 // Out of line: arch filters test it inside flattened gate walks, where one inlined copy per test site
 // costs the compiler more than the call costs a ROCm selection.
 ATTNSEL_INLINE ATTNSEL_INTERNAL_NOINLINE bool gfx_arch::in_family(gfx_family family) const noexcept {
-  const bool is_942 = major == 9 && minor == 4 && stepping == 2;
-  const bool is_950 = major == 9 && minor == 5 && stepping == 0;
-  switch (family) {
-    case gfx_family::gfx9:
-      return major == 9;
-    case gfx_family::gfx10:
-      return major == 10;
-    case gfx_family::gfx11:
-      return major == 11;
-    case gfx_family::gfx12:
-      return major == 12;
-    case gfx_family::mi300:
-      return is_942 || is_950;
-    case gfx_family::cdna:
-      return is_942 || is_950 || (major == 9 && minor == 0 && (stepping == 8 || stepping == 0xa));
-    case gfx_family::rdna:
-      return major >= 10 && major <= 12;
-  }
-  return false;
+  return detail::span_of(family).holds(*this);
 }
 
 ATTNSEL_INLINE std::string gfx_arch::name() const {

@@ -12,12 +12,26 @@
 #include <array>
 #include <iterator>
 #include <limits>
+#include <utility>
 
 #include <attnsel/impl/text.hpp>
 
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
+
+// Swaps `incoming` into `member`, then reindexes; when reindexing throws, `member` is as it was (and
+// `incoming` holds what was refused).
+template <class T, class Reindex>
+void swap_in(T& member, T& incoming, Reindex&& reindex) {
+  std::swap(member, incoming);
+  try {
+    reindex();
+  } catch (...) {
+    std::swap(member, incoming);
+    throw;
+  }
+}
 
 // Upper-cases `name` into `buf` (names are at most 64 characters); false when it cannot be a name.
 inline bool upper_into(std::string_view name, std::array<char, limits::name_length>& buf,
@@ -393,13 +407,7 @@ ATTNSEL_INLINE void registry::add_or_replace_all(std::vector<backend_descriptor>
   }
   std::sort(appended.begin(), appended.end());
   for (const auto& a : appended) next.push_back(std::move(list[a.second]));
-  std::swap(backends_, next);
-  try {
-    reindex();
-  } catch (...) {
-    std::swap(backends_, next);
-    throw;
-  }
+  detail::swap_in(backends_, next, [this] { reindex(); });
 }
 
 ATTNSEL_INLINE void registry::remove(std::string_view name) {
@@ -413,13 +421,7 @@ ATTNSEL_INLINE void registry::remove(std::string_view name) {
 
 ATTNSEL_INLINE void registry::set_policy(priority_policy policy) {
   for (const auto& r : policy.rules) validate_rule(r);
-  std::swap(policy_, policy);
-  try {
-    reindex();
-  } catch (...) {
-    std::swap(policy_, policy);
-    throw;
-  }
+  detail::swap_in(policy_, policy, [this] { reindex(); });
 }
 
 ATTNSEL_INLINE void registry::prepend_rules(std::vector<policy_rule> rules) {

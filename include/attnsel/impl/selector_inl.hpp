@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Out-of-line definitions for selector.hpp: one walker, a fast visitor and a tracing visitor.
+// Out-of-line definitions for selector.hpp: the free select, explain and plan_phases over the one walk
+// (impl/selector/walk.hpp) with a fast visitor and a tracing one.
 #pragma once
 
 #ifndef ATTNSEL_HEADER_ONLY
@@ -8,6 +9,7 @@
 
 #include <attnsel/impl/hot.hpp>
 #include <attnsel/impl/selector/reports.hpp>
+#include <attnsel/impl/selector/walk.hpp>
 #include <attnsel/impl/text.hpp>
 #include <attnsel/impl/value_text.hpp>
 
@@ -17,59 +19,6 @@
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
-
-// Walks candidates in trial order: override entries left to right, "auto" expanding to the policy
-// order (or registration order when no rule matches), each backend at most once.
-// Visitor: bool tried(index, forced) returns true to stop; void skipped(index, code, entry).
-template <class Visitor>
-void walk(const registry& reg, const query& q, const platform& p, const override_plan& plan, bool fallback_auto,
-          Visitor& visitor) {
-  // The automatic order lists each backend once, so only forced names can repeat one: the walk records
-  // just those (an override names a few backends, so index_set stays inline and nothing is allocated
-  // however large the registry), and skips a forced name after "auto" that the automatic order holds.
-  index_set forced;
-  const bool has_forced = plan.has_forced();
-  const auto& rules = reg.policy().rules;
-  const policy_rule* rule = nullptr;  // the automatic walk's rule, once it ran
-  bool stop = false;
-  const auto walk_automatic = [&] {
-    rule = reg.match_rule(q, p);
-    const std::size_t count = rule ? rule->order.size() : reg.size();
-    for (std::size_t k = 0; k < count && !stop; ++k) {
-      const std::size_t index = rule ? reg.resolved(static_cast<std::size_t>(rule - rules.data()), k) : k;
-      if (!rule && !reg.backends()[index].domains.contains(q.domain)) continue;
-      if (has_forced && forced.contains(index)) continue;
-      if (plan.excluded(index)) {
-        visitor.skipped(index, reason_code::excluded, nullptr);
-      } else if (rule && !rule->order[k].enabled(p, q)) {
-        visitor.skipped(index, reason_code::policy_condition, &rule->order[k]);
-      } else {
-        stop = visitor.tried(index, false);
-      }
-    }
-  };
-  const auto in_automatic_order = [&](std::size_t index) {
-    if (!rule) return reg.backends()[index].domains.contains(q.domain);
-    const auto r = static_cast<std::size_t>(rule - rules.data());
-    for (std::size_t k = 0; k < rule->order.size(); ++k)
-      if (reg.resolved(r, k) == index) return true;
-    return false;
-  };
-  bool automatic_done = false;
-  plan.for_each([&](const override_token& t) {
-    if (stop) return;
-    if (t.type == override_token::kind::name) {
-      // Parsing refused duplicate names, so only the automatic walk can have visited this one.
-      if (automatic_done && in_automatic_order(t.backend)) return;
-      forced.insert(t.backend);
-      stop = visitor.tried(t.backend, true);
-    } else if (t.type == override_token::kind::automatic) {
-      walk_automatic();
-      automatic_done = true;
-    }
-  });
-  if (!stop && !automatic_done && (plan.automatic() || fallback_auto)) walk_automatic();
-}
 
 struct fast_visitor {
   fast_visitor(const registry& r, const query& qq, const platform& pp, bool refuse = false) noexcept
@@ -199,8 +148,8 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
   const auto handling = plan.has_forced() ? detail::forced_handling_for(reg, q, p) : forced_handling::honoured;
   if (handling == forced_handling::ignored) return detail::select_ignoring_override(reg, q, p, plan, ovr, options);
   const bool fallback_auto = (options.prefer || handling == forced_handling::fallback) && plan.has_forced();
-  detail::fast_visitor fast{reg, q, p, options.refuse_advisories};
-  detail::walk(reg, q, p, plan, fallback_auto, fast);
+  const auto fast = detail::walk(detail::registry_source{reg, q, p, plan}, fallback_auto,
+                                 detail::fast_visitor{reg, q, p, options.refuse_advisories});
   if (fast.found) {
     selection s;
     s.backend = &reg.backends()[fast.winner];
@@ -221,8 +170,8 @@ ATTNSEL_INLINE selection_result select(const registry& reg, const query& q, cons
     return s;
   }
   // Error path: re-run with the tracing visitor so the error carries every reason.
-  detail::trace_visitor trace{reg, q, p, options.refuse_advisories};
-  detail::walk(reg, q, p, plan, fallback_auto, trace);
+  auto trace = detail::walk(detail::registry_source{reg, q, p, plan}, fallback_auto,
+                            detail::trace_visitor{reg, q, p, options.refuse_advisories});
   return detail::make_error(reg, q, p, plan, options.refuse_advisories, std::move(trace.out));
 }
 
@@ -279,16 +228,16 @@ ATTNSEL_INLINE explanation explain(const registry& reg, const query& q, const pl
     // select() already traced the same walk to build its error: reuse it instead of walking twice.
     ex.candidates = ex.result.error().candidates;
   } else {
-    detail::trace_visitor trace{reg, q, p, options.refuse_advisories};
-    trace.winner = ex.result->backend;  // verdicts follow select()'s choice, decided before the walk
+    detail::trace_visitor start{reg, q, p, options.refuse_advisories};
+    start.winner = ex.result->backend;  // verdicts follow select()'s choice, decided before the walk
     if (handling == forced_handling::ignored) {
       // The engine walked its automatic order: trace that, after the passed-over forced backends.
-      detail::walk(reg, q, p, override_plan::parse("", reg), false, trace);
+      const auto no_override = override_plan::parse("", reg);
+      auto trace = detail::walk(detail::registry_source{reg, q, p, no_override}, false, std::move(start));
       ex.candidates = ex.result->fallback;
       for (auto& c : trace.out) ex.candidates.push_back(std::move(c));
     } else {
-      detail::walk(reg, q, p, plan, fallback_auto, trace);
-      ex.candidates = std::move(trace.out);
+      ex.candidates = detail::walk(detail::registry_source{reg, q, p, plan}, fallback_auto, std::move(start)).out;
     }
   }
   if (walked_automatic) detail::append_unvisited(reg, q, p, ex.candidates);

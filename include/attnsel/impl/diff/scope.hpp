@@ -229,39 +229,15 @@ inline std::vector<platform> arch_points(const std::vector<const registry*>& reg
   }
   if (v == device_vendor::rocm) {
     std::vector<gfx_arch> candidates;
-    const auto add = [&](const char* name) {
-      if (auto g = parse_gfx_arch(name)) candidates.push_back(*g);
-    };
     for (const auto& f : filters) {
       candidates.insert(candidates.end(), f.archs.begin(), f.archs.end());
       for (auto fam : f.families) {
-        switch (fam) {
-          case gfx_family::gfx9:
-            add("gfx90a");
-            break;
-          case gfx_family::gfx10:
-            add("gfx1030");
-            break;
-          case gfx_family::gfx11:
-            add("gfx1100");
-            break;
-          case gfx_family::gfx12:
-            add("gfx1201");
-            break;
-          case gfx_family::mi300:
-            add("gfx942");
-            add("gfx950");
-            break;
-          case gfx_family::cdna:
-            add("gfx908");
-            break;
-          case gfx_family::rdna:
-            add("gfx1100");
-            break;
-        }
+        const auto& span = span_of(fam);
+        if (span.count == 0) candidates.push_back(span.example);
+        candidates.insert(candidates.end(), span.members.begin(), span.members.begin() + span.count);
       }
     }
-    add("gfx942");  // the usual MI300 target, so a catalog without ROCm filters still gets one point
+    candidates.push_back(gfx942);  // the usual MI300 target, so a catalog without ROCm filters still gets one point
     // Each filter is true of a target it names or whose family it names. Families are few: the
     // family part of every target's hash comes from a table over family masks; names are visited once.
     std::vector<gfx_arch> unique;

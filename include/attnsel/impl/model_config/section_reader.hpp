@@ -3,6 +3,7 @@
 // name the key's JSON pointer, and Python's non-finite numbers marked so that they are refused by name.
 #pragma once
 
+#include <attnsel/impl/json_keys.hpp>
 #include <attnsel/limits.hpp>
 #include <attnsel/model_config.hpp>
 
@@ -30,24 +31,16 @@ inline std::string with_non_finite_marked(std::string_view text) {
   static constexpr std::string_view words[] = {"-Infinity", "Infinity", "NaN"};
   std::string out;
   out.reserve(text.size());
-  bool in_string = false;
-  bool escaped = false;
+  json_string_tracker strings;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (ch == '\\')
-        escaped = true;
-      else if (ch == '"')
-        in_string = false;
+    if (!strings.outside_string(ch)) {
       out += ch;
       continue;
     }
-    if (ch == '"') in_string = true;
     const auto word = std::find_if(std::begin(words), std::end(words),
                                    [&](std::string_view w) { return text.substr(i, w.size()) == w; });
-    if (!in_string && word != std::end(words)) {
+    if (word != std::end(words)) {
       out += R"({"\u0000non_finite": ")";
       out += *word;
       out += "\"}";
