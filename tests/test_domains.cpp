@@ -133,6 +133,37 @@ TEST_CASE("vLLM 0.33.0 picks a linear layer's backend by its kind and reads no o
   CHECK_FALSE(select(reg, standard_linear, platform::cuda(9, 0)).ok());
 }
 
+TEST_CASE("a linear layer in a stated phase reads that phase's override, else the linear one", "[domains][linear]") {
+  // SGLang 0.5.23: --linear-attn-prefill-backend / --linear-attn-decode-backend override
+  // --linear-attn-backend in their phase. The free select and the bound selector (cached and not) agree.
+  const auto& reg = builtin_catalog("sglang").registry;
+  const auto p = platform::cuda(8, 0);
+  override_set overrides;
+  overrides.linear = api("TRITON_LINEAR");
+  overrides.linear_decode = api("-TRITON_LINEAR");
+  const auto in_phase = [](attention_phase phase) {
+    auto q = linear_layer(attention_mode::gated_delta);
+    q.phase = phase;
+    return q;
+  };
+  for (const auto phase : {attention_phase::prefill, attention_phase::unstated}) {
+    const auto r = both(reg, p, in_phase(phase), overrides);
+    REQUIRE(r.ok());
+    CHECK(r->name() == "TRITON_LINEAR");
+    CHECK(r->overridden);
+  }
+  // Decode reads its own override, which excludes the linear one's backend.
+  const auto decode = both(reg, p, in_phase(attention_phase::decode), overrides);
+  CHECK((!decode.ok() || (decode->name() != "TRITON_LINEAR" && !decode->overridden)));
+  // Without it, decode reads the linear override; a decoder's phase override never reaches a linear layer.
+  overrides.linear_decode.reset();
+  overrides.decode = api("-TRITON_LINEAR");
+  const auto inherited = both(reg, p, in_phase(attention_phase::decode), overrides);
+  REQUIRE(inherited.ok());
+  CHECK(inherited->name() == "TRITON_LINEAR");
+  CHECK(inherited->overridden);
+}
+
 TEST_CASE("a catalog without linear backends says so", "[domains][linear]") {
   const auto& reg = builtin_catalog("sglang@main-2026-12").registry;
   REQUIRE_FALSE(reg.serves(attention_domain::linear));

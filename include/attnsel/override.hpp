@@ -46,6 +46,11 @@ struct override_set {
   std::optional<override_request> drafter{};
   /// Linear-attention and state-space layers (SGLang's --linear-attn-backend).
   override_request linear{};
+  /// Linear layers in the prefill / decode phase (SGLang's --linear-attn-prefill-backend and
+  /// --linear-attn-decode-backend, which it has for gated delta-rule kernels). Unset: the phase reads
+  /// `linear`, as a query with an unstated phase does.
+  std::optional<override_request> linear_prefill{};
+  std::optional<override_request> linear_decode{};
 
   /// The override of `d`'s queries in an unstated phase.
   [[nodiscard]] const override_request& for_domain(attention_domain d) const noexcept {
@@ -61,12 +66,18 @@ struct override_set {
     }
     return decoder;
   }
-  /// The override a query reads: its domain's, or for a decoder query (or a drafter without its own
-  /// override) in a stated phase that phase's when set.
+  /// The override a query reads: its domain's, or in a stated phase that phase's when set (a decoder
+  /// query, a drafter without its own override, a linear layer). The one statement of that rule: the
+  /// free select and the bound selector (one decided half per distinct answer) both read it here.
   [[nodiscard]] const override_request& for_query(const query& q) const noexcept {
+    const bool prefill_phase = q.phase == attention_phase::prefill;
+    const bool decode_phase = q.phase == attention_phase::decode;
     if (q.domain == attention_domain::decoder || (q.domain == attention_domain::drafter && !drafter)) {
-      if (q.phase == attention_phase::prefill && prefill) return *prefill;
-      if (q.phase == attention_phase::decode && decode) return *decode;
+      if (prefill_phase && prefill) return *prefill;
+      if (decode_phase && decode) return *decode;
+    } else if (q.domain == attention_domain::linear) {
+      if (prefill_phase && linear_prefill) return *linear_prefill;
+      if (decode_phase && linear_decode) return *linear_decode;
     }
     return for_domain(q.domain);
   }

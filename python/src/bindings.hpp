@@ -160,10 +160,12 @@ struct override_set_handle : bound_value {
   std::string decoder;
   std::string encoder;
   attnsel::override_source source = attnsel::override_source::api;
-  std::optional<std::string> prefill;  ///< decoder calls in the prefill phase; unset inherits decoder
-  std::optional<std::string> decode;   ///< decoder calls in the decode phase; unset inherits decoder
-  std::optional<std::string> drafter;  ///< the speculative drafter; unset inherits the decoder's
-  std::string linear;                  ///< linear-attention and state-space layers
+  std::optional<std::string> prefill;         ///< decoder calls in the prefill phase; unset inherits decoder
+  std::optional<std::string> decode;          ///< decoder calls in the decode phase; unset inherits decoder
+  std::optional<std::string> drafter;         ///< the speculative drafter; unset inherits the decoder's
+  std::string linear;                         ///< linear-attention and state-space layers
+  std::optional<std::string> linear_prefill;  ///< linear layers in the prefill phase; unset inherits linear
+  std::optional<std::string> linear_decode;   ///< linear layers in the decode phase; unset inherits linear
 
   /// The C++ set, viewing these strings (which outlive it: the handle is immutable).
   [[nodiscard]] attnsel::override_set view() const {
@@ -172,6 +174,8 @@ struct override_set_handle : bound_value {
     if (prefill) out.prefill = attnsel::override_request{*prefill, source};
     if (decode) out.decode = attnsel::override_request{*decode, source};
     if (drafter) out.drafter = attnsel::override_request{*drafter, source};
+    if (linear_prefill) out.linear_prefill = attnsel::override_request{*linear_prefill, source};
+    if (linear_decode) out.linear_decode = attnsel::override_request{*linear_decode, source};
     return out;
   }
   /// The request `q` reads (attnsel::override_set::for_query), viewing these strings.

@@ -322,7 +322,8 @@ explanation_handle explanation_from_state(const py::handle& state) {
   py::object ovr = py::none();
   const auto spec = str_arg("override", t[3]);
   if (source != attnsel::override_source::none)
-    ovr = py::cast(override_set_handle{{}, spec, spec, source, std::nullopt, std::nullopt, std::nullopt, spec});
+    ovr = py::cast(override_set_handle{
+        {}, spec, spec, source, std::nullopt, std::nullopt, std::nullopt, spec, std::nullopt, std::nullopt});
   if (!PyBool_Check(t[5].ptr())) throw py::type_error("prefer: expected a bool, got " + type_name(t[5]));
   const bool refuse = py::len(t) == 7 && t[6].ptr() == Py_True;
   if (py::len(t) == 7 && !PyBool_Check(t[6].ptr()))

@@ -49,7 +49,8 @@ selector_handle make_selector(const py::handle& registry, const py::handle& plat
   if (PyUnicode_Check(override.ptr())) {
     const auto spec = str_arg("override", override);
     h.overrides = override_set_handle{{},           spec,         spec,         attnsel::override_source::api,
-                                      std::nullopt, std::nullopt, std::nullopt, spec};
+                                      std::nullopt, std::nullopt, std::nullopt, spec,
+                                      std::nullopt, std::nullopt};
   } else if (py::isinstance<override_set_handle>(override)) {
     h.overrides = value_arg<override_set_handle>("override", override);
   } else if (!override.is_none()) {

@@ -2,6 +2,8 @@
 """The drafter and linear domains from Python: OverrideSet's entries, drafting as the decoder, linear kinds."""
 import pickle
 
+import pytest
+
 import attnsel
 
 
@@ -27,6 +29,24 @@ def test_the_drafter_drafts_as_the_decoder_and_inherits_its_override():
     own = attnsel.OverrideSet(decoder="TRITON_ATTN", drafter="auto")
     assert attnsel.select(reg, drafter, p, own).backend == "FLASH_ATTN"
     assert attnsel.Selector(reg, p, own).select(drafter).backend == "FLASH_ATTN"
+
+
+def test_a_linear_phase_reads_its_own_override_and_inherits_the_linear_one():
+    o = attnsel.OverrideSet(linear="TRITON_LINEAR", linear_decode="CUTEDSL")
+    assert (o.linear, o.linear_prefill, o.linear_decode) == ("TRITON_LINEAR", None, "CUTEDSL")
+    assert "linear_decode='CUTEDSL'" in repr(o) and "linear_prefill" not in repr(o)
+    assert o == attnsel.OverrideSet(linear="TRITON_LINEAR", linear_decode="CUTEDSL") != attnsel.OverrideSet(linear="TRITON_LINEAR")
+    assert pickle.loads(pickle.dumps(o)) == o
+    reg, p = attnsel.builtin_catalog("sglang"), attnsel.Platform.cuda(10, 0)
+    answers = {}
+    for phase in ("prefill", "decode", None):
+        q = attnsel.Query(domain="linear", mode="gated_delta", phase=phase)
+        free = attnsel.select(reg, q, p, o)
+        assert attnsel.Selector(reg, p, o).select(q).backend == free.backend
+        answers[phase] = (free.backend, free.overridden)
+    assert answers == {"prefill": ("TRITON_LINEAR", True), "decode": ("CUTEDSL", True), None: ("TRITON_LINEAR", True)}
+    with pytest.raises(TypeError, match="linear_decode"):
+        attnsel.OverrideSet(linear_decode=3)
 
 
 def test_a_linear_layer_gets_the_backend_of_its_kind():

@@ -155,6 +155,29 @@ def test_sglang_linear_flags_name_each_layer_kinds_kernel():
     assert sglang.flags(linear=sel) == ["--linear-attn-backend", "flashinfer"]
 
 
+def test_sglang_per_phase_linear_flags_are_read_and_written():
+    # sglang 0.5.23 arg_groups/fields/exec_.py: --linear-attn-prefill-backend and --linear-attn-decode-backend
+    # (gated delta-rule kernels, the --linear-attn-backend choices) override the base flag in their phase;
+    # kv_cache_hook.py resolves each phase as `phase flag or --linear-attn-backend`.
+    o = sglang.parse_flags("--linear-attn-backend triton --linear-attn-decode-backend cutedsl")
+    assert (o.linear, o.linear_prefill, o.linear_decode) == ("TRITON_LINEAR", None, "CUTEDSL")
+    assert o.override_set("decode").linear == "CUTEDSL" and o.override_set("prefill").linear == "TRITON_LINEAR"
+    whole = o.override_set()
+    assert (whole.linear, whole.linear_prefill, whole.linear_decode) == ("TRITON_LINEAR", None, "CUTEDSL")
+    argv = sglang.flags(linear="TRITON_LINEAR", linear_prefill="FLASHINFER_LINEAR", linear_decode="CUTEDSL")
+    assert argv == ["--linear-attn-backend", "triton", "--linear-attn-prefill-backend", "flashinfer",
+                    "--linear-attn-decode-backend", "cutedsl"]
+    back = sglang.parse_flags(argv)
+    assert (back.linear, back.linear_prefill, back.linear_decode) == ("TRITON_LINEAR", "FLASHINFER_LINEAR", "CUTEDSL")
+    # Mamba layers have no per-phase flag: the value is checked as SGLang's parser checks it, and not read.
+    mamba = sglang.parse_flags("--mamba-backend triton --linear-attn-decode-backend cutedsl", linear_mode="mamba2")
+    assert (mamba.linear, mamba.linear_decode) == ("TRITON_MAMBA2", None)
+    with pytest.raises(ValueError, match="--linear-attn-decode-backend: 'FLASHINFER_MAMBA2' is not a gated delta-rule"):
+        sglang.flags(linear_decode="FLASHINFER_MAMBA2")
+    with pytest.raises(ValueError, match="--linear-attn-prefill-backend"):
+        sglang.parse_flags("--linear-attn-prefill-backend fa3")
+
+
 def test_sglang_flags_round_trip_through_parse_flags():
     args = sglang.flags("FA3_MLA", decode="TRTLLM_MLA", encoder="SDPA", page_size=64)
     assert args == ["--attention-backend", "fa3", "--decode-attention-backend", "trtllm_mla",

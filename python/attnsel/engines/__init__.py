@@ -27,7 +27,8 @@ class EngineOverrides:
 
     ``decoder`` is the base backend; ``prefill`` and ``decode`` are per-phase backends, which inherit the
     base when unset (SGLang's rule; see :meth:`for_phase`); ``encoder`` is the multimodal-encoder backend;
-    ``linear`` is the kernel of the model's linear-attention or mamba layers (attnsel's ``linear`` domain);
+    ``linear`` is the kernel of the model's linear-attention or mamba layers (attnsel's ``linear`` domain),
+    and ``linear_prefill`` / ``linear_decode`` that kernel in one phase (unset: ``linear``);
     ``drafter`` is the speculative-decoding draft model's backend (unset: the draft inherits the decoder's).
     Every name is attnsel's canonical name (``FA3``), or None when the command line does not set it.
     """
@@ -38,6 +39,8 @@ class EngineOverrides:
     encoder: Optional[str] = None
     linear: Optional[str] = None
     drafter: Optional[str] = None
+    linear_prefill: Optional[str] = None
+    linear_decode: Optional[str] = None
 
     def for_phase(self, phase: str) -> Optional[str]:
         """The backend of 'prefill' or 'decode', falling back to the base backend."""
@@ -50,10 +53,12 @@ class EngineOverrides:
         """The attnsel OverrideSet: without `phase`, the base, per-phase and encoder overrides (an unset
         phase inherits the base); with `phase`, that phase's backend as the decoder override."""
         if phase is not None:
+            linear = self.linear_prefill if phase == "prefill" else self.linear_decode
             return OverrideSet(decoder=self.for_phase(phase) or "", encoder=self.encoder or "", source=source,
-                               linear=self.linear or "", drafter=self.drafter)
+                               linear=(linear if linear is not None else self.linear) or "", drafter=self.drafter)
         return OverrideSet(decoder=self.decoder or "", encoder=self.encoder or "", source=source,
-                           prefill=self.prefill, decode=self.decode, linear=self.linear or "", drafter=self.drafter)
+                           prefill=self.prefill, decode=self.decode, linear=self.linear or "", drafter=self.drafter,
+                           linear_prefill=self.linear_prefill, linear_decode=self.linear_decode)
 
 
 def _check_domain(value: object, flag: str, *, encoder: bool, encoder_flag: str) -> None:

@@ -11,10 +11,14 @@ are FA3_MLA, FLASHINFER_MLA, TRITON_MLA and AITER_MLA (an attnsel backend has on
     parse_flags("--decode-attention-backend cutedsl_mla", mode="mla").prefill                         # 'TRTLLM_MLA'
     parse_flags("--linear-attn-backend triton").linear                                                # 'TRITON_LINEAR'
     flags(linear="FLASHINFER_MAMBA2")                                                                 # ['--mamba-backend', 'flashinfer']
+    flags(linear="TRITON_LINEAR", linear_prefill="FLASHINFER_LINEAR")  # [..., '--linear-attn-prefill-backend', 'flashinfer']
 
 Linear layers (attnsel's ``linear`` domain) have two flags: --linear-attn-backend for gated delta-rule
 layers (GDN, KDA) and --mamba-backend for mamba layers. Where a name is also a decoder backend's, attnsel
-names the kernel with a suffix: triton -> TRITON_LINEAR (GDN/KDA), TRITON_MAMBA2, TRITON_MAMBA1.
+names the kernel with a suffix: triton -> TRITON_LINEAR (GDN/KDA), TRITON_MAMBA2, TRITON_MAMBA1. Gated
+delta-rule layers also have a flag per phase (--linear-attn-prefill-backend, --linear-attn-decode-backend),
+which inherits --linear-attn-backend when unset: attnsel's per-phase linear overrides
+(OverrideSet(linear_prefill=, linear_decode=)).
 """
 
 import functools
@@ -25,7 +29,7 @@ from .._attnsel import builtin_catalog, to_json
 from . import EngineOverrides, _block_size, _check_domain, _scan
 
 __all__ = ["ATTENTION_BACKEND_FLAG", "DECODE_FLAG", "DRAFT_FLAG", "ENCODER_FLAG", "KV_CACHE_DTYPE_FLAG", "LINEAR_FLAG",
-           "MAMBA_FLAG", "PREFILL_FLAG", "decoder_names", "encoder_names", "flags", "linear_names", "parse_flags", "to_attnsel",
+           "LINEAR_DECODE_FLAG", "LINEAR_PREFILL_FLAG", "MAMBA_FLAG", "PREFILL_FLAG", "decoder_names", "encoder_names", "flags", "linear_names", "parse_flags", "to_attnsel",
            "to_sglang"]
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
@@ -35,6 +39,8 @@ ENCODER_FLAG = "--mm-attention-backend"
 KV_CACHE_DTYPE_FLAG = "--kv-cache-dtype"
 DRAFT_FLAG = "--speculative-draft-attention-backend"
 LINEAR_FLAG = "--linear-attn-backend"
+LINEAR_PREFILL_FLAG = "--linear-attn-prefill-backend"
+LINEAR_DECODE_FLAG = "--linear-attn-decode-backend"
 MAMBA_FLAG = "--mamba-backend"
 
 # SGLang names that serve both MHA and MLA models; attnsel names the MLA flavour with an _MLA suffix.
@@ -178,6 +184,8 @@ def flags(
     page_size: Optional[int] = None,
     linear: Optional[Backend] = None,
     drafter: Optional[Backend] = None,
+    linear_prefill: Optional[Backend] = None,
+    linear_decode: Optional[Backend] = None,
 ) -> List[str]:
     """SGLang command-line flags that run the given backends.
 
@@ -188,7 +196,9 @@ def flags(
     `page_size` (e.g. ``sel.block_size_for(0)``) adds --page-size; `linear` (a linear-domain backend)
     sets --linear-attn-backend or, for a mamba kernel, --mamba-backend: the base flag, so SGLang runs it in
     every phase it has no other default for (a selection made for one phase may differ in the other); `drafter` sets
-    --speculative-draft-attention-backend (the draft model's backend; unset, it inherits the decoder's).
+    --speculative-draft-attention-backend (the draft model's backend; unset, it inherits the decoder's);
+    `linear_prefill` / `linear_decode` set --linear-attn-prefill-backend / --linear-attn-decode-backend, which
+    SGLang has for gated delta-rule (GDN, KDA) kernels alone: a mamba kernel there is a ValueError.
     """
     out: List[str] = []
     if (backend is not None and prefill is not None and decode is not None and to_sglang(backend) == "cutedsl_mla"
@@ -219,6 +229,14 @@ def flags(
             kinds = ", ".join(sorted(n for m in _LINEAR_FLAGS for n in _linear_backends().get(m, ())))
             raise ValueError(f"linear: {name!r:.80} is not a linear-layer kernel SGLang has a flag for; accepted: {kinds}")
         out += [_LINEAR_FLAGS[mode][0], to_sglang(name)]
+    for flag, value in ((LINEAR_PREFILL_FLAG, linear_prefill), (LINEAR_DECODE_FLAG, linear_decode)):
+        if value is not None:
+            name = _name(value)
+            if name.upper() not in _linear_backends().get("gated_delta", frozenset()):
+                kinds = ", ".join(sorted(_linear_backends().get("gated_delta", frozenset())))
+                raise ValueError(f"{flag}: {name!r:.80} is not a gated delta-rule (GDN/KDA) kernel, the only kind "
+                                 f"SGLang has per-phase flags for; accepted: {kinds}")
+            out += [flag, to_sglang(name)]
     return out
 
 
@@ -240,13 +258,14 @@ def parse_flags(args: Union[str, Sequence[str]], *, mode: str = "standard",
     `linear_mode` is the kind of the model's linear layers ('gated_delta', 'mamba2', 'mamba1',
     'lightning', 'short_conv'): `.linear` reads --linear-attn-backend for gated delta-rule layers and
     --mamba-backend for mamba layers; each flag's value is checked against its own choices either way.
-    The per-phase linear flags (--linear-attn-prefill/decode/verify-backend) are not read: attnsel's linear
-    override has no phases. `.drafter` is --speculative-draft-attention-backend, checked against the
+    `.linear_prefill` / `.linear_decode` read --linear-attn-prefill-backend / --linear-attn-decode-backend
+    (gated delta-rule layers only; unset, SGLang runs --linear-attn-backend in that phase);
+    --linear-attn-verify-backend (speculative verification) is not read. `.drafter` is --speculative-draft-attention-backend, checked against the
     decoder's names (SGLang's draft workers fall back from a name outside their allow-list, which the
     catalog does not model).
     """
     found = _scan(args, (ATTENTION_BACKEND_FLAG, PREFILL_FLAG, DECODE_FLAG, ENCODER_FLAG, KV_CACHE_DTYPE_FLAG,
-                         LINEAR_FLAG, MAMBA_FLAG, DRAFT_FLAG))
+                         LINEAR_FLAG, MAMBA_FLAG, DRAFT_FLAG, LINEAR_PREFILL_FLAG, LINEAR_DECODE_FLAG))
     kinds = ("gated_delta", "mamba2", "mamba1", "lightning", "short_conv")
     if linear_mode not in kinds:
         raise ValueError(f"linear_mode: {linear_mode!r} is not one of {', '.join(kinds)}")
@@ -258,6 +277,13 @@ def parse_flags(args: Union[str, Sequence[str]], *, mode: str = "standard",
         _checked(value, flag, linear_names(kind))
         if kind == linear_mode:
             linear = to_attnsel(value, mode=kind, domain="linear")
+    linear_phase = {}
+    for flag in (LINEAR_PREFILL_FLAG, LINEAR_DECODE_FLAG):
+        value = found.get(flag)
+        if value is not None:
+            _checked(value, flag, linear_names("gated_delta"))
+            if linear_mode == "gated_delta":
+                linear_phase[flag] = to_attnsel(value, mode="gated_delta", domain="linear")
 
     def get(flag: str, domain: str = "decoder") -> Optional[str]:
         # Each value as SGLang's argparse reads it: exactly one of its choices.
@@ -275,4 +301,5 @@ def parse_flags(args: Union[str, Sequence[str]], *, mode: str = "standard",
     if decoder is not None and to_sglang(decoder) == "fa3" and found.get(KV_CACHE_DTYPE_FLAG) == "fp8_e5m2":
         decoder = to_attnsel("triton", mode=mode)
     return EngineOverrides(decoder=decoder, prefill=prefill, decode=decode, encoder=get(ENCODER_FLAG, "encoder"),
-                           linear=linear, drafter=get(DRAFT_FLAG))
+                           linear=linear, drafter=get(DRAFT_FLAG), linear_prefill=linear_phase.get(LINEAR_PREFILL_FLAG),
+                           linear_decode=linear_phase.get(LINEAR_DECODE_FLAG))
