@@ -7,6 +7,7 @@
 #include "catch.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
@@ -99,6 +100,15 @@ inline registry small_registry() {
   return reg;
 }
 
+/// A Hopper (sm90) platform as detection reports a device: its name and component specs (`torch=2.11.0`,
+/// `cudnn_preferred`).
+inline platform hopper_device(const char* device_name, std::initializer_list<const char*> components) {
+  auto p = platform::cuda(9, 0);
+  for (const char* spec : components) p.add_component_spec(spec);
+  p.set_device_name(device_name);
+  return p;
+}
+
 inline platform hopper_with_flashinfer() {
   auto p = platform::cuda(9, 0);
   p.add_component_spec("flashinfer=0.2.5");
@@ -122,6 +132,7 @@ inline void check_same_answer(const selection_result& a, const selection_result&
     return;
   }
   CHECK(a->name() == b->name());
+  CHECK(a->rank == b->rank);
   CHECK(a->overridden == b->overridden);
   CHECK(a->fell_back == b->fell_back);
   CHECK(a->fallback.size() == b->fallback.size());

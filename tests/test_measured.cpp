@@ -2,6 +2,7 @@
 // Measured policy rules (attnsel tune): the fingerprint decides where a measured order applies, explain
 // shows the times and the stale measurements, the catalog reads, writes and lints them.
 #include "catch.hpp"
+#include "fixtures.hpp"
 
 #include <attnsel/all.hpp>
 
@@ -33,13 +34,7 @@ const char* const measured_catalog = R"({
   ]
 })";
 
-platform h200() {
-  platform p = platform::cuda(9, 0);
-  p.add_component_spec("torch=2.11.0");
-  p.add_component_spec("cudnn=9.19.0");
-  p.set_device_name("NVIDIA H200");
-  return p;
-}
+platform h200() { return fixtures::hopper_device("NVIDIA H200", {"torch=2.11.0", "cudnn=9.19.0"}); }
 
 query bf16() {
   query q;

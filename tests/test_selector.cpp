@@ -239,6 +239,10 @@ TEST_CASE("an out-of-range query is bad_query before anything is tried", "[selec
       {"absurd value head size", with([](query& q) { q.head_size_v = 70000; }), "value head size 70000"},
       {"absurd block size", with([](query& q) { q.block_size = 1u << 30; }), "block size 1073741824"},
       {"control characters in a feature", with([](query& q) { q.required.insert("sin\x01ks"); }), "is not lower_snake"},
+      {"domain out of range", with([](query& q) { q.domain = static_cast<attention_domain>(9); }),
+       "domain 9 is not one of decoder"},
+      {"phase out of range", with([](query& q) { q.phase = static_cast<attention_phase>(7); }),
+       "phase 7 is not one of"},
   };
   for (const auto& r : rows) {
     INFO(r.what);
@@ -247,6 +251,14 @@ TEST_CASE("an out-of-range query is bad_query before anything is tried", "[selec
     CHECK(result.error().code == error_code::bad_query);
     CHECK_THAT(result.error().message, ATTNSEL_CONTAINS(r.message));
     CHECK_FALSE(explain(reg, r.q, p).result.ok());
+    // The bound selector, with and without its cache, refuses it the same way.
+    for (const bool cache : {true, false}) {
+      selector_options options;
+      options.cache = cache;
+      const auto bound = selector(reg, p, override_request{"FAST"}, options).select(r.q);
+      REQUIRE_FALSE(bound);
+      CHECK(bound.error().code == error_code::bad_query);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 // second pass, and the winner written as a measured rule that selects on the measured machine only.
 // (tests/python/test_tune.py runs the same decisions through attnsel.tune.)
 #include "catch.hpp"
+#include "fixtures.hpp"
 
 #include <attnsel/all.hpp>
 
@@ -43,13 +44,7 @@ const char* const two_kernels = R"({
   "policies": [{"domain": "decoder", "vendor": "cuda", "order": ["STOCK", "MINE"]}]
 })";
 
-platform h100() {
-  platform p = platform::cuda(9, 0);
-  p.add_component_spec("mykernels=1.2");
-  p.add_component_spec("cudnn_preferred");
-  p.set_device_name("NVIDIA H100 80GB HBM3");
-  return p;
-}
+platform h100() { return fixtures::hopper_device("NVIDIA H100 80GB HBM3", {"mykernels=1.2", "cudnn_preferred"}); }
 
 }  // namespace
 

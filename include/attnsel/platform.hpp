@@ -89,10 +89,20 @@ inline constexpr std::array<gfx_family_span, 7> gfx_families{{
     {gfx_family::cdna, 0, 0, {gfx908, gfx90a, gfx942, gfx950}, 4, gfx908},
     {gfx_family::rdna, 10, 12, {}, 0, gfx_arch{11, 0, 0}},
 }};
-static_assert(gfx_families.size() == enum_values<gfx_family>().size(), "a row for every gfx_family");
+constexpr bool rows_in_family_order() noexcept {
+  for (std::size_t i = 0; i < gfx_families.size(); ++i)
+    if (static_cast<std::size_t>(gfx_families[i].family) != i) return false;
+  return gfx_families.size() == enum_values<gfx_family>().size();
+}
+static_assert(rows_in_family_order(), "a row for every gfx_family, in its order");
 
+/// A family outside the enumeration: it holds no target (min_major above max_major).
+inline constexpr gfx_family_span no_gfx_family{gfx_family::gfx9, 1, 0, {}, 0, gfx_arch{}};
+
+/// The row of `family`, or no_gfx_family.
 [[nodiscard]] constexpr const gfx_family_span& span_of(gfx_family family) noexcept {
-  return gfx_families[static_cast<std::size_t>(family)];
+  const auto i = static_cast<std::size_t>(family);
+  return i < gfx_families.size() ? gfx_families[i] : no_gfx_family;
 }
 }  // namespace detail
 

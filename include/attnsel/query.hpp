@@ -289,7 +289,8 @@ static_assert(detail::has_field_list<query>::value, "field_list<query> is specia
 
 /// True when every field is in range: head size in [1, max_head_size], value head size 0 or in that
 /// range, block size and head counts within their maxima, sequence lengths and batch within theirs,
-/// num_kv_heads dividing num_heads when both are stated, feature names lower_snake. Allocates nothing.
+/// num_kv_heads dividing num_heads when both are stated, domain and phase among their enumerators, feature
+/// names lower_snake. Allocates nothing.
 /// Inline: every uncached select asks it first, so the usual valid query costs a few folded compares.
 [[nodiscard]] ATTNSEL_INTERNAL_ALWAYS_INLINE bool is_valid(const query& q) noexcept {
   // `&` rather than `&&`: one branch for all the limits (head_size - 1 wraps for 0).
@@ -297,7 +298,8 @@ static_assert(detail::has_field_list<query>::value, "field_list<query> is specia
                          (q.block_size <= max_block_size) & (q.num_heads <= max_num_heads) &
                          (q.num_kv_heads <= max_num_heads) & (q.seq_len_q <= limits::seq_len) &
                          (q.seq_len_kv <= limits::seq_len) & (q.batch_size <= limits::batch_size) &
-                         (static_cast<std::size_t>(q.phase) < enum_values<attention_phase>().size());
+                         (static_cast<std::size_t>(q.phase) < enum_values<attention_phase>().size()) &
+                         (static_cast<std::size_t>(q.domain) < enum_values<attention_domain>().size());
   if (!in_limits) return false;
   // Equal head counts (the usual case) divide without a division.
   if (q.num_heads != q.num_kv_heads && q.num_heads != 0 && q.num_kv_heads != 0 && q.num_heads % q.num_kv_heads != 0)

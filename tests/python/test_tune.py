@@ -9,6 +9,7 @@ import pytest
 
 import attnsel
 from attnsel import tune
+from runners import ScriptedRunner
 
 H200 = (attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "cudnn_preferred", "torch=2.11.0"])
         .with_device_name("NVIDIA H200"))
@@ -362,24 +363,6 @@ def test_main_from_json_rewrites_overlay_and_report_and_refuses_bad_files(tmp_pa
 
 
 # ---- soundness: interleaving, the spread limit, the margin and the second pass -----------------------
-
-class ScriptedRunner(tune.Runner):
-    """Times from a function of (backend, call number, pass), every call recorded in order."""
-
-    def __init__(self, fn, default="CUDNN_ATTENTION"):
-        self.fn, self.default, self.calls = fn, default, []
-
-    def torch_default(self, w, c):
-        return self.default
-
-    def check(self, w, c, backend):
-        return None
-
-    def time(self, w, c, backend, reps):
-        self.calls.append(backend)
-        n = len(self.calls)
-        return [self.fn(backend, n, i) for i in range(reps)]
-
 
 def one_class():
     return llama(tune.decoder_classes([128], [], []))

@@ -10,6 +10,7 @@ import pytest
 
 import attnsel
 from attnsel import tune
+from runners import ScriptedRunner
 
 H100 = (attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "cudnn_preferred", "torch=2.11.0", "mykernels=1.2"])
         .with_device_name("NVIDIA H100 80GB HBM3"))
@@ -31,11 +32,12 @@ def registry():
     return reg
 
 
-class Kernels(tune.Runner):
+class Kernels(ScriptedRunner):
     """Times from a table by backend name; only the backends in the table have a kernel."""
 
     def __init__(self, us, components=("mykernels",), baseline="CUDNN_ATTENTION"):
-        self.us, self.components, self.baseline, self.timed = us, components, baseline, []
+        super().__init__(lambda backend, n, i: us[backend], default=baseline)
+        self.us, self.components = us, components
 
     def validate(self, reg):
         unknown = [b for b in self.us if b not in reg]
@@ -44,16 +46,6 @@ class Kernels(tune.Runner):
 
     def has(self, backend):
         return backend in self.us
-
-    def torch_default(self, w, c):
-        return self.baseline
-
-    def check(self, w, c, backend):
-        return None
-
-    def time(self, w, c, backend, reps):
-        self.timed.append(backend)
-        return [self.us[backend]] * reps
 
 
 def workload(prefill=(512,)):
@@ -68,10 +60,10 @@ def test_an_engine_kernel_is_timed_beside_sdpas_and_its_rule_carries_its_descrip
     runner = Kernels({"MY_KERNEL": 10.0, "CUDNN_ATTENTION": 20.0, "FLASH_ATTENTION": 25.0})
     results = run(runner)
     r = results[0].results[0]
-    assert r.decision.winner == "MY_KERNEL" and "MY_KERNEL" in runner.timed
+    assert r.decision.winner == "MY_KERNEL" and "MY_KERNEL" in runner.calls
     # SDPA's backends without a kernel here are listed, never timed
     assert r.excluded["MATH"].startswith("no kernel given to the runner")
-    assert "MATH" not in runner.timed
+    assert "MATH" not in runner.calls
     doc = tune.overlay(results)
     assert [b["name"] for b in doc["backends"]] == ["MY_KERNEL"]
     rule = doc["policies"][0]
@@ -120,14 +112,14 @@ def test_a_kernel_the_catalog_lacks_is_refused_before_anything_is_measured():
     runner = Kernels({"NOT_A_BACKEND": 1.0, "CUDNN_ATTENTION": 20.0})
     with pytest.raises(ValueError, match="NOT_A_BACKEND"):
         run(runner)
-    assert runner.timed == []
+    assert runner.calls == []
 
 
 def test_kernels_from_a_component_without_a_version_are_refused():
     runner = Kernels({"MY_KERNEL": 10.0, "CUDNN_ATTENTION": 20.0}, components=("flashinfer",))
     with pytest.raises(ValueError, match="flashinfer, which the platform does not state"):
         run(runner)
-    assert runner.timed == []
+    assert runner.calls == []
 
 
 def test_a_class_no_backend_supports_without_a_baseline_is_skipped_with_its_reason():
@@ -164,7 +156,7 @@ def test_verify_refuses_an_overlay_measured_on_another_device(tmp_path):
     assert tune.verify([workload()], str(path), h200, runner, Args(str(tmp_path / "r.md")), tune.Method(), "cmd",
                        errors.append, registry()) == 1
     assert "none of its 1 measured rules holds on this machine (rule 0: device NVIDIA H200 (measured on NVIDIA H100" in errors[0]
-    assert runner.timed == [] and not (tmp_path / "r.md").exists()
+    assert runner.calls == [] and not (tmp_path / "r.md").exists()
 
 
 def test_stale_rules_compare_versions_as_the_catalog_does():
@@ -195,7 +187,7 @@ def test_verify_refuses_an_overlay_whose_winner_has_no_kernel_here(tmp_path):
     errors, runner = [], Kernels({"CUDNN_ATTENTION": 20.0})
     assert tune.verify([workload()], str(path), H100, runner, Args(str(tmp_path / "r.md")), tune.Method(), "cmd",
                        errors.append, registry()) == 1
-    assert "put MY_KERNEL first, which this run has no kernel for" in errors[0] and runner.timed == []
+    assert "put MY_KERNEL first, which this run has no kernel for" in errors[0] and runner.calls == []
 
 
 def test_verify_re_times_an_engine_kernel_overlay(tmp_path):

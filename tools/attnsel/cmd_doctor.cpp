@@ -104,12 +104,9 @@ command setup_doctor(CLI::App& app) {
       app, "doctor", "Show what attnsel detects on this machine and which backends can run", doctor_footer, run_doctor,
       [](CLI::App& cli, doctor_flags& flags) {
         add_library_dirs(cli, flags.library_dirs);
-        cli.add_option("--component", flags.components,
-                       "A component this machine has that C++ cannot see, NAME or NAME=VERSION (Python packages: "
-                       "flashinfer=0.2.5, aiter); repeatable")
-            ->type_name("NAME[=VER]")
-            ->allow_extra_args(false)
-            ->delimiter(',');
+        add_component_list(cli, flags.components,
+                           "A component this machine has that C++ cannot see, NAME or NAME=VERSION (Python "
+                           "packages: flashinfer=0.2.5, aiter); repeatable");
         cli.add_option("--device", flags.device,
                        "Which visible GPU to describe, " + range_text(0, max_device_index) + " (default: 0)")
             ->type_name("N")

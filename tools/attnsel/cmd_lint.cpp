@@ -32,11 +32,9 @@ command setup_lint(CLI::App& app) {
       app, "lint", "Find what a catalog allows but almost certainly does not mean", lint_footer, run_lint,
       [](CLI::App& cli, lint_flags& flags) {
         cli.add_option("FILE", flags.catalog, "Catalog file (or built-in catalog name) to lint")->required();
-        cli.add_option("--component", flags.components,
-                       "A component your platform detection defines (repeatable; comma-separated lists too)")
-            ->type_name("NAME")
-            ->allow_extra_args(false)
-            ->delimiter(',');
+        add_component_list(cli, flags.components,
+                           "A component your platform detection defines (repeatable; comma-separated lists too)",
+                           "NAME");
         cli.add_option("--on", flags.on,
                        "Lint FILE layered on this catalog (a built-in name or a file): finds what the overlay "
                        "breaks in its base, such as base rules its rules shadow")

@@ -62,6 +62,11 @@ void add_library_dirs(CLI::App& app, std::vector<std::string>& dirs) {
       ->check(non_empty("an empty directory names no place to search (the loader's path is searched anyway)"));
 }
 
+void add_component_list(CLI::App& app, std::vector<std::string>& components, const std::string& help,
+                        const std::string& type_name) {
+  app.add_option("--component", components, help)->type_name(type_name)->allow_extra_args(false)->delimiter(',');
+}
+
 void add_platform_flags(CLI::App& app, platform_flags& flags) {
   // The enum also knows tpu, but no catalog describes it and the tool's contract names four vendors.
   add_enum_option(
@@ -75,11 +80,8 @@ void add_platform_flags(CLI::App& app, platform_flags& flags) {
       ->type_name("ARCH")
       ->check(non_empty("an empty arch names no architecture; give a compute capability (9.0) or a gfx target "
                         "(gfx942)"));
-  app.add_option("--component", flags.components,
-                 "Installed component NAME or NAME=VERSION (repeatable; comma-separated lists too)")
-      ->type_name("NAME[=VER]")
-      ->allow_extra_args(false)
-      ->delimiter(',');
+  add_component_list(app, flags.components,
+                     "Installed component NAME or NAME=VERSION (repeatable; comma-separated lists too)");
   app.add_option("--device-name", flags.device_name,
                  "The device's name as the driver reports it (NVIDIA H200); measured policy rules hold only "
                  "on the device they were measured on (default: detected, else none)")

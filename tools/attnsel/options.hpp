@@ -117,6 +117,11 @@ void add_domain_filter(CLI::App& app, std::optional<attnsel::attention_domain>& 
 /// Registers `--library-dir DIR` (repeatable), searched for cuDNN first.
 void add_library_dirs(CLI::App& app, std::vector<std::string>& dirs);
 
+/// Registers `--component` (repeatable, comma-separated lists too) with this command's help text;
+/// `type_name` is how the help shows one value.
+void add_component_list(CLI::App& app, std::vector<std::string>& components, const std::string& help,
+                        const std::string& type_name = "NAME[=VER]");
+
 /// Registers `--platform`, `--arch`, `--component`, `--no-detect` and `--library-dir` on `app`.
 void add_platform_flags(CLI::App& app, platform_flags& flags);
 

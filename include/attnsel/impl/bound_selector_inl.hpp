@@ -80,12 +80,13 @@ struct bound_domain {
 // A (domain, phase) pair's place in bound_state::slot.
 constexpr std::size_t phase_count = 3;
 constexpr std::size_t slot_count = 4 * phase_count;
-static_assert(enum_values<attention_domain>().size() * enum_values<attention_phase>().size() == slot_count,
+static_assert(enum_values<attention_domain>().size() == 4 && enum_values<attention_phase>().size() == phase_count,
               "one slot per domain and phase");
 constexpr std::size_t slot_index(attention_domain domain, attention_phase phase) noexcept {
   const auto d = static_cast<std::size_t>(domain);
   const auto ph = static_cast<std::size_t>(phase);
-  return d < 4 && ph < phase_count ? d * phase_count + ph : 0;  // an out-of-range query is refused by the walk
+  // An out-of-range domain or phase reads slot 0, whose walk refuses the query (is_valid).
+  return d < 4 && ph < phase_count ? d * phase_count + ph : 0;
 }
 
 struct bound_state {

@@ -27,6 +27,9 @@ ATTNSEL_INLINE std::string validation_message(const query& q) {
   if (q.seq_len_q > limits::seq_len) return range("seq_len_q", q.seq_len_q, 1, limits::seq_len);
   if (q.seq_len_kv > limits::seq_len) return range("seq_len_kv", q.seq_len_kv, 1, limits::seq_len);
   if (q.batch_size > limits::batch_size) return range("batch_size", q.batch_size, 1, limits::batch_size);
+  if (static_cast<std::size_t>(q.domain) >= enum_values<attention_domain>().size())
+    return "domain " + std::to_string(static_cast<unsigned>(q.domain)) + " is not one of " +
+           enum_names<attention_domain>();
   if (static_cast<std::size_t>(q.phase) >= enum_values<attention_phase>().size())
     return "phase " + std::to_string(static_cast<unsigned>(q.phase)) + " is not one of " +
            enum_names<attention_phase>();

@@ -363,22 +363,16 @@ inline component_family component_sets_linear(const diff_scope& s, std::vector<c
   using kind = component_choice::kind;
   std::vector<component_choice> choices;
   std::vector<sig_hash> hashes;
-  choices.push_back({kind::listed, 0});  // the empty set
-  hashes.push_back(none_set);
-  for (std::size_t c = 0; c < n; ++c) {
-    choices.push_back({kind::single, c});
-    auto h = none_set;
-    h.flip(single_flips[c]);
-    hashes.push_back(h);
-  }
-  choices.push_back({kind::all, 0});
-  hashes.push_back(all_set);
-  for (std::size_t skip = 0; skip < n; ++skip) {
-    choices.push_back({kind::all_but, skip});
-    auto h = all_set;
-    h.flip(all_but_flips[skip]);
-    hashes.push_back(h);
-  }
+  // A choice with its hash: `base` with `flips` applied (null: none).
+  const auto add = [&](kind k, std::size_t component, sig_hash base, const sig_hash* flips) {
+    if (flips != nullptr) base.flip(*flips);
+    choices.push_back({k, component});
+    hashes.push_back(base);
+  };
+  add(kind::listed, 0, none_set, nullptr);  // the empty set
+  for (std::size_t c = 0; c < n; ++c) add(kind::single, c, none_set, &single_flips[c]);
+  add(kind::all, 0, all_set, nullptr);
+  for (std::size_t skip = 0; skip < n; ++skip) add(kind::all_but, skip, all_set, &all_but_flips[skip]);
   component_family out;
   out.listed.emplace_back();
   out.choices = distinct_by_hash(choices, hashes);
