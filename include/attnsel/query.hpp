@@ -294,12 +294,13 @@ static_assert(detail::has_field_list<query>::value, "field_list<query> is specia
 /// Inline: every uncached select asks it first, so the usual valid query costs a few folded compares.
 [[nodiscard]] ATTNSEL_INTERNAL_ALWAYS_INLINE bool is_valid(const query& q) noexcept {
   // `&` rather than `&&`: one branch for all the limits (head_size - 1 wraps for 0).
+  constexpr std::size_t domains = enum_values<attention_domain>().size();
+  constexpr std::size_t phases = enum_values<attention_phase>().size();
   const bool in_limits = (q.head_size - 1U < max_head_size) & (q.head_size_v <= max_head_size) &
                          (q.block_size <= max_block_size) & (q.num_heads <= max_num_heads) &
                          (q.num_kv_heads <= max_num_heads) & (q.seq_len_q <= limits::seq_len) &
                          (q.seq_len_kv <= limits::seq_len) & (q.batch_size <= limits::batch_size) &
-                         (static_cast<std::size_t>(q.phase) < enum_values<attention_phase>().size()) &
-                         (static_cast<std::size_t>(q.domain) < enum_values<attention_domain>().size());
+                         (static_cast<std::size_t>(q.phase) < phases) & (static_cast<std::size_t>(q.domain) < domains);
   if (!in_limits) return false;
   // Equal head counts (the usual case) divide without a division.
   if (q.num_heads != q.num_kv_heads && q.num_heads != 0 && q.num_kv_heads != 0 && q.num_heads % q.num_kv_heads != 0)

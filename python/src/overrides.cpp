@@ -104,7 +104,7 @@ void bind_overrides(py::module_& m) {
                   "OverrideSet.__setstate__: expected a (decoder, encoder, source, prefill, decode, "
                   "drafter, linear, linear_prefill, linear_decode) tuple");
             const auto t = py::reinterpret_borrow<py::tuple>(state);
-            const auto at = [&](std::size_t i, py::object absent) { return i < n ? py::object(t[i]) : absent; };
+            const auto at = [&](std::size_t i, const py::object& absent) { return i < n ? py::object(t[i]) : absent; };
             return make_override_set(t[0], t[1], t[2], t[3], t[4], at(5, py::none()), at(6, py::str("")),
                                      at(7, py::none()), at(8, py::none()));
           }));
