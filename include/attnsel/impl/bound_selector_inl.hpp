@@ -78,15 +78,14 @@ struct bound_domain {
 };
 
 // A (domain, phase) pair's place in bound_state::slot.
-constexpr std::size_t phase_count = 3;
-constexpr std::size_t slot_count = 4 * phase_count;
-static_assert(enum_values<attention_domain>().size() == 4 && enum_values<attention_phase>().size() == phase_count,
-              "one slot per domain and phase");
+constexpr std::size_t domain_count = enum_values<attention_domain>().size();
+constexpr std::size_t phase_count = enum_values<attention_phase>().size();
+constexpr std::size_t slot_count = domain_count * phase_count;
 constexpr std::size_t slot_index(attention_domain domain, attention_phase phase) noexcept {
   const auto d = static_cast<std::size_t>(domain);
   const auto ph = static_cast<std::size_t>(phase);
   // An out-of-range domain or phase reads slot 0, whose walk refuses the query (is_valid).
-  return d < 4 && ph < phase_count ? d * phase_count + ph : 0;
+  return d < domain_count && ph < phase_count ? d * phase_count + ph : 0;
 }
 
 struct bound_state {
@@ -221,9 +220,9 @@ struct bound_source {
   };
   using order = const bound_rule*;
 
-  // Inline, as the whole walk: the usual call runs as one body.
   [[nodiscard]] bool automatic() const noexcept { return d.automatic; }
   [[nodiscard]] bool has_tokens() const noexcept { return !d.tokens.empty(); }
+  // Inline, as the whole walk: the usual call runs as one body.
   template <class F>
   ATTNSEL_INTERNAL_ALWAYS_INLINE void for_each_token(F&& f) const {
     for (const auto& t : d.tokens)

@@ -28,7 +28,9 @@ namespace detail {
 //
 // Source (where the orders come from):
 //   using order;             the automatic order once matched (a rule, or none)
-//   using forced_set;        the names forced so far: insert(index), contains(index)
+//   using forced_set;        the names forced so far: insert(index), and contains(index) where the
+//                            source's walk_order reads it (a source that folds them into its order
+//                            keeps none)
 //   bool automatic();        no forced name, or an "auto" entry
 //   bool has_tokens();       a forced name or an "auto" entry
 //   for_each_token(f);       the override's forced names and "auto", in order, until f(automatic, index)
