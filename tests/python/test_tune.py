@@ -75,7 +75,11 @@ def test_decoder_classes_shape_and_refusals():
 
 
 def test_preset_names():
-    assert [w.name for w in tune.preset("llm+vit")] == ["llama3-8b", "vit-d64", "vit-d80"]
+    assert [w.name for w in tune.preset("llm+vit")] == ["llama3-8b", "opt-1.3b", "gemma3-4b", "vit-d64", "vit-d80"]
+    # The other decoders share Llama's classes (the same ranges), so a rule can span their head sizes.
+    llama, *others = tune.preset("decoders")
+    assert all(set(w.classes) <= set(llama.classes) and w.classes for w in others)
+    assert sorted(w.head_size for w in tune.preset("decoders")) == [64, 128, 256]
     with pytest.raises(ValueError, match="llama3-8b"):
         tune.preset("gpt5")
 
@@ -318,8 +322,9 @@ def test_the_recorded_measurements_replay_to_the_committed_overlays(source_dir):
                         assert gain > margin, (t.workload.name, r.shape.name)
                     else:  # the default failed its check: the fastest that passed moved first
                         assert r.decision.why.startswith(f"the default {base} is excluded")
-                else:
-                    assert picked == base, (t.workload.name, r.shape.name)
+                elif picked != base:  # a rule of a span reaches it: the same fastest, not confirmed here
+                    scope = next(s for s in tune.scopes(results) if (t.workload, r) in s.unconfirmed)
+                    assert picked == scope.winner == r.fastest.backend, (t.workload.name, r.shape.name)
         # Elsewhere the overlay is stale: another device gets torch_sdpa's own answers.
         other = platform.with_device_name("NVIDIA H100 80GB HBM3" if "H200" in platform.device_name else "NVIDIA H200")
         w = results[0].workload
@@ -534,3 +539,110 @@ def test_a_default_with_wrong_output_gives_way_to_the_fastest_backend_that_passe
     rule = tune.overlay(results)["policies"][0]
     assert rule["order"][0] == "FLASH_ATTENTION" and "CUDNN_ATTENTION" not in rule["order"]
     assert tune.from_json(json.loads(json.dumps(tune.to_json(results))))[0].results[0].decision == r.decision
+
+
+class ByWorkload(FakeRunner):
+    """The backend each workload's calls run fastest on (name -> backend); every other backend 40 us."""
+
+    def __init__(self, fastest, default="FLASH_ATTENTION", gain=0.5):
+        super().__init__({}, default=default)
+        self.fastest, self.gain = fastest, gain
+
+    def time(self, w, c, backend, reps):
+        return [40.0 * (1 - self.gain) if backend == self.fastest.get(w.name) else 40.0] * reps
+
+
+def decoders(*heads):
+    """One decoder workload per (name, head size, heads, KV heads), over the same two classes."""
+    classes = tune.decoder_classes([2048], [64], [4096])
+    return [tune.Workload(n, h, kv, d, d, "bfloat16", classes) for n, d, h, kv in heads]
+
+
+DEPRIORITIZED = (attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "torch=2.11.0"])
+                 .with_device_name("NVIDIA H200"))
+
+
+def merged(doc, tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    reg = fresh_registry()
+    reg.merge(str(path))
+    return reg
+
+
+def test_a_rule_spans_the_head_sizes_whose_workloads_agree_and_reaches_other_head_counts(tmp_path):
+    works = decoders(("a", 64, 32, 32), ("b", 128, 32, 8), ("c", 256, 8, 4))
+    results = tune.tune(works, fresh_registry(), DEPRIORITIZED,
+                        ByWorkload({"a": "CUDNN_ATTENTION", "b": "CUDNN_ATTENTION", "c": "CUDNN_ATTENTION"}))
+    doc = tune.overlay(results)
+    assert len(doc["policies"]) == 2  # one rule per class, not one per workload and class
+    for rule in doc["policies"]:
+        assert rule["head_sizes"] == list(range(64, 257, 8))
+        assert not {"min_num_heads", "max_num_heads", "gqa_group", "features"} & set(rule)
+        assert "on a (d64, 32/32 heads, bfloat16), b (d128, 32/8 heads, bfloat16), c (d256" in rule["note"]
+        assert "head sizes 64 to 256 (multiples of 8), any head count" in rule["note"]
+        # The times are the geometric means of the second passes: the winner first, as the order.
+        assert [t["backend"] for t in rule["measured"]["times"]] == ["CUDNN_ATTENTION", "FLASH_ATTENTION"]
+    reg = merged(doc, tmp_path)
+    # Another model's layer inside the span (d96, 40/8 heads) gets the rule; one outside it does not.
+    other = tune.Workload("other", 40, 8, 96, 96, "bfloat16", results[0].workload.classes)
+    odd = tune.Workload("odd", 40, 8, 100, 100, "bfloat16", results[0].workload.classes)
+    choose = tune.tuned_choice(reg, DEPRIORITIZED)
+    text = tune.report(results, tune.regret_rows(results, choose))
+    assert "- prefill 2048, d64 to d256, bfloat16: CUDNN_ATTENTION before FLASH_ATTENTION; confirmed on a, b, c" in text
+    for c in other.classes:
+        assert choose(other, c) == "CUDNN_ATTENTION"
+        assert choose(odd, c) == attnsel.select(fresh_registry(), tune.query_of(odd, c), DEPRIORITIZED).backend
+
+
+def test_a_head_size_whose_default_is_fastest_breaks_the_span(tmp_path):
+    works = decoders(("a", 64, 32, 32), ("b", 128, 32, 8), ("c", 256, 8, 4))
+    results = tune.tune(works, fresh_registry(), DEPRIORITIZED,
+                        ByWorkload({"a": "CUDNN_ATTENTION", "c": "CUDNN_ATTENTION"}))
+    doc = tune.overlay(results)
+    assert sorted(r["head_sizes"] for r in doc["policies"]) == [[64], [64], [256], [256]]
+    choose = tune.tuned_choice(merged(doc, tmp_path), DEPRIORITIZED)
+    b = results[1].workload
+    assert all(choose(b, c) == "FLASH_ATTENTION" for c in b.classes)
+
+
+def test_workloads_of_one_head_size_that_disagree_get_rules_of_their_own_head_counts(tmp_path):
+    works = decoders(("a", 128, 32, 8), ("b", 128, 8, 1))
+    results = tune.tune(works, fresh_registry(), DEPRIORITIZED, ByWorkload({"a": "CUDNN_ATTENTION"}))
+    doc = tune.overlay(results)
+    assert len(doc["policies"]) == 2
+    for rule in doc["policies"]:
+        assert (rule["head_sizes"], rule["min_num_heads"], rule["gqa_group"]) == ([128], 32, {"min": 4, "max": 4})
+    choose = tune.tuned_choice(merged(doc, tmp_path), DEPRIORITIZED)
+    a, b = (t.workload for t in results)
+    assert [choose(a, c) for c in a.classes] == ["CUDNN_ATTENTION"] * 2
+    assert [choose(b, c) for c in b.classes] == ["FLASH_ATTENTION"] * 2
+
+
+def test_an_unconfirmed_workload_with_the_same_fastest_joins_the_span_without_counting_as_evidence(tmp_path):
+    works = decoders(("a", 64, 32, 32), ("b", 128, 32, 8), ("c", 256, 8, 4))
+    # b's cuDNN is 2 % faster, within the 3 % margin: not confirmed, the same fastest.
+    runner = ByWorkload({"a": "CUDNN_ATTENTION", "b": "CUDNN_ATTENTION", "c": "CUDNN_ATTENTION"})
+    gain = runner.time
+
+    def time(w, c, backend, reps):
+        if w.name == "b" and backend == "CUDNN_ATTENTION":
+            return [40.0 * 0.98] * reps
+        return gain(w, c, backend, reps)
+
+    runner.time = time
+    results = tune.tune(works, fresh_registry(), DEPRIORITIZED, runner)
+    assert all(r.decision.winner is None for r in results[1].results)
+    doc = tune.overlay(results)
+    assert [r["head_sizes"] for r in doc["policies"]] == [list(range(64, 257, 8))] * 2
+    assert all("the same fastest, unconfirmed, on b (d128" in r["note"] for r in doc["policies"])
+    assert all(len(tune.scopes(results)[i].confirmed) == 2 for i in range(2))
+
+
+def test_workloads_with_another_default_break_the_span():
+    works = decoders(("a", 64, 32, 32), ("b", 128, 32, 8))
+    results = tune.tune(works, fresh_registry(), DEPRIORITIZED,
+                        ByWorkload({"a": "CUDNN_ATTENTION", "b": "CUDNN_ATTENTION"}))
+    for r in results[1].results:  # as if b's default were another backend
+        r.default = "EFFICIENT_ATTENTION"
+    assert sorted(s.head_sizes for s in tune.scopes(results)) == [(64,), (64,), (128,), (128,)]

@@ -28,7 +28,7 @@ from .kernel_runner import KernelRunner
 from .measure import (ClassResult, Decision, Method, NothingToMeasure, Runner, Timing, TuneResult, confirm,
                       first_verdict, gain_over, interleaved, measure, summarize, tune)
 from .overlay import (FINGERPRINT_COMPONENTS, SWITCHES, check_platform, fingerprint, geomean, overlay, regret_rows,
-                      report, rule_of, switches, tuned_choice)
+                      report, rule_of, Scope, scopes, switches, tuned_choice)
 from .records import MEASUREMENTS_FORMAT, MeasurementError, check_results, from_json, read_measurements, to_json
 from .torch_runner import TorchRunner
 from .workload import (BATCH_LIMIT, SEQ_LIMIT, TOLERANCE, ShapeClass, Workload, decoder_classes, encoder_classes,
@@ -36,11 +36,11 @@ from .workload import (BATCH_LIMIT, SEQ_LIMIT, TOLERANCE, ShapeClass, Workload, 
 
 __all__ = [
     "BATCH_LIMIT", "FINGERPRINT_COMPONENTS", "MEASUREMENTS_FORMAT", "SEQ_LIMIT", "SWITCHES", "TOLERANCE",
-    "ClassResult", "Decision", "KernelRunner", "MeasurementError", "Method", "NothingToMeasure", "Runner", "ShapeClass",
+    "ClassResult", "Decision", "KernelRunner", "MeasurementError", "Method", "NothingToMeasure", "Runner", "Scope", "ShapeClass",
     "Timing", "TorchRunner",
     "TuneResult", "Workload", "check_platform", "check_results", "confirm", "decoder_classes", "encoder_classes",
     "fingerprint", "first_verdict", "from_json", "gain_over", "geomean", "interleaved", "main", "measure",
-    "overlay", "preset", "query_of", "read_measurements", "regret_rows", "report", "rule_of", "split_ranges",
+    "overlay", "preset", "query_of", "read_measurements", "regret_rows", "report", "rule_of", "scopes", "split_ranges",
     "stale_rules",
     "summarize", "switches", "to_json", "tune", "tuned_choice", "verify", "workloads_from_args", "write_atomic",
 ]

@@ -174,7 +174,7 @@ def verify(workloads: Sequence[Workload], overlay_path: str, platform: attnsel.P
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m attnsel.tune", description=DESCRIPTION)
-    ap.add_argument("--preset", choices=["llama3-8b", "vit", "llm+vit", "heldout"])
+    ap.add_argument("--preset", choices=["llama3-8b", "decoders", "vit", "llm+vit", "heldout"])
     ap.add_argument("--model-config", help="a Hugging Face config.json (heads, KV heads, head size, dtype)")
     ap.add_argument("--num-heads", type=int)
     ap.add_argument("--num-kv-heads", type=int)

@@ -3,6 +3,7 @@
 fingerprint), the regret of each choice, and the Markdown report."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -55,39 +56,152 @@ def _range(lo_hi: Optional[Tuple[int, int]], limit: int) -> Optional[dict]:
     return out
 
 
-def rule_of(r: ClassResult, w: Workload, platform: attnsel.Platform, kernel_components: Sequence[str] = ()) -> dict:
-    """The class's measured policy rule (catalog format 2), for a class whose decision reorders."""
-    c = r.shape
+@dataclasses.dataclass(frozen=True)
+class Scope:
+    """The calls one measured rule covers: one shape class (its kind and ranges) on a span of head sizes,
+    any head count, where the workloads measured agree. `confirmed` beat the default in both passes;
+    `unconfirmed` had the same fastest backend and default without a confirmed gain (noise or margin),
+    so they neither break the span nor count as its evidence. `exact`: the rule holds for its one
+    workload's head counts alone (another workload of the same head size disagreed)."""
+
+    winner: str
+    default: str
+    confirmed: Tuple[Tuple[Workload, ClassResult], ...]
+    unconfirmed: Tuple[Tuple[Workload, ClassResult], ...] = ()
+    head_sizes: Tuple[int, ...] = ()
+    dtypes: Tuple[str, ...] = ()
+    exact: bool = False
+
+
+def _label(r: ClassResult) -> Optional[Tuple[str, str]]:
+    """(the backend the class puts first, its default): "" first where the default holds (the default
+    was fastest, or the class had no timings); None where it was not decided."""
+    if r.decision is None:
+        return None
+    if r.decision.winner is not None:
+        return (r.decision.winner, r.default)
+    best, default = r.fastest, r.time_of(r.default)
+    if best is not None and default is not None and best.median_us < default.median_us:
+        return (best.backend, r.default)
+    return ("", r.default)
+
+
+def _span(heads: Sequence[int]) -> Tuple[int, ...]:
+    """The head sizes a span of measured ones covers: each measured one and every multiple of 8 between."""
+    lo, hi = min(heads), max(heads)
+    return tuple(sorted(set(heads) | set(range((lo + 7) // 8 * 8, hi + 1, 8))))
+
+
+def scopes(results: Sequence[TuneResult]) -> List[Scope]:
+    """The measured rules' scopes. The classes of one kind and ranges are taken across workloads in order
+    of head size; adjacent head sizes whose workloads put the same backend first over the same default
+    form one span, and a span with a confirmed winner becomes one rule over the head sizes between
+    (multiples of 8), the dtypes measured and any head count. A head size whose workloads disagree
+    breaks the span, and each of its confirmed workloads gets a rule of its own head counts (exact)."""
+    groups: dict = {}
+    for t in results:
+        for r in t.results:
+            c = r.shape
+            groups.setdefault((c.kind, c.causal, c.seq_q_range, c.seq_kv_range, c.batch_range), []).append(
+                (t.workload, r))
+    out: List[Scope] = []
+
+    def close(label, heads, members):
+        confirmed = tuple((w, r) for w, r in members if r.decision and r.decision.winner is not None)
+        if label and label[0] and confirmed:
+            out.append(Scope(label[0], label[1], confirmed, tuple(m for m in members if m not in confirmed),
+                             _span(heads), tuple(sorted({w.dtype for w, _ in members}))))
+
+    for members in groups.values():
+        by_head: dict = {}
+        for w, r in members:
+            by_head.setdefault(w.head_size, []).append((w, r))
+        label, heads, run = None, [], []
+        for h in sorted(by_head):
+            labels = {_label(r) for _, r in by_head[h]}
+            here = labels.pop() if len(labels) == 1 else None
+            if here is not None and here == label:
+                heads.append(h)
+                run += by_head[h]
+                continue
+            close(label, heads, run)
+            label, heads, run = here, [h], list(by_head[h])
+            if here is None:  # the workloads of this head size disagree: each confirmed one alone
+                out += [Scope(r.decision.winner, r.default, ((w, r),), (), (h,), (w.dtype,), True)
+                        for w, r in by_head[h] if r.decision and r.decision.winner is not None]
+                run = []
+        close(label, heads, run)
+    return out
+
+
+def _geomean_times(scope: Scope) -> List[dict]:
+    """The second pass's times of the winner and the default, the geometric mean over the confirmed
+    workloads that timed both (the winner alone where none did), each with the largest spread."""
+    def confirm_times(r):
+        return {t.backend: t for t in r.decision.confirm}
+    pairs = [confirm_times(r) for _, r in scope.confirmed]
+    both = [p for p in pairs if scope.winner in p and scope.default in p]
+    names = [scope.winner, scope.default] if both else [scope.winner]
+    use = both or [p for p in pairs if scope.winner in p]
+    times = []
+    for b in names:
+        ts = [p[b] for p in use]
+        times.append({"backend": b, "median_us": round(geomean([t.median_us for t in ts]) or 0.0, 3),
+                      "spread_pct": round(max(t.spread_pct for t in ts), 2)})
+    return sorted(times, key=lambda t: t["median_us"])
+
+
+def _member(w: Workload, r: ClassResult) -> str:
+    return f"{w.name} (d{w.head_size}, {w.num_heads}/{w.num_kv_heads} heads, {w.dtype})"
+
+
+def rule_of(scope: Scope, platform: attnsel.Platform, kernel_components: Sequence[str] = ()) -> dict:
+    """The measured policy rule (catalog format 2) of a scope (scopes)."""
+    w0, r0 = scope.confirmed[0]
+    c = r0.shape
     cap = platform.arch
     check_platform(platform)
     device, comps = fingerprint(platform, kernel_components)
-    feats = sorted(query_of(w, c).features)  # the features the call states, as select sees them
     rule = {"domain": "decoder", "vendor": "cuda", "min_capability": cap, "max_capability": cap,
-            "dtypes": [w.dtype], "head_sizes": [w.head_size], "min_num_heads": w.num_heads,
-            "max_num_heads": w.num_heads}
-    if feats:
-        rule["features"] = feats
+            "dtypes": list(scope.dtypes), "head_sizes": list(scope.head_sizes)}
+    if scope.exact:
+        rule["min_num_heads"] = rule["max_num_heads"] = w0.num_heads
+        feats = sorted(query_of(w0, c).features)  # the features the call states, as select sees them
+        if feats:
+            rule["features"] = feats
     rule["without_features"] = list(_CALL_FEATURES)
     rule["seq_len_q"] = _range(c.seq_q_range, SEQ_LIMIT)
     if c.seq_kv_range:
         rule["seq_len_kv"] = _range(c.seq_kv_range, SEQ_LIMIT)
     if c.batch_range:
         rule["batch_size"] = _range(c.batch_range, BATCH_LIMIT)
-    rule["gqa_group"] = {"min": w.gqa_group, "max": w.gqa_group}
-    d = r.decision
-    if d is None or d.winner is None:
-        raise ValueError(f"rule_of: {w.name} {c.name} keeps the default ({d.why if d else 'not decided'}): no rule")
-    rule["note"] = (f"measured: {w.name} {c.name} ({'causal' if c.causal else 'non-causal'}, d{w.head_size}, "
-                    f"{w.num_heads}/{w.num_kv_heads} heads); {d.winner} before the default {r.default}, {d.why}"
-                    + (f"; excluded {', '.join(sorted(r.excluded))}" if r.excluded else ""))
-    # The winner moves first; every other backend keeps the catalog's order. The times are the second
-    # pass's, the evidence for the one change the rule makes.
-    # A backend whose output was wrong for the class leaves the order.
-    wrong = {b for b, why in r.excluded.items() if why.startswith("wrong output")}
-    rule["order"] = [d.winner] + [b for b in (r.order or [t.backend for t in r.timings])
-                                  if b != d.winner and b not in wrong]
-    measured = {"times": [{"backend": t.backend, "median_us": round(t.median_us, 3),
-                           "spread_pct": round(t.spread_pct, 2)} for t in sorted(d.confirm, key=lambda t: t.median_us)]}
+    if scope.exact:
+        rule["gqa_group"] = {"min": w0.gqa_group, "max": w0.gqa_group}
+    excluded = sorted({b for _, r in scope.confirmed for b in r.excluded})
+    kind = "causal" if c.causal else "non-causal"
+    if len(scope.confirmed) == 1:
+        note = (f"measured: {w0.name} {c.name} ({kind}, d{w0.head_size}, {w0.num_heads}/{w0.num_kv_heads} heads); "
+                f"{scope.winner} before the default {scope.default}, {r0.decision.why}")
+    else:
+        note = (f"measured: {c.name} ({kind}) on " + ", ".join(_member(w, r) for w, r in scope.confirmed)
+                + f"; {scope.winner} before the default {scope.default}, confirmed on each")
+    if scope.unconfirmed:
+        note += ("; the same fastest, unconfirmed, on " + ", ".join(_member(w, r) for w, r in scope.unconfirmed))
+    if not scope.exact:
+        heads = scope.head_sizes
+        note += (f"; holds for head size {heads[0]}" if len(heads) == 1 else
+                 f"; holds for head sizes {heads[0]} to {heads[-1]} (multiples of 8)") + ", any head count"
+    if excluded:
+        note += f"; excluded {', '.join(excluded)}"
+    rule["note"] = note
+    # The winner moves first; every other backend keeps the catalog's order. A backend whose output was
+    # wrong for a class of the scope leaves the order.
+    wrong = {b for _, r in scope.confirmed for b, why in r.excluded.items() if why.startswith("wrong output")}
+    order: List[str] = []
+    for _, r in scope.confirmed:
+        order += [b for b in (r.order or [t.backend for t in r.timings]) if b not in order]
+    rule["order"] = [scope.winner] + [b for b in order if b != scope.winner and b not in wrong]
+    measured = {"times": _geomean_times(scope)}
     if device:
         measured["device"] = device
     if comps:
@@ -111,8 +225,7 @@ def overlay(results: Sequence[TuneResult], name: str = "measured", command: str 
     device, comps = fingerprint(platform, results[0].components)
     on, _ = switches(platform)
     comps = comps + [f"cuDNN {'preferred' if 'cudnn_preferred' in on else 'deprioritized'}"]
-    rules = [rule_of(r, t.workload, platform, t.components) for t in results for r in t.results
-             if r.decision is not None and r.decision.winner is not None]
+    rules = [rule_of(s, platform, results[0].components) for s in scopes(results)]
     # The backends beyond the base catalog that a rule names travel with the overlay, so it loads on the
     # base alone.
     named = {b for rule in rules for b in rule["order"]}
@@ -165,8 +278,9 @@ def geomean(values: Sequence[float]) -> Optional[float]:
 
 def report(results: Sequence[TuneResult], rows: Sequence[dict], command: str = "") -> str:
     """A Markdown report: the fingerprint, a table of classes with the three times (first pass), the
-    geomeans, the worst tuned time over torch default's, the classes the overlay moves and why, the classes
-    that kept the default and why, and what was excluded or skipped."""
+    geomeans, the worst tuned time over torch default's, the classes the overlay moves and why, the
+    measured rules and the head sizes each spans, the classes that kept the default and why, and what was
+    excluded or skipped."""
     platform = results[0].platform
     device, comps = fingerprint(platform)
     lines = [f"Measured on {device or 'an unnamed device'} (cuda {platform.arch}; {', '.join(comps)}), "
@@ -198,6 +312,17 @@ def report(results: Sequence[TuneResult], rows: Sequence[dict], command: str = "
     lines += ["", "Classes whose tuned choice differs from torch's default:"]
     lines += [f"- {r['workload']} {r['class']}: {r['tuned']} {us(r['tuned_us'])} us vs {r['torch_default']} "
               f"{us(r['torch_us'])} us; {r['decision']}" for r in moved] or ["- none"]
+    rules = scopes(results)
+    lines += ["", "Measured rules (each class's span of head sizes, any head count unless exact):"]
+    for sc in rules:
+        heads = sc.head_sizes
+        span = f"d{heads[0]}" if len(heads) == 1 else f"d{heads[0]} to d{heads[-1]}"
+        who = ", ".join(w.name for w, _ in sc.confirmed)
+        more = f"; unconfirmed, same fastest: {', '.join(w.name for w, _ in sc.unconfirmed)}" if sc.unconfirmed else ""
+        lines.append(f"- {sc.confirmed[0][1].shape.name}, {span}{' (exact head counts)' if sc.exact else ''}, "
+                     f"{'/'.join(sc.dtypes)}: {sc.winner} before {sc.default}; confirmed on {who}{more}")
+    if not rules:
+        lines.append("- none")
     lines += ["", "Classes that kept the default, and why:"]
     kept = [(t.workload.name, r.shape.name, r.decision.why)
             for t in results for r in t.results if r.decision is not None and r.decision.winner is None]

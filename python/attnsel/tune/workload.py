@@ -102,17 +102,24 @@ def encoder_classes(tokens: Sequence[int], batch: int = 1) -> Tuple[ShapeClass, 
 
 
 def preset(name: str) -> List[Workload]:
-    """Named workloads: llama3-8b (decoder), vit (two vision encoders), both with 'llm+vit', and heldout
-    (six other models' layers, to check an overlay on shapes it was not tuned on)."""
+    """Named workloads: llama3-8b (decoder), decoders (Llama-3-8B with a d64 and a d256 decoder, so that a
+    measured rule spans head sizes 64 to 256), vit (two vision encoders, bf16 d64 and fp16 d80), both with
+    'llm+vit', and heldout (six other models' layers, to check an overlay on shapes it was not tuned on)."""
+    llama = decoder_classes([128, 512, 2048, 8192, 16384], [1, 8, 64, 256], [1024, 4096, 32768])
     if name == "llama3-8b":
-        return [Workload("llama3-8b", 32, 8, 128, 128, "bfloat16",
-                         decoder_classes([128, 512, 2048, 8192, 16384], [1, 8, 64, 256], [1024, 4096, 32768]))]
+        return [Workload("llama3-8b", 32, 8, 128, 128, "bfloat16", llama)]
+    if name == "decoders":
+        # The other head sizes take Llama's prefill classes and its decode at batch 8 and 64 over up to
+        # 4k keys (the same classes, so each rule can span the three head sizes where they agree).
+        some = tuple(c for c in llama if c.kind == "prefill" or (c.batch in (8, 64) and c.seq_kv <= 4096))
+        return preset("llama3-8b") + [Workload("opt-1.3b", 32, 32, 64, 64, "bfloat16", some),
+                                      Workload("gemma3-4b", 8, 4, 256, 256, "bfloat16", some)]
     if name == "vit":
         return [Workload("vit-d64", 16, 16, 64, 64, "bfloat16", encoder_classes([256, 576, 1024, 4096], batch=8)),
-                Workload("vit-d80", 16, 16, 80, 80, "bfloat16", encoder_classes([256, 1024, 4096], batch=4))]
+                Workload("vit-d80", 16, 16, 80, 80, "float16", encoder_classes([256, 576, 1024, 4096], batch=4))]
     if name == "llm+vit":
-        return preset("llama3-8b") + preset("vit")
-    if name == "heldout":  # other models' layers, never tuned on: an overlay must leave them as they are
+        return preset("decoders") + preset("vit")
+    if name == "heldout":  # other models' layers, never tuned on: a rule may reach them and must not slow them
         decoder = decoder_classes([512, 4096], [8, 64], [2048])
         return [Workload("qwen2.5-7b", 28, 4, 128, 128, "bfloat16", decoder),
                 Workload("llama3-70b-tp8", 8, 1, 128, 128, "bfloat16", decoder),
@@ -120,7 +127,7 @@ def preset(name: str) -> List[Workload]:
                 Workload("phi3-mini", 32, 32, 96, 96, "bfloat16", decoder),
                 Workload("siglip-so400m", 16, 16, 72, 72, "bfloat16", encoder_classes([729], batch=8)),
                 Workload("whisper-large-enc", 20, 20, 64, 64, "float16", encoder_classes([1500], batch=4))]
-    raise ValueError(f"preset: '{name}' is not one of llama3-8b, vit, llm+vit, heldout")
+    raise ValueError(f"preset: '{name}' is not one of llama3-8b, decoders, vit, llm+vit, heldout")
 
 
 def query_of(w: Workload, c: ShapeClass) -> attnsel.Query:
