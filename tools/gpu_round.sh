@@ -90,7 +90,7 @@ if wants verify; then
 for m in "${MODES[@]}"; do
   ov="$(overlay_of "$m")"
   [[ -n "$ov" ]] || { echo "verify: no overlay for cuDNN $m"; continue; }
-  for p in llm+vit heldout; do
+  for p in heldout llm+vit; do
     step "verify $ov on $p, cuDNN $m (a process of its own)"
     TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded "$(( ${VERIFY_BUDGET:-120} + 30 ))" "$PY" -m attnsel.tune \
       --preset "$p" --verify "$ov" "${FAM[@]}" --budget "${VERIFY_BUDGET:-120}" --report "$OUT/verify-$m-$p.md" --json "$OUT/verify-$m-$p.json" >"$OUT/verify-$m-$p.log" 2>&1
