@@ -65,6 +65,9 @@ struct policy_rule : arch_filter {
   attention_domain domain = attention_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
   attention_mode_set modes;         ///< empty = any mode
+  /// Format 2: the query's attention type is one of these; empty = any. A measured order holds for the
+  /// kind of call measured (a causal prefill and an encoder call of the same shape differ).
+  attention_type_set attn_types{};
   std::uint32_t min_num_heads = 0;  ///< with max_num_heads: the query must set num_heads in range
   std::uint32_t max_num_heads = 0;  ///< 0 = unbounded
   cache_dtype_set kv_cache_dtypes;  ///< empty = any
@@ -90,11 +93,12 @@ struct policy_rule : arch_filter {
   /// The platform half of `matches`: vendor, arch and, for a measured rule, the measured device and
   /// component versions. A platform-bound selector tests it once.
   [[nodiscard]] bool matches_platform(const platform& p) const noexcept;
-  /// The query half of `matches` except the domain: modes, head count, dtypes, features, phase, shape.
+  /// The query half of `matches` except the domain: modes, attention types, head count, dtypes,
+  /// features, phase, shape.
   /// A phase or range on a field the query leaves unstated does not hold.
   [[nodiscard]] bool matches_query(const query& q) const noexcept;
-  /// `matches_query` without the features: modes, head count, kv-cache dtypes, dtypes, head sizes,
-  /// phase, shape.
+  /// `matches_query` without the features: modes, attention types, head count, kv-cache dtypes, dtypes,
+  /// head sizes, phase, shape.
   [[nodiscard]] bool matches_fields(const query& q) const noexcept;
   /// False when the rule states no query condition: `matches_query` then holds for every query.
   [[nodiscard]] bool reads_query() const noexcept;
@@ -117,6 +121,7 @@ struct field_list<policy_rule> {
     visit("archs", r.archs...);
     visit("families", r.families...);
     visit("modes", r.modes...);
+    visit("attn_types", r.attn_types...);
     visit("min_num_heads", r.min_num_heads...);
     visit("max_num_heads", r.max_num_heads...);
     visit("kv_cache_dtypes", r.kv_cache_dtypes...);

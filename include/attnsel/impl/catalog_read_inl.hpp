@@ -128,6 +128,10 @@ class catalog_reader : public descriptor_reader {
     r.vendor = enumerator<device_vendor>(required(j, ptr, "vendor"), child(ptr, "vendor"));
     static_cast<arch_filter&>(r) = arch_filter_of(j, ptr, r.vendor);
     if (const json* m = member(j, "modes")) r.modes = enum_list<attention_mode>(*m, child(ptr, "modes"), false);
+    if (const json* m = member(j, "attn_types")) {
+      needs_version_2(child(ptr, "attn_types"));
+      r.attn_types = enum_list<attention_type>(*m, child(ptr, "attn_types"), false);
+    }
     if (const json* m = member(j, "min_num_heads"))
       r.min_num_heads = uint32(*m, child(ptr, "min_num_heads"), 1, limits::num_heads);
     if (const json* m = member(j, "max_num_heads"))

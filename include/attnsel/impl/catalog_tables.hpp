@@ -152,6 +152,7 @@ struct rule {
   device_vendor vendor = device_vendor::cuda;
   arch_filter arch;
   attention_mode_set modes;
+  attention_type_set attn_types;
   std::uint32_t min_num_heads = 0;
   std::uint32_t max_num_heads = 0;
   cache_dtype_set kv_cache_dtypes;
@@ -350,6 +351,7 @@ inline registry build_registry(const catalog& cat) {
     assign_vector(out.archs, r.arch.archs);
     assign_vector(out.families, r.arch.families);
     out.modes = r.modes;
+    out.attn_types = r.attn_types;
     out.min_num_heads = r.min_num_heads;
     out.max_num_heads = r.max_num_heads;
     out.kv_cache_dtypes = r.kv_cache_dtypes;

@@ -209,6 +209,7 @@ inline nlohmann::json rule_json(const policy_rule& r) {
   json j = {{"domain", std::string(to_string(r.domain))}, {"vendor", std::string(to_string(r.vendor))}};
   arch_filter_json(r, j);
   if (!r.modes.empty()) j["modes"] = enum_list_json(r.modes);
+  if (!r.attn_types.empty()) j["attn_types"] = enum_list_json(r.attn_types);
   if (r.min_num_heads) j["min_num_heads"] = r.min_num_heads;
   if (r.max_num_heads) j["max_num_heads"] = r.max_num_heads;
   if (!r.kv_cache_dtypes.empty()) j["kv_cache_dtypes"] = enum_list_json(r.kv_cache_dtypes);

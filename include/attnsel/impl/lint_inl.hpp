@@ -81,7 +81,7 @@ inline bool shape_covers(const shape_limits& outer, const shape_limits& inner) {
 inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
   if (outer.domain != inner.domain || outer.measured) return false;
   if (!filter_covers(outer.vendor, outer, inner.vendor, inner)) return false;
-  if (!set_covers(outer.modes, inner.modes)) return false;
+  if (!set_covers(outer.modes, inner.modes) || !set_covers(outer.attn_types, inner.attn_types)) return false;
   if (outer.min_num_heads || outer.max_num_heads) {
     if (!inner.min_num_heads && !inner.max_num_heads) return false;
     if (std::max<std::uint32_t>(inner.min_num_heads, 1) < std::max<std::uint32_t>(outer.min_num_heads, 1)) return false;
@@ -100,7 +100,7 @@ inline bool rule_covers(const policy_rule& outer, const policy_rule& inner) {
 // A rule with no narrowing but domain, vendor and (optionally) modes: nothing of that mode falls past it.
 inline bool catches_all(const policy_rule& r, attention_mode m) {
   return !r.measured && !r.min_capability && !r.max_capability && r.archs.empty() && r.families.empty() &&
-         (r.modes.empty() || r.modes.contains(m)) && !r.min_num_heads && !r.max_num_heads &&
+         (r.modes.empty() || r.modes.contains(m)) && r.attn_types.empty() && !r.min_num_heads && !r.max_num_heads &&
          r.kv_cache_dtypes.empty() && r.dtypes.empty() && r.head_sizes.empty() && r.features.empty() &&
          r.without_features.empty() && r.phases.empty() && r.shape.empty();
 }
@@ -250,7 +250,8 @@ class rule_cover_index {
   static std::string filter_key(const policy_rule& r) {
     std::string k = std::to_string(r.min_capability ? r.min_capability->value() : -1) + "," +
                     std::to_string(r.max_capability ? r.max_capability->value() : -1) + "," +
-                    std::to_string(r.modes.bits()) + "," + std::to_string(r.min_num_heads) + "," +
+                    std::to_string(r.modes.bits()) + "," + std::to_string(r.attn_types.bits()) + "," +
+                    std::to_string(r.min_num_heads) + "," +
                     std::to_string(r.max_num_heads) + "," + std::to_string(r.kv_cache_dtypes.bits()) + "," +
                     std::to_string(r.dtypes.bits()) + "|";
     for (const auto& g : r.archs) k += g.name() + ",";

@@ -63,12 +63,13 @@ ATTNSEL_INLINE bool policy_rule::matches_query(const query& q) const noexcept {
 }
 
 ATTNSEL_INLINE bool policy_rule::reads_query() const noexcept {
-  return !modes.empty() || min_num_heads != 0 || max_num_heads != 0 || !kv_cache_dtypes.empty() || !dtypes.empty() ||
+  return !modes.empty() || !attn_types.empty() || min_num_heads != 0 || max_num_heads != 0 || !kv_cache_dtypes.empty() || !dtypes.empty() ||
          !head_sizes.empty() || !features.empty() || !without_features.empty() || !phases.empty() || !shape.empty();
 }
 
 ATTNSEL_INLINE bool policy_rule::matches_fields(const query& q) const noexcept {
   if (!modes.empty() && !modes.contains(q.mode)) return false;
+  if (!attn_types.empty() && !attn_types.contains(q.attn_type)) return false;
   if (min_num_heads || max_num_heads) {
     if (q.num_heads == 0 || q.num_heads < min_num_heads) return false;
     if (max_num_heads && q.num_heads > max_num_heads) return false;
@@ -86,6 +87,10 @@ ATTNSEL_INLINE std::string to_string(const policy_rule& rule) {
   if (!rule.modes.empty()) {
     out += " mode";
     rule.modes.for_each([&](attention_mode m) { out += " " + std::string(to_string(m)); });
+  }
+  if (!rule.attn_types.empty()) {
+    out += " attn";
+    rule.attn_types.for_each([&](attention_type t) { out += " " + std::string(to_string(t)); });
   }
   if (rule.min_num_heads || rule.max_num_heads)
     out += " heads [" + std::to_string(rule.min_num_heads) + ", " +

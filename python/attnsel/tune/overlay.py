@@ -95,9 +95,11 @@ def _span(heads: Sequence[int]) -> Tuple[int, ...]:
 def scopes(results: Sequence[TuneResult]) -> List[Scope]:
     """The measured rules' scopes. The classes of one kind and ranges are taken across workloads in order
     of head size; adjacent head sizes whose workloads put the same backend first over the same default
-    form one span, and a span with a confirmed winner becomes one rule over the head sizes between
-    (multiples of 8), the dtypes measured and any head count. A head size whose workloads disagree
-    breaks the span, and each of its confirmed workloads gets a rule of its own head counts (exact)."""
+    form one span, and a span with a confirmed winner becomes one rule over the head sizes from its least
+    to its greatest confirmed one (multiples of 8 between), the dtypes measured there and any head count;
+    workloads of the span whose gain was not confirmed neither break it nor extend it. A head size whose
+    workloads disagree breaks the span, and each of its confirmed workloads gets a rule of its own head
+    counts (exact)."""
     groups: dict = {}
     for t in results:
         for r in t.results:
@@ -106,31 +108,34 @@ def scopes(results: Sequence[TuneResult]) -> List[Scope]:
                 (t.workload, r))
     out: List[Scope] = []
 
-    def close(label, heads, members):
+    def close(label, members):
         confirmed = tuple((w, r) for w, r in members if r.decision and r.decision.winner is not None)
-        if label and label[0] and confirmed:
-            out.append(Scope(label[0], label[1], confirmed, tuple(m for m in members if m not in confirmed),
-                             _span(heads), tuple(sorted({w.dtype for w, _ in members}))))
+        if not (label and label[0] and confirmed):
+            return
+        # The span ends at the confirmed head sizes: an unconfirmed one beyond them is not covered.
+        lo, hi = min(w.head_size for w, _ in confirmed), max(w.head_size for w, _ in confirmed)
+        inside = [(w, r) for w, r in members if lo <= w.head_size <= hi]
+        out.append(Scope(label[0], label[1], confirmed, tuple(m for m in inside if m not in confirmed),
+                         _span([w.head_size for w, _ in inside]), tuple(sorted({w.dtype for w, _ in inside}))))
 
     for members in groups.values():
         by_head: dict = {}
         for w, r in members:
             by_head.setdefault(w.head_size, []).append((w, r))
-        label, heads, run = None, [], []
+        label, run = None, []
         for h in sorted(by_head):
             labels = {_label(r) for _, r in by_head[h]}
             here = labels.pop() if len(labels) == 1 else None
             if here is not None and here == label:
-                heads.append(h)
                 run += by_head[h]
                 continue
-            close(label, heads, run)
-            label, heads, run = here, [h], list(by_head[h])
+            close(label, run)
+            label, run = here, list(by_head[h])
             if here is None:  # the workloads of this head size disagree: each confirmed one alone
                 out += [Scope(r.decision.winner, r.default, ((w, r),), (), (h,), (w.dtype,), True)
                         for w, r in by_head[h] if r.decision and r.decision.winner is not None]
                 run = []
-        close(label, heads, run)
+        close(label, run)
     return out
 
 
@@ -162,8 +167,9 @@ def rule_of(scope: Scope, platform: attnsel.Platform, kernel_components: Sequenc
     cap = platform.arch
     check_platform(platform)
     device, comps = fingerprint(platform, kernel_components)
+    # The attention type query_of states: a causal prefill and an encoder call of one shape differ.
     rule = {"domain": "decoder", "vendor": "cuda", "min_capability": cap, "max_capability": cap,
-            "dtypes": list(scope.dtypes), "head_sizes": list(scope.head_sizes)}
+            "attn_types": [query_of(w0, c).attn_type], "dtypes": list(scope.dtypes), "head_sizes": list(scope.head_sizes)}
     if scope.exact:
         rule["min_num_heads"] = rule["max_num_heads"] = w0.num_heads
         feats = sorted(query_of(w0, c).features)  # the features the call states, as select sees them

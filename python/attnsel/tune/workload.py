@@ -95,10 +95,13 @@ def decoder_classes(prefill: Sequence[int], decode_batches: Sequence[int], decod
 
 
 def encoder_classes(tokens: Sequence[int], batch: int = 1) -> Tuple[ShapeClass, ...]:
-    """Non-causal self-attention over each token count (a vision encoder)."""
+    """Non-causal self-attention over each token count (a vision encoder). A class covers token counts from
+    2 up: a one-token non-causal call is a decode call (the decode classes take it)."""
     toks = _positive("tokens", tokens, SEQ_LIMIT)
+    if min(toks) < 2:
+        raise ValueError("tokens: a count of 1 is a decode call; give counts of 2 or more")
     return tuple(ShapeClass(f"encoder {n}", "encoder", batch, n, n, False, r)
-                 for n, r in zip(sorted(set(toks)), split_ranges(toks, 1, SEQ_LIMIT)))
+                 for n, r in zip(sorted(set(toks)), split_ranges(toks, 2, SEQ_LIMIT)))
 
 
 def preset(name: str) -> List[Workload]:

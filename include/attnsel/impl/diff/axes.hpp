@@ -297,6 +297,7 @@ inline diff_axes axes_of(const diff_scope& s) {
   ax.attn_types = distinct_by(std::vector<attention_type>(ats.begin(), ats.end()), [&](attention_type t) {
     std::vector<bool> sig;
     for (const auto* c : s.caps) sig.push_back(c->attn_types.empty() || c->attn_types.contains(t));
+    for (const auto* r : s.rules) sig.push_back(r->attn_types.empty() || r->attn_types.contains(t));
     return sig;
   });
 
