@@ -19,6 +19,10 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
+_PROBE_CALLS = 4  # calls the probe times to size a sample
+_MAX_INNER = 2000  # calls in one sample at the most (about target_ms of a 2.5 us kernel)
+
+
 class KernelRunner(Runner):
     """Runs each class's call with kernels given by backend name.
 
@@ -37,7 +41,7 @@ class KernelRunner(Runner):
     dropped with the reason."""
 
     def __init__(self, kernels: Mapping[str, Callable[..., object]],
-                 device: str = "cuda", warmup: int = 2, target_ms: float = 1.0,
+                 device: str = "cuda", warmup: int = 2, target_ms: float = 5.0,
                  components: Sequence[str] = (), baseline: Optional[str] = None,
                  clock: Callable[[], float] = time.perf_counter, cuda_graphs: bool = False):
         import torch
@@ -113,8 +117,9 @@ class KernelRunner(Runner):
         """`reps` per-call microseconds: each sample times `inner` back-to-back calls (found once per class
         and backend, samples of about target_ms), between CUDA events on a CUDA device (the replay of one
         CUDA graph of them with cuda_graphs), by the wall clock after a synchronisation elsewhere; each
-        call warms up first. A kernel that raises becomes a
-        RuntimeError naming it (interleaved drops the backend)."""
+        call warms up first, and one untimed sample precedes the timed ones (a short kernel timed from an
+        idle device reads its clock ramp). A kernel that raises becomes a RuntimeError naming it
+        (interleaved drops the backend)."""
         return self._samples(w, c, backend, reps, self.kernels[backend], contextlib.nullcontext())
 
     def _samples(self, w: Workload, c: ShapeClass, backend: str, reps: int, kernel, scope) -> List[float]:
@@ -173,10 +178,14 @@ class KernelRunner(Runner):
                     torch.cuda.synchronize()
                 key = (w, c, backend)
                 if key not in self._inner:
-                    probe = timed(1)
-                    self._inner[key] = max(1, min(100, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
+                    # The probe times a few calls, so that a first call's launch cost does not shrink the
+                    # samples of a short kernel.
+                    probe = timed(_PROBE_CALLS) / _PROBE_CALLS
+                    self._inner[key] = max(1, min(_MAX_INNER, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
                 inner = self._inner[key]
                 graph = captured(inner) if self.cuda_graphs else None
+                # One untimed sample first: the device leaves its idle clocks before the samples count.
+                timed(inner, graph)
                 return [timed(inner, graph) * 1000.0 / inner for _ in range(reps)]
         except Exception as e:
             raise RuntimeError(_first_line(e)) from e

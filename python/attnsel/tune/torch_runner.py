@@ -14,7 +14,7 @@ class TorchRunner(KernelRunner):  # pragma: no cover - needs a CUDA device
     backend name (attnsel.kernels.flex_attention, an engine's own); torch's default is what
     torch._fused_sdp_choice picks for the call."""
 
-    def __init__(self, device: str = "cuda", warmup: int = 2, target_ms: float = 1.0,
+    def __init__(self, device: str = "cuda", warmup: int = 2, target_ms: float = 5.0,
                  extra: Optional[Mapping[str, Callable[..., object]]] = None, components: Sequence[str] = (),
                  cuda_graphs: bool = False):
         from attnsel.kernels import sdpa_kernels
