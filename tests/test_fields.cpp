@@ -372,9 +372,9 @@ TEST_CASE("the platform's field list covers every consumer", "[fields][platform]
 TEST_CASE("reads_query: set by each query-half field alone, and false only where every query matches",
           "[fields][policy]") {
   const auto c = every_field();
-  const std::set<std::string> rule_query_half{"modes",  "min_num_heads", "max_num_heads", "kv_cache_dtypes",
-                                              "dtypes", "head_sizes",    "features",      "without_features",
-                                              "phases", "shape"};
+  const std::set<std::string> rule_query_half{
+      "modes",    "attn_types",       "min_num_heads", "max_num_heads", "kv_cache_dtypes", "dtypes", "head_sizes",
+      "features", "without_features", "phases",        "shape"};
   const std::set<std::string> entry_query_half{"unless_features", "phases", "shape"};
   // Queries that each state one field otherwise, so a condition on any of them fails for one.
   std::vector<query> queries(1);
@@ -385,6 +385,7 @@ TEST_CASE("reads_query: set by each query-half field alone, and false only where
     queries.push_back(q);
   };
   vary([](query& q) { q.mode = attention_mode::mla; });
+  vary([](query& q) { q.attn_type = attention_type::encoder_only; });
   vary([](query& q) { q.dtype = data_type::float32; });
   vary([](query& q) { q.kv_cache_dtype = cache_dtype::fp8; });
   vary([](query& q) { q.head_size = 576; });
