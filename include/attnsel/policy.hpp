@@ -64,7 +64,7 @@ static_assert(detail::has_field_list<policy_entry>::value, "field_list<policy_en
 struct policy_rule : arch_filter {
   attention_domain domain = attention_domain::decoder;
   device_vendor vendor = device_vendor::cuda;
-  attention_mode_set modes;         ///< empty = any mode
+  attention_mode_set modes;  ///< empty = any mode
   /// Format 2: the query's attention type is one of these; empty = any. A measured order holds for the
   /// kind of call measured (a causal prefill and an encoder call of the same shape differ).
   attention_type_set attn_types{};

@@ -227,11 +227,11 @@ class emitter {
     out << "{static_cast<attention_domain>(" << static_cast<unsigned>(r.domain) << "), static_cast<device_vendor>("
         << static_cast<unsigned>(r.vendor) << "), " << arch(r.min_capability, r.max_capability, r.archs, r.families)
         << ", " << set(r.modes, "attention_mode") << ", " << set(r.attn_types, "attention_type") << ", "
-        << r.min_num_heads << "U, " << r.max_num_heads << "U, "
-        << set(r.kv_cache_dtypes, "cache_dtype") << ", " << set(r.dtypes, "data_type") << ", " << uints(r.head_sizes)
-        << ", " << strings(r.features) << ", " << strings(r.without_features) << ", "
-        << set(r.phases, "attention_phase") << ", " << shape(r.shape) << ", " << literal(r.note)
-        << ", static_cast<forced_handling>(" << static_cast<unsigned>(r.forced) << "), " << list("entry", order) << "}";
+        << r.min_num_heads << "U, " << r.max_num_heads << "U, " << set(r.kv_cache_dtypes, "cache_dtype") << ", "
+        << set(r.dtypes, "data_type") << ", " << uints(r.head_sizes) << ", " << strings(r.features) << ", "
+        << strings(r.without_features) << ", " << set(r.phases, "attention_phase") << ", " << shape(r.shape) << ", "
+        << literal(r.note) << ", static_cast<forced_handling>(" << static_cast<unsigned>(r.forced) << "), "
+        << list("entry", order) << "}";
     return out.str();
   }
 

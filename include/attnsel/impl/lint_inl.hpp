@@ -251,9 +251,8 @@ class rule_cover_index {
     std::string k = std::to_string(r.min_capability ? r.min_capability->value() : -1) + "," +
                     std::to_string(r.max_capability ? r.max_capability->value() : -1) + "," +
                     std::to_string(r.modes.bits()) + "," + std::to_string(r.attn_types.bits()) + "," +
-                    std::to_string(r.min_num_heads) + "," +
-                    std::to_string(r.max_num_heads) + "," + std::to_string(r.kv_cache_dtypes.bits()) + "," +
-                    std::to_string(r.dtypes.bits()) + "|";
+                    std::to_string(r.min_num_heads) + "," + std::to_string(r.max_num_heads) + "," +
+                    std::to_string(r.kv_cache_dtypes.bits()) + "," + std::to_string(r.dtypes.bits()) + "|";
     for (const auto& g : r.archs) k += g.name() + ",";
     k += "|";
     for (auto f : r.families) k += std::to_string(static_cast<unsigned>(f)) + ",";

@@ -63,8 +63,9 @@ ATTNSEL_INLINE bool policy_rule::matches_query(const query& q) const noexcept {
 }
 
 ATTNSEL_INLINE bool policy_rule::reads_query() const noexcept {
-  return !modes.empty() || !attn_types.empty() || min_num_heads != 0 || max_num_heads != 0 || !kv_cache_dtypes.empty() || !dtypes.empty() ||
-         !head_sizes.empty() || !features.empty() || !without_features.empty() || !phases.empty() || !shape.empty();
+  return !modes.empty() || !attn_types.empty() || min_num_heads != 0 || max_num_heads != 0 ||
+         !kv_cache_dtypes.empty() || !dtypes.empty() || !head_sizes.empty() || !features.empty() ||
+         !without_features.empty() || !phases.empty() || !shape.empty();
 }
 
 ATTNSEL_INLINE bool policy_rule::matches_fields(const query& q) const noexcept {
