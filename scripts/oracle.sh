@@ -86,4 +86,9 @@ echo "oracle.sh: report in $out/report.md and $out/report.json"
 # (transformers' own warnings about the class defaults are silenced; exit 1 keeps an earlier exit 2.)
 TRANSFORMERS_VERBOSITY=error PYTHONPATH="$py_attnsel" "$venv/bin/python" "$root/tools/oracle/layer_kinds.py" \
   "$root/tests/data/model_configs" --out "$out/layer_kinds.json" || { [ "$status" -ne 0 ] || status=1; }
+# The engines' own argument parsers on every command line attnsel's adapters write.
+for engine in $engines; do
+  LD_LIBRARY_PATH="$venv/oracle-stub" PYTHONPATH="$py_attnsel" "$venv/bin/python" "$root/tools/oracle/adapter_flags.py" \
+    --engine "$engine" --out "$out/${engine}_adapter_flags.json" || { [ "$status" -ne 0 ] || status=1; }
+done
 exit "$status"

@@ -29,6 +29,7 @@ HOPPER = attnsel.Platform.cuda(9, 0)
 def test_vllm_refuses_what_vllm_refuses(line):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", UserWarning)  # PR #48162's flag, read with a warning
         with pytest.raises(ValueError, match="vLLM refuses it"):
             vllm.parse_flags(line)
 
@@ -40,7 +41,8 @@ def test_vllm_list_grammar_is_named_in_the_refusal():
 
 def test_vllm_reads_underscored_flag_names_as_its_parser_does():
     assert vllm.parse_flags("--attention_backend FLASHINFER").decoder == "FLASHINFER"
-    assert vllm.parse_flags("--attention_decode_backend=TRITON_ATTN").decode == "TRITON_ATTN"
+    with pytest.warns(UserWarning, match="PR #48162"):
+        assert vllm.parse_flags("--attention_decode_backend=TRITON_ATTN").decode == "TRITON_ATTN"
     dotted = vllm.parse_flags("--attention_config.backend_per_kind.sliding_window TRITON_ATTN")
     assert dotted.backend_per_kind == (("sliding_window", "TRITON_ATTN"),)  # keys keep their underscores
 
@@ -66,7 +68,10 @@ def test_a_deeply_nested_attention_config_is_a_value_error_not_recursion():
     (lambda: vllm.flags("MLA_PREFILL_FLASH_ATTN"), "pass it as mla_prefill="),
     (lambda: vllm.flags("FLASH_ATTENTION"), "not a vLLM AttentionBackendEnum name"),  # torch SDPA's name
     (lambda: vllm.flags("FLASH_ATTN; rm -rf /"), "not a vLLM AttentionBackendEnum name"),
-    (lambda: vllm.flags(decode="FA3"), "not a vLLM AttentionBackendEnum name"),  # SGLang's
+    (lambda: vllm.flags("FA3"), "not a vLLM AttentionBackendEnum name"),  # SGLang's
+    (lambda: vllm.flags(decode="TRITON_ATTN"), "has no decode-phase backend flag"),
+    (lambda: vllm.flags("GDN_ATTN"), "not a vLLM AttentionBackendEnum name"),  # picked by layer type
+    (lambda: vllm.flags(backend_per_kind={"mamba": "MAMBA2_ATTN"}), "not a vLLM AttentionBackendEnum name"),
     (lambda: vllm.flags(encoder="SDPA"), "not a vLLM AttentionBackendEnum name"),
     (lambda: vllm.flags(backend_per_kind={"sliding_window": "-TRITON_ATTN,auto"}), "exactly one name"),
     (lambda: vllm.flags(mla_prefill="FLASHMLA"), "not an MLA prefill backend"),

@@ -75,7 +75,11 @@ def test_sliding_window_from_a_model_config_routes_by_kind():
 
 
 def test_decode_backend_and_auto():
-    o = vllm.parse_flags("--attention-backend TRITON_ATTN --attention-decode-backend FLASHINFER")
+    # PR #48162's flags, which no vLLM release has (0.33.0's parser refuses them): read with a warning.
+    with pytest.warns(UserWarning, match="--attention-decode-backend: vLLM PR #48162's per-phase setting, which "
+                                         "vLLM 0.33.0 refuses") as seen:
+        o = vllm.parse_flags("--attention-backend TRITON_ATTN --attention-decode-backend FLASHINFER")
+    assert seen[0].filename == __file__  # the warning points at the caller
     q = attnsel.Query()
     assert o.for_query(q.replace(phase="prefill")) == "TRITON_ATTN"
     assert o.for_query(q.replace(phase="decode")) == "FLASHINFER"
@@ -83,7 +87,9 @@ def test_decode_backend_and_auto():
     s = o.override_set(query=q)
     assert (s.decoder, s.prefill, s.decode) == ("TRITON_ATTN", "TRITON_ATTN", "FLASHINFER")
     # The PR's alias and attention_config keys say the same; 'auto' is automatic.
-    assert vllm.parse_flags("--attention-prefill-backend TRITON_ATTN -ac.decode_backend=flashinfer") == o
+    with pytest.warns(UserWarning, match="PR #48162") as seen:
+        assert vllm.parse_flags("--attention-prefill-backend TRITON_ATTN -ac.decode_backend=flashinfer") == o
+    assert [w.filename for w in seen] == [__file__, __file__]
     assert vllm.parse_flags("--attention-backend auto").decoder is None
     # Each phase reads its own override (PR #48162's example: B200, TRITON_ATTN + FLASHINFER).
     b200 = attnsel.Platform.cuda(10, 0, components=["flashinfer"])
@@ -126,13 +132,16 @@ def test_mla_prefill_names_both_ways():
 
 def test_flags_write_the_attention_config():
     args = vllm.flags("FLASHINFER_MLA", mla_prefill="MLA_PREFILL_FLASHINFER",
-                      backend_per_kind={"sliding_window": "TRITON_ATTN"}, decode="FLASHINFER")
-    assert args[:4] == ["--attention-backend", "FLASHINFER_MLA", "--attention-decode-backend", "FLASHINFER"]
-    assert args[4] == "--attention-config"
-    assert json.loads(args[5]) == {"mla_prefill_backend": "FLASHINFER",
+                      backend_per_kind={"sliding_window": "TRITON_ATTN"})
+    assert args[:2] == ["--attention-backend", "FLASHINFER_MLA"]
+    assert args[2] == "--attention-config"
+    assert json.loads(args[3]) == {"mla_prefill_backend": "FLASHINFER",
                                    "backend_per_kind": {"sliding_window": "TRITON_ATTN"}}
     back = vllm.parse_flags(args)
-    assert (back.decoder, back.decode, back.mla_prefill) == ("FLASHINFER_MLA", "FLASHINFER", "MLA_PREFILL_FLASHINFER")
+    assert (back.decoder, back.decode, back.mla_prefill) == ("FLASHINFER_MLA", None, "MLA_PREFILL_FLASHINFER")
+    # No release has a decode-phase flag: asking for one is refused, naming the PR and the release.
+    with pytest.raises(ValueError, match="vLLM 0.33.0 has no decode-phase backend flag .*PR #48162"):
+        vllm.flags("FLASHINFER_MLA", decode="FLASHINFER")
     assert back.backend_per_kind == (("sliding_window", "TRITON_ATTN"),)
 
 

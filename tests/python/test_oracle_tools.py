@@ -259,3 +259,39 @@ def test_an_open_group_is_reported_as_open_until_it_grows(tmp_path):
     opened.write_text('{"groups": [{"engine": "vllm", "key": "x", "count": 0}]}')
     r = run(base + [str(answers_file(tmp_path, [wrong]))])
     assert r.returncode == 2 and "positive int" in r.stderr
+
+
+# ------------------------------------------------------------------------------- adapter flags
+def test_adapter_flags_tells_accepted_from_refused_and_misread_lines():
+    # A stand-in engine parser: one choice-restricted flag, one free-text flag the engine converts later
+    # (as vLLM's --attention-backend), one it stores under another spelling.
+    import argparse
+
+    import adapter_flags
+
+    p = argparse.ArgumentParser(prog="engine")
+    p.add_argument("--attention-backend", choices=["fa3", "triton"])
+    p.add_argument("--mm-backend")
+    p.add_argument("--page-size", type=lambda t: int(t) * 2)  # reads another value than it was given
+
+    def convert(text):
+        if text != "SDPA":
+            raise ValueError(f"unknown backend {text!r}")
+        return text
+
+    def refuse():
+        raise ValueError("not a name of this flag")
+
+    cases = [("ok", lambda: ["--attention-backend", "fa3", "--mm-backend", "SDPA"]),
+             ("choice", lambda: ["--attention-backend", "FA3"]),  # argparse choices are case-sensitive
+             ("unknown flag", lambda: ["--decode-backend", "fa3"]),
+             ("converted", lambda: ["--mm-backend", "NOPE"]),
+             ("misread", lambda: ["--page-size", "64"]),
+             ("adapter", refuse)]
+    report = adapter_flags.check(p, cases, [], {"mm_backend": convert})
+    assert report["counts"] == {"accepted": 1, "refused_by_adapter": 1, "refused_by_engine": 3, "misread": 1}
+    by = {r["case"]: r for r in report["cases"]}
+    assert "invalid choice: 'FA3'" in by["choice"]["why"]
+    assert "unrecognized arguments: --decode-backend fa3" in by["unknown flag"]["why"]
+    assert by["converted"]["why"] == "the engine refuses --mm-backend NOPE: unknown backend 'NOPE'"
+    assert by["misread"]["why"] == "--page-size: the engine holds 128, the adapter wrote '64'"

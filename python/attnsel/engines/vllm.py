@@ -19,7 +19,7 @@ import json
 import warnings
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .._attnsel import OverrideSet, builtin_catalog
+from .._attnsel import OverrideSet, builtin_catalog, to_json
 from . import EngineOverrides, _block_size, _check_domain, _json_object, _split
 
 __all__ = [
@@ -40,7 +40,10 @@ __all__ = [
 ]
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
-# vLLM PR #48162: the decode-phase backend; --attention-prefill-backend is an alias of --attention-backend.
+# vLLM PR #48162 (not in a release: vLLM 0.33.0's parser refuses both): the decode-phase backend, and
+# --attention-prefill-backend as an alias of --attention-backend. parse_flags reads them with a warning;
+# flags() never writes them.
+RELEASE = "0.33.0"
 DECODE_FLAG = "--attention-decode-backend"
 PREFILL_ALIAS_FLAG = "--attention-prefill-backend"
 ENCODER_FLAG = "--mm-encoder-attn-backend"
@@ -80,8 +83,11 @@ def _name(backend: Backend) -> str:
 @functools.lru_cache(maxsize=None)
 def backend_names() -> FrozenSet[str]:
     """The AttentionBackendEnum names vLLM's backend flags accept: the vllm catalog's backends but the
-    MLA prefill ones (a separate enum, :func:`mla_prefill_names`)."""
-    return frozenset(b for b in builtin_catalog("vllm").backends if not b.startswith(_MLA_PREFILL_PREFIX))
+    MLA prefill ones (a separate enum, :func:`mla_prefill_names`) and the linear-attention ones (vLLM's
+    MambaAttentionBackendEnum, which it picks by layer type: no flag takes them)."""
+    doc = json.loads(to_json(builtin_catalog("vllm")))
+    return frozenset(b["name"] for b in doc["backends"]
+                     if not b["name"].startswith(_MLA_PREFILL_PREFIX) and set(b["domains"]) - {"linear"})
 
 
 @functools.lru_cache(maxsize=None)
@@ -231,21 +237,25 @@ def flags(
     backend_per_kind: Optional[Mapping[str, Backend]] = None,
     block_size: Optional[int] = None,
 ) -> List[str]:
-    """vLLM command-line flags that run the given backends.
+    """vLLM command-line flags that run the given backends, as vLLM 0.33.0's parser accepts them.
 
-    `backend` sets --attention-backend, `decode` --attention-decode-backend (PR #48162), `encoder`
-    --mm-encoder-attn-backend (a Selection made for the encoder domain goes there only: given to another
-    flag it is a ValueError, as is a decoder Selection given as `encoder`); `mla_prefill` (an MLA_PREFILL_... backend) and `backend_per_kind` (kind ->
+    `backend` sets --attention-backend, the backend of every phase: vLLM has no per-phase flag in a
+    release, so `decode` is a ValueError that says so (--attention-decode-backend is PR #48162, which
+    vLLM 0.33.0's parser refuses). `encoder` sets --mm-encoder-attn-backend (a Selection made for the
+    encoder domain goes there only: given to another flag it is a ValueError, as is a decoder Selection
+    given as `encoder`). `mla_prefill` (an MLA_PREFILL_... backend) and `backend_per_kind` (kind ->
     backend) go into one --attention-config JSON; `block_size` (e.g. ``sel.block_size_for(0)``) adds
-    --block-size.
+    --block-size. A linear-attention backend (GDN_ATTN, MAMBA2_ATTN, ...) is a ValueError for every
+    flag: vLLM picks those by layer type.
     """
     out: List[str] = []
     if backend is not None:
         _check_domain(backend, ATTENTION_BACKEND_FLAG, encoder=False, encoder_flag=ENCODER_FLAG)
         out += [ATTENTION_BACKEND_FLAG, _vllm_name(backend, ATTENTION_BACKEND_FLAG)]
     if decode is not None:
-        _check_domain(decode, DECODE_FLAG, encoder=False, encoder_flag=ENCODER_FLAG)
-        out += [DECODE_FLAG, _vllm_name(decode, DECODE_FLAG)]
+        raise ValueError(f"decode: vLLM {RELEASE} has no decode-phase backend flag ({DECODE_FLAG} is vLLM PR "
+                         f"#48162, not in a release, and the parser refuses it); {ATTENTION_BACKEND_FLAG} runs "
+                         "one backend in every phase")
     if encoder is not None:
         _check_domain(encoder, ENCODER_FLAG, encoder=True, encoder_flag=ENCODER_FLAG)
         out += [ENCODER_FLAG, _vllm_name(encoder, ENCODER_FLAG)]
@@ -297,6 +307,8 @@ class _Parsed:
 
     def config_key(self, key: str, value: object, where: str) -> None:
         """One attention_config key (a JSON value, or the text after a dotted flag)."""
+        if key in ("prefill_backend", "decode_backend"):
+            _unreleased(where, 3)  # the caller of parse_flags
         if key in ("backend", "prefill_backend"):
             self.decoder = _backend_value(value, where)
         elif key == "decode_backend":
@@ -326,12 +338,18 @@ def _dashed(token: str) -> str:
     return token[:end].replace("_", "-") + token[end:]
 
 
+def _unreleased(where: str, stacklevel: int) -> None:
+    warnings.warn(f"{where}: vLLM PR #48162's per-phase setting, which vLLM {RELEASE} refuses (not in a "
+                  "release); read as the PR defines it", UserWarning, stacklevel=stacklevel + 1)
+
+
 def parse_flags(args: Union[str, Sequence[str]]) -> VllmOverrides:
     """The attention flags of a vLLM command line (a string or an argv list) in attnsel's names.
 
-    Reads --attention-backend (and its PR #48162 alias --attention-prefill-backend),
-    --attention-decode-backend, --mm-encoder-attn-backend, a leading VLLM_ATTENTION_BACKEND=NAME (removed
-    by vLLM PR #50292: read, with a warning), and the attention config: ``--attention-config JSON`` /
+    Reads --attention-backend, --mm-encoder-attn-backend, vLLM PR #48162's --attention-decode-backend and
+    --attention-prefill-backend (an alias of --attention-backend; both with a UserWarning: vLLM 0.33.0
+    refuses them, as it does the config keys prefill_backend and decode_backend), a leading
+    VLLM_ATTENTION_BACKEND=NAME (removed by vLLM PR #50292: read, with a warning), and the attention config: ``--attention-config JSON`` /
     ``-ac JSON`` and the dotted forms ``--attention-config.KEY VALUE`` / ``-ac.KEY=VALUE`` for the keys
     backend, prefill_backend, decode_backend, mla_prefill_backend and backend_per_kind
     (``-ac.backend_per_kind.KIND NAME`` too). As vLLM's parser, a flag may spell its dashes as
@@ -364,6 +382,8 @@ def parse_flags(args: Union[str, Sequence[str]]) -> VllmOverrides:
             if name == ENCODER_FLAG:
                 p.encoder = _backend_value(value, name)
             elif name in plain:
+                if name != ATTENTION_BACKEND_FLAG:
+                    _unreleased(name, 2)
                 p.config_key(plain[name], value, name)
             elif name == config_prefix:
                 doc = _json_object(value, name)
