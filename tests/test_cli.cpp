@@ -1004,6 +1004,32 @@ TEST_CASE("a warning advisory is printed, and --refuse-advisories refuses its ba
   CHECK(without.err.empty());
 }
 
+TEST_CASE("linear layers read their own phase overrides: flags, then variables, then the linear override",
+          "[cli][domains]") {
+  const std::vector<std::string> gdn = {"select", "--catalog", "sglang", "--platform", "cuda",       "--arch",
+                                        "9.0",    "--domain",  "linear", "--mode",     "gated_delta"};
+  const auto prefill = joined(gdn, {"--phase", "prefill"});
+  const auto decode = joined(gdn, {"--phase", "decode"});
+  const std::string automatic_prefill = run(prefill).out;
+  REQUIRE(automatic_prefill != "TRITON_LINEAR\n");  // so that the override below changes the answer
+  CHECK(run(joined(prefill, {"--linear-prefill-backend", "TRITON_LINEAR"})).out == "TRITON_LINEAR\n");
+  // A phase override is that phase's alone; the other phase keeps its answer.
+  CHECK(run(joined(decode, {"--linear-prefill-backend", "TRITON_LINEAR"})).out == run(decode).out);
+  CHECK(run(decode, {"ATTNSEL_LINEAR_DECODE_BACKEND=CUTEDSL"}).out == "CUTEDSL\n");
+  CHECK(run(joined(decode, {"--linear-decode-backend", "TRITON_LINEAR"}), {"ATTNSEL_LINEAR_DECODE_BACKEND=CUTEDSL"})
+            .out == "TRITON_LINEAR\n");  // the flag before the variable
+  // Unset, a phase inherits the linear override; the decoder's phase variables never reach linear layers.
+  CHECK(run(prefill, {"ATTNSEL_LINEAR_BACKEND=TRITON_LINEAR", "ATTNSEL_LINEAR_DECODE_BACKEND=CUTEDSL"}).out ==
+        "TRITON_LINEAR\n");
+  CHECK(run(prefill, {"ATTNSEL_PREFILL_BACKEND=TRITON_LINEAR"}).out == automatic_prefill);
+  // plan: the linear group's two phases.
+  const std::string config = std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/model_configs/qwen3.5-35b-a3b.json";
+  const auto plan = run({"plan", "--catalog", "sglang", "--platform", "cuda", "--arch", "9.0", "--model-config", config,
+                         "--linear-prefill-backend", "TRITON_LINEAR", "--linear-decode-backend", "CUTEDSL"});
+  CHECK(plan.out.find("linear (30 layers: 0-2, 4-6, 8-10, 12-14, 16-18, 20-22, 24-26, 28-30, 32-34, 36-38)\n"
+                      "  prefill: TRITON_LINEAR\n  decode: CUTEDSL\n") != std::string::npos);
+}
+
 TEST_CASE("the drafter reads its own variable, else the decoder's; linear layers take --mode", "[cli][domains]") {
   const std::vector<std::string> hopper = {"select", "--platform", "cuda", "--arch", "9.0"};
   CHECK(run(joined(hopper, {"--domain", "drafter"})).out == "FLASH_ATTN\n");

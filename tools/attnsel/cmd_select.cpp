@@ -86,6 +86,16 @@ command setup_selection(CLI::App& app, const char* name, const char* description
            "Override for decoder calls in the decode phase (default: $ATTNSEL_DECODE_BACKEND, else the "
            "decoder override)")
         ->type_name("SPEC");
+    cli.add_option_function<std::string>(
+           "--linear-prefill-backend", [&flags](const std::string& spec) { flags.linear_prefill_backend = spec; },
+           "Override for linear-attention layers in the prefill phase (default: $ATTNSEL_LINEAR_PREFILL_BACKEND, "
+           "else the linear override; SGLang's --linear-attn-prefill-backend)")
+        ->type_name("SPEC");
+    cli.add_option_function<std::string>(
+           "--linear-decode-backend", [&flags](const std::string& spec) { flags.linear_decode_backend = spec; },
+           "Override for linear-attention layers in the decode phase (default: $ATTNSEL_LINEAR_DECODE_BACKEND, "
+           "else the linear override; SGLang's --linear-attn-decode-backend)")
+        ->type_name("SPEC");
     if (plan)
       cli.add_option("--backend-per-kind", flags.backend_per_kind,
                      "With --model-config: the override of one kind of layer, KIND=SPEC (KIND: full, sliding, "
@@ -170,6 +180,10 @@ int run_select(const select_flags& flags, bool explain_mode) {
       q.phase != attnsel::attention_phase::unstated) {
     const auto& flag = q.phase == attnsel::attention_phase::prefill ? flags.prefill_backend : flags.decode_backend;
     if (auto phase_ovr = choose_phase_override(flag, q.phase)) ovr = std::move(*phase_ovr);
+  } else if (q.domain == attnsel::attention_domain::linear && q.phase != attnsel::attention_phase::unstated) {
+    const auto& flag =
+        q.phase == attnsel::attention_phase::prefill ? flags.linear_prefill_backend : flags.linear_decode_backend;
+    if (auto phase_ovr = choose_phase_override(flag, q.phase, q.domain)) ovr = std::move(*phase_ovr);
   }
   attnsel::select_options options;
   options.prefer = flags.prefer;
@@ -325,6 +339,12 @@ int run_plan(const select_flags& flags) {
   const auto linear = choose_override(false, std::string(), attnsel::attention_domain::linear);
   overrides.encoder = encoder.request();
   overrides.linear = linear.request();
+  const auto linear_prefill = choose_phase_override(flags.linear_prefill_backend, attnsel::attention_phase::prefill,
+                                                    attnsel::attention_domain::linear);
+  const auto linear_decode = choose_phase_override(flags.linear_decode_backend, attnsel::attention_phase::decode,
+                                                   attnsel::attention_domain::linear);
+  if (linear_prefill) overrides.linear_prefill = linear_prefill->request();
+  if (linear_decode) overrides.linear_decode = linear_decode->request();
   attnsel::select_options options;
   options.prefer = flags.prefer;
   options.refuse_advisories = flags.refuse_advisories;

@@ -56,7 +56,11 @@ struct select_flags {
   bool backend_given = false;                  ///< `--backend` appeared, even with an empty value
   std::optional<std::string> prefill_backend;  ///< `--prefill-backend`; unset inherits the decoder override
   std::optional<std::string> decode_backend;   ///< `--decode-backend`; unset inherits the decoder override
-  std::vector<std::string> backend_per_kind;   ///< `plan --backend-per-kind KIND=SPEC`, each as typed
+  /// `--linear-prefill-backend` / `--linear-decode-backend`: a linear layer's phase; unset inherits the
+  /// linear override.
+  std::optional<std::string> linear_prefill_backend;
+  std::optional<std::string> linear_decode_backend;
+  std::vector<std::string> backend_per_kind;  ///< `plan --backend-per-kind KIND=SPEC`, each as typed
   bool prefer = false;
   bool refuse_advisories = false;  ///< `--refuse-advisories`
   bool json = false;

@@ -59,15 +59,18 @@ chosen_override choose_override(bool flag_given, const std::string& flag, attnse
 }
 
 std::optional<chosen_override> choose_phase_override(const std::optional<std::string>& flag,
-                                                     attnsel::attention_phase phase) {
+                                                     attnsel::attention_phase phase, attnsel::attention_domain domain) {
   const bool prefill = phase == attnsel::attention_phase::prefill;
-  const char* variable = prefill ? "ATTNSEL_PREFILL_BACKEND" : "ATTNSEL_DECODE_BACKEND";
+  const bool linear = domain == attnsel::attention_domain::linear;
+  const char* variable = linear ? (prefill ? "ATTNSEL_LINEAR_PREFILL_BACKEND" : "ATTNSEL_LINEAR_DECODE_BACKEND")
+                                : (prefill ? "ATTNSEL_PREFILL_BACKEND" : "ATTNSEL_DECODE_BACKEND");
   const char* env = std::getenv(variable);
   chosen_override out;
   if (flag) {
     out.spec = *flag;
     out.source = attnsel::override_source::flag;
-    out.origin = prefill ? "--prefill-backend" : "--decode-backend";
+    out.origin = linear ? (prefill ? "--linear-prefill-backend" : "--linear-decode-backend")
+                        : (prefill ? "--prefill-backend" : "--decode-backend");
   } else if (env != nullptr && *env != '\0') {
     out.spec = env;
     out.source = attnsel::override_source::env;

@@ -32,10 +32,13 @@ struct chosen_override {
 [[nodiscard]] chosen_override choose_override(bool flag_given, const std::string& flag,
                                               attnsel::attention_domain domain);
 
-/// The override of one decoder phase: the flag (`--prefill-backend` / `--decode-backend`) when given,
-/// else ATTNSEL_PREFILL_BACKEND / ATTNSEL_DECODE_BACKEND when set and non-empty, else nullopt (the
-/// phase inherits the decoder override, as SGLang's per-phase flags inherit --attention-backend).
-[[nodiscard]] std::optional<chosen_override> choose_phase_override(const std::optional<std::string>& flag,
-                                                                   attnsel::attention_phase phase);
+/// The override of one phase of `domain`'s layers (the decoder's, or the linear layers'): the flag
+/// (`--prefill-backend` / `--decode-backend`, `--linear-prefill-backend` / `--linear-decode-backend`)
+/// when given, else ATTNSEL_PREFILL_BACKEND / ATTNSEL_DECODE_BACKEND (ATTNSEL_LINEAR_PREFILL_BACKEND /
+/// ATTNSEL_LINEAR_DECODE_BACKEND) when set and non-empty, else nullopt: the phase inherits the domain's
+/// override, as SGLang's per-phase flags inherit --attention-backend / --linear-attn-backend.
+[[nodiscard]] std::optional<chosen_override> choose_phase_override(
+    const std::optional<std::string>& flag, attnsel::attention_phase phase,
+    attnsel::attention_domain domain = attnsel::attention_domain::decoder);
 
 }  // namespace attnsel_cli
