@@ -337,6 +337,25 @@ TEST_CASE("the policy rule and entry field lists cover every consumer", "[fields
   }
 }
 
+TEST_CASE("a catalog whose one format-2 key is a rule's attn_types is written as version 2 and reads back",
+          "[fields][policy]") {
+  const auto c = parse_catalog_text(R"({"format": "attnsel-catalog", "version": 2, "name": "typed",
+    "backends": [{"name": "A", "attn_types": ["decoder", "encoder_only"], "platforms": [{"vendor": "cuda"}]},
+                 {"name": "B", "attn_types": ["decoder", "encoder_only"], "platforms": [{"vendor": "cuda"}]}],
+    "policies": [{"domain": "decoder", "vendor": "cuda", "attn_types": ["encoder_only"], "order": ["B", "A"]}]})",
+                                    "typed.json");
+  const auto written = to_json(c);
+  CHECK(written.at("version") == 2);
+  const auto again = parse_catalog_text(written.dump(), "again.json");
+  REQUIRE(again.registry.policy().rules.size() == 1);
+  CHECK(again.registry.policy().rules[0] == c.registry.policy().rules[0]);
+  query q;
+  q.head_size = 128;
+  CHECK(select(again.registry, q, platform::cuda(9, 0))->name() == "A");
+  q.attn_type = attention_type::encoder_only;
+  CHECK(select(again.registry, q, platform::cuda(9, 0))->name() == "B");
+}
+
 TEST_CASE("the platform's field list covers every consumer", "[fields][platform]") {
   // One row per listed field: a platform and the same platform with that field changed.
   auto h200 =

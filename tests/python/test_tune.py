@@ -668,3 +668,30 @@ def test_workloads_with_another_default_break_the_span():
     for r in results[1].results:  # as if b's default were another backend
         r.default = "EFFICIENT_ATTENTION"
     assert sorted(s.head_sizes for s in tune.scopes(results)) == [(64,), (64,), (128,), (128,)]
+
+
+def test_an_unconfirmed_workload_whose_second_pass_times_the_default_faster_breaks_the_span():
+    works = decoders(("a", 64, 32, 32), ("b", 128, 32, 8), ("c", 256, 8, 4))
+    runner = ByWorkload({"a": "CUDNN_ATTENTION", "c": "CUDNN_ATTENTION"})
+    strong = runner.time
+    runner.time = lambda w, c, backend, reps: ([40.0 * 0.98] * reps if w.name == "b" and backend == "CUDNN_ATTENTION"
+                                               else strong(w, c, backend, reps))
+    results = tune.tune(works, fresh_registry(), DEPRIORITIZED, runner)
+    # b's first pass had cuDNN 2 % ahead (unconfirmed, the same fastest): it joins the span ...
+    assert [s.head_sizes for s in tune.scopes(results)] == [tuple(range(64, 257, 8))] * 2
+    # ... unless a second pass timed cuDNN no faster than the default: then it breaks it.
+    for r in results[1].results:
+        r.decision = tune.Decision(None, "not confirmed", [tune.Timing("CUDNN_ATTENTION", 41.0, 1.0, 4),
+                                                           tune.Timing("FLASH_ATTENTION", 40.0, 1.0, 4)])
+    assert sorted(s.head_sizes for s in tune.scopes(results)) == [(64,), (64,), (256,), (256,)]
+
+
+def test_a_scope_without_second_pass_times_is_refused_with_the_reason():
+    works = decoders(("a", 64, 32, 32))
+    results = tune.tune(works, fresh_registry(), DEPRIORITIZED, ByWorkload({"a": "CUDNN_ATTENTION"}))
+    scope = tune.scopes(results)[0]
+    scope.confirmed[0][1].decision.confirm = []
+    with pytest.raises(ValueError, match="needs its winner CUDNN_ATTENTION's second-pass time"):
+        tune.rule_of(scope, DEPRIORITIZED)
+    with pytest.raises(ValueError, match="no confirmed workload"):
+        tune.rule_of(tune.Scope("CUDNN_ATTENTION", "FLASH_ATTENTION", ()), DEPRIORITIZED)

@@ -40,7 +40,9 @@ Exit status: 0 selected (or done), 1 selection failed or bad catalog, 2 usage er
 70 internal error.
 Environment: ATTNSEL_BACKEND (decoder override), ATTNSEL_ENCODER_BACKEND (encoder override),
 ATTNSEL_DRAFTER_BACKEND (drafter; else the decoder's), ATTNSEL_LINEAR_BACKEND (linear layers),
-NO_COLOR (no colour even on a terminal).)";
+ATTNSEL_PREFILL_BACKEND / ATTNSEL_DECODE_BACKEND and ATTNSEL_LINEAR_PREFILL_BACKEND /
+ATTNSEL_LINEAR_DECODE_BACKEND (one phase of decoder / linear layers), NO_COLOR (no colour even on a
+terminal).)";
 
 // One line: CLI11 messages may span lines, the contract says one.
 std::string one_line(std::string text) {

@@ -76,26 +76,23 @@ command setup_selection(CLI::App& app, const char* name, const char* description
            "for the decoder, $ATTNSEL_ENCODER_BACKEND, $ATTNSEL_DRAFTER_BACKEND (else the decoder's) and "
            "$ATTNSEL_LINEAR_BACKEND for the other domains)")
         ->type_name("SPEC");
-    cli.add_option_function<std::string>(
-           "--prefill-backend", [&flags](const std::string& spec) { flags.prefill_backend = spec; },
-           "Override for decoder calls in the prefill phase (default: $ATTNSEL_PREFILL_BACKEND, else the "
-           "decoder override)")
-        ->type_name("SPEC");
-    cli.add_option_function<std::string>(
-           "--decode-backend", [&flags](const std::string& spec) { flags.decode_backend = spec; },
-           "Override for decoder calls in the decode phase (default: $ATTNSEL_DECODE_BACKEND, else the "
-           "decoder override)")
-        ->type_name("SPEC");
-    cli.add_option_function<std::string>(
-           "--linear-prefill-backend", [&flags](const std::string& spec) { flags.linear_prefill_backend = spec; },
-           "Override for linear-attention layers in the prefill phase (default: $ATTNSEL_LINEAR_PREFILL_BACKEND, "
-           "else the linear override; SGLang's --linear-attn-prefill-backend)")
-        ->type_name("SPEC");
-    cli.add_option_function<std::string>(
-           "--linear-decode-backend", [&flags](const std::string& spec) { flags.linear_decode_backend = spec; },
-           "Override for linear-attention layers in the decode phase (default: $ATTNSEL_LINEAR_DECODE_BACKEND, "
-           "else the linear override; SGLang's --linear-attn-decode-backend)")
-        ->type_name("SPEC");
+    // A phase's override: unset, the phase inherits its domain's (CLI11 keeps the text in `target`).
+    const auto phase_option = [&cli](const char* flag, std::optional<std::string>& target, const char* layers,
+                                     const char* phase, const char* variable, const char* inherited) {
+      cli.add_option_function<std::string>(
+             flag, [&target](const std::string& spec) { target = spec; },
+             std::string("Override for ") + layers + " in the " + phase + " phase (default: $" + variable + ", else " +
+                 inherited + ")")
+          ->type_name("SPEC");
+    };
+    phase_option("--prefill-backend", flags.prefill_backend, "decoder calls", "prefill", "ATTNSEL_PREFILL_BACKEND",
+                 "the decoder override");
+    phase_option("--decode-backend", flags.decode_backend, "decoder calls", "decode", "ATTNSEL_DECODE_BACKEND",
+                 "the decoder override");
+    phase_option("--linear-prefill-backend", flags.linear_prefill_backend, "linear-attention layers", "prefill",
+                 "ATTNSEL_LINEAR_PREFILL_BACKEND", "the linear override; SGLang's --linear-attn-prefill-backend");
+    phase_option("--linear-decode-backend", flags.linear_decode_backend, "linear-attention layers", "decode",
+                 "ATTNSEL_LINEAR_DECODE_BACKEND", "the linear override; SGLang's --linear-attn-decode-backend");
     if (plan)
       cli.add_option("--backend-per-kind", flags.backend_per_kind,
                      "With --model-config: the override of one kind of layer, KIND=SPEC (KIND: full, sliding, "
@@ -115,7 +112,9 @@ constexpr const char* plan_footer = R"(Examples:
   attnsel plan --platform cuda --arch 9.0 --prefill-backend FLASH_ATTN --decode-backend FLASHINFER --json
 
 Each phase reads its own override (--prefill-backend / --decode-backend, or $ATTNSEL_PREFILL_BACKEND /
-$ATTNSEL_DECODE_BACKEND); an unset one inherits --backend / $ATTNSEL_BACKEND.
+$ATTNSEL_DECODE_BACKEND); an unset one inherits --backend / $ATTNSEL_BACKEND. A hybrid model's linear
+layers read --linear-prefill-backend / --linear-decode-backend (or $ATTNSEL_LINEAR_PREFILL_BACKEND /
+$ATTNSEL_LINEAR_DECODE_BACKEND), else $ATTNSEL_LINEAR_BACKEND.
 Exit status: 0 both phases selected and they share one KV cache, 1 otherwise, 2 usage error.)";
 
 int run_select_only(const select_flags& flags) { return run_select(flags, false); }

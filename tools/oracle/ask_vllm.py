@@ -32,7 +32,7 @@ def platform_json(world: Dict[str, Any]) -> Dict[str, Any]:
         p["capability"] = world["arch"]
     elif world["vendor"] == "rocm":
         p["arch"] = world["arch"]
-        comps = ROCM_AITER_COMPONENTS[world.get("aiter", "absent")]
+        comps = ROCM_AITER_COMPONENTS[world.get("aiter", "absent")] + [c for c in comps if c == "flash_attn"]
     p["components"] = comps
     return p
 

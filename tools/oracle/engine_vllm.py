@@ -40,8 +40,12 @@ def worlds_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
         env = {"VLLM_HAS_FLASHINFER_CUBIN": "1"} if combo["flashinfer"] else {}
         out.append({"vendor": "cuda", "arch": str(combo["arch"]), "components": comps, "env": env,
                     "name": f"cuda-{combo['arch']}" + ("+flashinfer" if combo["flashinfer"] else "")})
-    if "rocm" in w:
-        for combo in product(w["rocm"], "grid/worlds/rocm"):
+    for family, flash_attn in (("rocm", False), ("rocm_flash_attn", True)):
+        if family not in w:
+            continue
+        # rocm_flash_attn: the upstream flash-attn package installed too (vLLM's ROCm images build it),
+        # which vLLM's ROCm FlashAttention paths import (v1/attention/backends/fa_utils.py).
+        for combo in product(w[family], f"grid/worlds/{family}"):
             mode = combo["aiter"]
             env = {"VLLM_ROCM_USE_AITER": "0"}
             installed = mode != "absent"
@@ -52,10 +56,11 @@ def worlds_of(grid: Dict[str, Any]) -> List[Dict[str, Any]]:
             elif mode == "on_no_mla":
                 env = {"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MLA": "0"}
             elif mode not in ("absent", "installed_off"):
-                raise OracleError(f"grid/worlds/rocm/aiter: unknown value '{mode}' "
+                raise OracleError(f"grid/worlds/{family}/aiter: unknown value '{mode}' "
                                   "(absent, installed_off, on, on_no_mha, on_no_mla)")
-            out.append({"vendor": "rocm", "arch": combo["arch"], "components": ["aiter"] if installed else [],
-                        "env": env, "aiter": mode, "name": f"rocm-{combo['arch']}-aiter_{mode}"})
+            comps = (["aiter"] if installed else []) + (["flash_attn"] if flash_attn else [])
+            out.append({"vendor": "rocm", "arch": combo["arch"], "components": comps, "env": env, "aiter": mode,
+                        "name": f"rocm-{combo['arch']}-aiter_{mode}" + ("+flash_attn" if flash_attn else "")})
     if "xpu" in w:
         out.append({"vendor": "xpu", "arch": None, "components": [], "env": {}, "name": "xpu"})
     if "cpu" in w:
@@ -101,8 +106,10 @@ def _setup_world(world: Dict[str, Any]):
     comps = set(world["components"])
     if "flashinfer" not in comps:
         hide_modules(["flashinfer"])
-    if vendor == "rocm" and "aiter" in comps:
-        install_stand_ins(["aiter"])
+    if vendor == "rocm":
+        install_stand_ins([c for c in ("aiter", "flash_attn") if c in comps])
+        if "flash_attn" not in comps:
+            hide_modules(["flash_attn"])
     if vendor == "xpu":
         install_stand_ins(["vllm_xpu_kernels"])
     # amdsmi would probe a real AMD device. pynvml stays: FlashInfer imports it, and vLLM's CUDA platform

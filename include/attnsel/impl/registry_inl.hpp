@@ -100,7 +100,7 @@ ATTNSEL_INLINE bool detail::registry_reads_call(const registry& reg) noexcept {
       if (v.reads_call()) return true;
   }
   for (const auto& r : reg.policy().rules) {
-    if (!r.phases.empty() || !r.shape.empty() || r.measured || !r.head_sizes.empty() ||
+    if (!r.phases.empty() || !r.shape.empty() || r.measured || !r.head_sizes.empty() || !r.attn_types.empty() ||
         r.forced != forced_handling::honoured)
       return true;
     for (const auto& e : r.order)

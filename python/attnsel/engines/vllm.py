@@ -307,7 +307,7 @@ class _Parsed:
 
     def config_key(self, key: str, value: object, where: str) -> None:
         """One attention_config key (a JSON value, or the text after a dotted flag)."""
-        if key in ("prefill_backend", "decode_backend"):
+        if key in ("prefill_backend", "decode_backend"):  # the key, or --attention-decode-backend
             _unreleased(where, 3)  # the caller of parse_flags
         if key in ("backend", "prefill_backend"):
             self.decoder = _backend_value(value, where)
@@ -382,7 +382,7 @@ def parse_flags(args: Union[str, Sequence[str]]) -> VllmOverrides:
             if name == ENCODER_FLAG:
                 p.encoder = _backend_value(value, name)
             elif name in plain:
-                if name != ATTENTION_BACKEND_FLAG:
+                if name == PREFILL_ALIAS_FLAG:  # config_key warns for the decode flag's key
                     _unreleased(name, 2)
                 p.config_key(plain[name], value, name)
             elif name == config_prefix:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What a tuning run writes: the measured catalog overlay (one rule per confirmed class, with the machine's
-fingerprint), the regret of each choice, and the Markdown report."""
+"""What a tuning run writes: the measured catalog overlay (one rule per shape class and span of head sizes
+whose winner was confirmed, with the machine's fingerprint), the regret of each choice, and the Markdown
+report."""
 from __future__ import annotations
 
 import dataclasses
@@ -60,9 +61,11 @@ def _range(lo_hi: Optional[Tuple[int, int]], limit: int) -> Optional[dict]:
 class Scope:
     """The calls one measured rule covers: one shape class (its kind and ranges) on a span of head sizes,
     any head count, where the workloads measured agree. `confirmed` beat the default in both passes;
-    `unconfirmed` had the same fastest backend and default without a confirmed gain (noise or margin),
-    so they neither break the span nor count as its evidence. `exact`: the rule holds for its one
-    workload's head counts alone (another workload of the same head size disagreed)."""
+    `unconfirmed` had the same fastest backend and default without a confirmed gain (noise or margin;
+    a second pass that timed it no faster breaks the span instead), so they neither break the span nor
+    count as its evidence: the head sizes end at the confirmed ones, the dtypes are the confirmed ones'.
+    `exact`: the rule holds for its one workload's head counts alone (another workload of the same head
+    size disagreed)."""
 
     winner: str
     default: str
@@ -81,9 +84,13 @@ def _label(r: ClassResult) -> Optional[Tuple[str, str]]:
     if r.decision.winner is not None:
         return (r.decision.winner, r.default)
     best, default = r.fastest, r.time_of(r.default)
-    if best is not None and default is not None and best.median_us < default.median_us:
-        return (best.backend, r.default)
-    return ("", r.default)
+    if best is None or default is None or best.median_us >= default.median_us:
+        return ("", r.default)
+    # Not confirmed: the first pass's fastest, unless a second pass timed it no faster than the default.
+    again = {t.backend: t.median_us for t in r.decision.confirm}
+    if best.backend in again and r.default in again and again[best.backend] >= again[r.default]:
+        return ("", r.default)
+    return (best.backend, r.default)
 
 
 def _span(heads: Sequence[int]) -> Tuple[int, ...]:
@@ -116,7 +123,7 @@ def scopes(results: Sequence[TuneResult]) -> List[Scope]:
         lo, hi = min(w.head_size for w, _ in confirmed), max(w.head_size for w, _ in confirmed)
         inside = [(w, r) for w, r in members if lo <= w.head_size <= hi]
         out.append(Scope(label[0], label[1], confirmed, tuple(m for m in inside if m not in confirmed),
-                         _span([w.head_size for w, _ in inside]), tuple(sorted({w.dtype for w, _ in inside}))))
+                         _span([w.head_size for w, _ in inside]), tuple(sorted({w.dtype for w, _ in confirmed}))))
 
     for members in groups.values():
         by_head: dict = {}
@@ -145,6 +152,9 @@ def _geomean_times(scope: Scope) -> List[dict]:
     def confirm_times(r):
         return {t.backend: t for t in r.decision.confirm}
     pairs = [confirm_times(r) for _, r in scope.confirmed]
+    if not any(scope.winner in p for p in pairs):
+        raise ValueError(f"a measured rule needs its winner {scope.winner}'s second-pass time: the scope's confirmed "
+                         "workloads have none")
     both = [p for p in pairs if scope.winner in p and scope.default in p]
     names = [scope.winner, scope.default] if both else [scope.winner]
     use = both or [p for p in pairs if scope.winner in p]
@@ -161,7 +171,10 @@ def _member(w: Workload, r: ClassResult) -> str:
 
 
 def rule_of(scope: Scope, platform: attnsel.Platform, kernel_components: Sequence[str] = ()) -> dict:
-    """The measured policy rule (catalog format 2) of a scope (scopes)."""
+    """The measured policy rule (catalog format 2) of a scope (scopes). ValueError for a scope without a
+    confirmed workload or its second-pass times."""
+    if not scope.confirmed:
+        raise ValueError(f"rule_of: no confirmed workload puts {scope.winner} first: no rule")
     w0, r0 = scope.confirmed[0]
     c = r0.shape
     cap = platform.arch
@@ -176,7 +189,10 @@ def rule_of(scope: Scope, platform: attnsel.Platform, kernel_components: Sequenc
         if feats:
             rule["features"] = feats
     rule["without_features"] = list(_CALL_FEATURES)
-    rule["seq_len_q"] = _range(c.seq_q_range, SEQ_LIMIT)
+    # An encoder class starts at 2 tokens: one is a decode call (measurements recorded before that rule
+    # say 1).
+    lo_q = (max(c.seq_q_range[0], 2), c.seq_q_range[1]) if c.kind == "encoder" else c.seq_q_range
+    rule["seq_len_q"] = _range(lo_q, SEQ_LIMIT)
     if c.seq_kv_range:
         rule["seq_len_kv"] = _range(c.seq_kv_range, SEQ_LIMIT)
     if c.batch_range:
@@ -222,8 +238,8 @@ def rule_of(scope: Scope, platform: attnsel.Platform, kernel_components: Sequenc
 
 
 def overlay(results: Sequence[TuneResult], name: str = "measured", command: str = "") -> dict:
-    """The catalog overlay: one measured rule per class whose winner was confirmed (Decision); every other
-    class keeps the catalog's order and has no rule. Facts of the machine that no rule checks (the driver,
+    """The catalog overlay: one measured rule per scope (scopes: a class's span of head sizes whose winner
+    was confirmed, Decision); every other class keeps the catalog's order and has no rule. Facts of the machine that no rule checks (the driver,
     attnsel's version) are recorded in the description."""
     if not results:
         raise ValueError("overlay: nothing was measured")
@@ -231,7 +247,8 @@ def overlay(results: Sequence[TuneResult], name: str = "measured", command: str 
     device, comps = fingerprint(platform, results[0].components)
     on, _ = switches(platform)
     comps = comps + [f"cuDNN {'preferred' if 'cudnn_preferred' in on else 'deprioritized'}"]
-    rules = [rule_of(s, platform, results[0].components) for s in scopes(results)]
+    kernel_components = sorted({n for t in results for n in t.components})
+    rules = [rule_of(s, platform, kernel_components) for s in scopes(results)]
     # The backends beyond the base catalog that a rule names travel with the overlay, so it loads on the
     # base alone.
     named = {b for rule in rules for b in rule["order"]}
