@@ -340,8 +340,10 @@ TEST_CASE("the policy rule and entry field lists cover every consumer", "[fields
 TEST_CASE("a catalog whose one format-2 key is a rule's attn_types is written as version 2 and reads back",
           "[fields][policy]") {
   const auto c = parse_catalog_text(R"({"format": "attnsel-catalog", "version": 2, "name": "typed",
-    "backends": [{"name": "A", "attn_types": ["decoder", "encoder_only"], "platforms": [{"vendor": "cuda"}]},
-                 {"name": "B", "attn_types": ["decoder", "encoder_only"], "platforms": [{"vendor": "cuda"}]}],
+    "backends": [{"name": "A", "domains": ["decoder"], "attn_types": ["decoder", "encoder_only"],
+                  "platforms": [{"vendor": "cuda"}]},
+                 {"name": "B", "domains": ["decoder"], "attn_types": ["decoder", "encoder_only"],
+                  "platforms": [{"vendor": "cuda"}]}],
     "policies": [{"domain": "decoder", "vendor": "cuda", "attn_types": ["encoder_only"], "order": ["B", "A"]}]})",
                                     "typed.json");
   const auto written = to_json(c);
