@@ -137,11 +137,10 @@ def scopes(results: Sequence[TuneResult]) -> List[Scope]:
                 run += by_head[h]
                 continue
             close(label, run)
-            label, run = here, list(by_head[h])
+            label, run = here, list(by_head[h]) if here is not None else []
             if here is None:  # the workloads of this head size disagree: each confirmed one alone
                 out += [Scope(r.decision.winner, r.default, ((w, r),), (), (h,), (w.dtype,), True)
                         for w, r in by_head[h] if r.decision and r.decision.winner is not None]
-                run = []
         close(label, run)
     return out
 
@@ -166,7 +165,7 @@ def _geomean_times(scope: Scope) -> List[dict]:
     return sorted(times, key=lambda t: t["median_us"])
 
 
-def _member(w: Workload, r: ClassResult) -> str:
+def _member(w: Workload) -> str:
     return f"{w.name} (d{w.head_size}, {w.num_heads}/{w.num_kv_heads} heads, {w.dtype})"
 
 
@@ -180,12 +179,13 @@ def rule_of(scope: Scope, platform: attnsel.Platform, kernel_components: Sequenc
     cap = platform.arch
     check_platform(platform)
     device, comps = fingerprint(platform, kernel_components)
-    # The attention type query_of states: a causal prefill and an encoder call of one shape differ.
+    call = query_of(w0, c)  # the call as select sees it
+    # Its attention type: a causal prefill and an encoder call of one shape differ.
     rule = {"domain": "decoder", "vendor": "cuda", "min_capability": cap, "max_capability": cap,
-            "attn_types": [query_of(w0, c).attn_type], "dtypes": list(scope.dtypes), "head_sizes": list(scope.head_sizes)}
+            "attn_types": [call.attn_type], "dtypes": list(scope.dtypes), "head_sizes": list(scope.head_sizes)}
     if scope.exact:
         rule["min_num_heads"] = rule["max_num_heads"] = w0.num_heads
-        feats = sorted(query_of(w0, c).features)  # the features the call states, as select sees them
+        feats = sorted(call.features)
         if feats:
             rule["features"] = feats
     rule["without_features"] = list(_CALL_FEATURES)
@@ -205,10 +205,10 @@ def rule_of(scope: Scope, platform: attnsel.Platform, kernel_components: Sequenc
         note = (f"measured: {w0.name} {c.name} ({kind}, d{w0.head_size}, {w0.num_heads}/{w0.num_kv_heads} heads); "
                 f"{scope.winner} before the default {scope.default}, {r0.decision.why}")
     else:
-        note = (f"measured: {c.name} ({kind}) on " + ", ".join(_member(w, r) for w, r in scope.confirmed)
+        note = (f"measured: {c.name} ({kind}) on " + ", ".join(_member(w) for w, _ in scope.confirmed)
                 + f"; {scope.winner} before the default {scope.default}, confirmed on each")
     if scope.unconfirmed:
-        note += ("; the same fastest, unconfirmed, on " + ", ".join(_member(w, r) for w, r in scope.unconfirmed))
+        note += ("; the same fastest, unconfirmed, on " + ", ".join(_member(w) for w, _ in scope.unconfirmed))
     if not scope.exact:
         heads = scope.head_sizes
         note += (f"; holds for head size {heads[0]}" if len(heads) == 1 else
@@ -239,15 +239,16 @@ def rule_of(scope: Scope, platform: attnsel.Platform, kernel_components: Sequenc
 
 def overlay(results: Sequence[TuneResult], name: str = "measured", command: str = "") -> dict:
     """The catalog overlay: one measured rule per scope (scopes: a class's span of head sizes whose winner
-    was confirmed, Decision); every other class keeps the catalog's order and has no rule. Facts of the machine that no rule checks (the driver,
-    attnsel's version) are recorded in the description."""
+    was confirmed, Decision); every other class keeps the catalog's order and has no rule. Facts of the
+    machine that no rule checks (the driver, attnsel's version) are recorded in the description."""
     if not results:
         raise ValueError("overlay: nothing was measured")
     platform = results[0].platform
-    device, comps = fingerprint(platform, results[0].components)
+    # Every result's kernel components, in the rules' fingerprint and the description alike.
+    kernel_components = sorted({n for t in results for n in t.components})
+    device, comps = fingerprint(platform, kernel_components)
     on, _ = switches(platform)
     comps = comps + [f"cuDNN {'preferred' if 'cudnn_preferred' in on else 'deprioritized'}"]
-    kernel_components = sorted({n for t in results for n in t.components})
     rules = [rule_of(s, platform, kernel_components) for s in scopes(results)]
     # The backends beyond the base catalog that a rule names travel with the overlay, so it loads on the
     # base alone.
