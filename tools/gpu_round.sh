@@ -15,7 +15,8 @@
 #            measured-deprioritized.json; each overlay holds for the mode it was measured in).
 #   verify:  each overlay re-timed in a process of its own, in its mode, on the tuned classes and on the
 #            held-out preset (other models' layers).
-#   TUNE_BUDGET, VERIFY_BUDGET: seconds of measurement per tuning run (150) and per verify run (120).
+#   TUNE_BUDGET, VERIFY_BUDGET: seconds of measurement per tuning run (240: the llm+vit preset's second
+#            passes need about that with 5 ms samples) and per verify run (120).
 #   MODES:   the cuDNN modes of tune, verify and e2e (default "preferred deprioritized").
 #   FAMILIES: kernel families timed and routed beside SDPA's backends by tune, verify and e2e (default
 #            "flex,eager": FlexAttention and transformers' eager attention; FAMILIES= for SDPA's alone).
@@ -72,8 +73,8 @@ mode_env() { [[ "$1" == deprioritized ]] && echo 1 || echo 0; }
 if wants tune; then
 for m in "${MODES[@]}"; do
   step "attnsel.tune: LLM decoder and ViT presets, cuDNN $m"
-  TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded "$(( ${TUNE_BUDGET:-150} + 150 ))" "$PY" -m attnsel.tune \
-    --preset llm+vit "${FAM[@]}" --budget "${TUNE_BUDGET:-150}" --out "$OUT/measured-$m.json" --report "$OUT/tuning-$m.md" \
+  TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded "$(( ${TUNE_BUDGET:-240} + 150 ))" "$PY" -m attnsel.tune \
+    --preset llm+vit "${FAM[@]}" --budget "${TUNE_BUDGET:-240}" --out "$OUT/measured-$m.json" --report "$OUT/tuning-$m.md" \
     --json "$OUT/tuning-$m.json" >"$OUT/tune-$m.log" 2>&1
   echo "tune rc=$?"
   # Kept on the machine for a later call of the same lease (each call's work folder starts empty).
