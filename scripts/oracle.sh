@@ -86,6 +86,11 @@ echo "oracle.sh: report in $out/report.md and $out/report.json"
 # (transformers' own warnings about the class defaults are silenced; exit 1 keeps an earlier exit 2.)
 TRANSFORMERS_VERBOSITY=error PYTHONPATH="$py_attnsel" "$venv/bin/python" "$root/tools/oracle/layer_kinds.py" \
   "$root/tests/data/model_configs" --out "$out/layer_kinds.json" || { [ "$status" -ne 0 ] || status=1; }
+# vLLM's rules beyond one layer (Gemma 4's backend, hybrid block sizes), run in vLLM, against the plan's.
+if [[ " $engines " == *" vllm "* ]]; then
+  LD_LIBRARY_PATH="$venv/oracle-stub" TRANSFORMERS_VERBOSITY=error PYTHONPATH="$py_attnsel" "$venv/bin/python" \
+    "$root/tools/oracle/plan_rules.py" --out "$out/vllm_plan_rules.json" || { [ "$status" -ne 0 ] || status=1; }
+fi
 # The engines' own argument parsers on every command line attnsel's adapters write.
 for engine in $engines; do
   LD_LIBRARY_PATH="$venv/oracle-stub" PYTHONPATH="$py_attnsel" "$venv/bin/python" "$root/tools/oracle/adapter_flags.py" \

@@ -288,7 +288,12 @@ TEST_CASE("a stock install is read, written back, and added only where the platf
 
   // The engine catalogs state their PyPI wheels' requirements; the main-branch ones state none.
   const auto vllm = builtin_catalog("vllm");
-  REQUIRE(vllm.info.stock.size() == 1);
+  REQUIRE(vllm.info.stock.size() == 2);
   CHECK(with_stock(vllm.info, platform::cuda(10, 0)).platform.has_component("flashinfer"));
+  // On ROCm, vLLM's image: AITER installed (not switched on) and flash-attention.
+  const auto mi300 = with_stock(vllm.info, platform::rocm("gfx942")).platform;
+  CHECK(mi300.has_component("aiter"));
+  CHECK(mi300.has_component("flash_attn"));
+  CHECK(!mi300.has_component("aiter_enabled"));
   CHECK(builtin_catalog("vllm@main-2026-12").info.stock.empty());
 }

@@ -115,19 +115,20 @@ std::vector<std::string> joined(std::vector<std::string> a, const std::vector<st
 }  // namespace
 
 TEST_CASE("select prints the chosen backend alone on stdout", "[cli][select]") {
-  const auto r = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942"}));
+  const auto r = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--no-stock"}));
   CHECK(r.status == 0);
   CHECK(r.out == "ROCM_ATTN\n");
   CHECK(r.err.empty());
 }
 
 TEST_CASE("select serves the encoder domain with a forced backend", "[cli][select][encoder]") {
-  const auto r = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--component", "aiter_mha",
-                                      "--component", "flash_attn", "--domain", "encoder", "--backend", "TORCH_SDPA"}));
+  const auto r =
+      run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--no-stock", "--component", "aiter_mha",
+                           "--component", "flash_attn", "--domain", "encoder", "--backend", "TORCH_SDPA"}));
   CHECK(r.status == 0);
   CHECK(r.out == "TORCH_SDPA\n");
-  const auto automatic = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--component", "aiter_mha",
-                                              "--component", "flash_attn", "--domain", "encoder"}));
+  const auto automatic = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--no-stock", "--component",
+                                              "aiter_mha", "--component", "flash_attn", "--domain", "encoder"}));
   CHECK(automatic.status == 0);
   // aiter_mha implies aiter_enabled (vllm catalog implications): the ViT path takes AITER FA, as vLLM does.
   CHECK(automatic.out == "ROCM_AITER_FA\n");
@@ -139,7 +140,7 @@ TEST_CASE("select accepts every arch spelling and infers the vendor from --arch"
     CHECK(r.status == 0);
     CHECK(parse_json(r.out).at("platform").at("arch") == "9.0");
   }
-  const auto gfx = run({"select", "--json", "--arch", "gfx942"});
+  const auto gfx = run({"select", "--json", "--arch", "gfx942", "--no-stock"});
   const auto j = parse_json(gfx.out);
   CHECK(j.at("platform").at("vendor") == "rocm");
   CHECK(j.at("backend") == "ROCM_ATTN");
@@ -172,12 +173,13 @@ TEST_CASE("without --platform the tool detects the machine's vendor, and the arc
 }
 
 TEST_CASE("a required feature the preferred backend lacks moves selection on", "[cli][explain][json]") {
-  const auto plain = run({"select", "--platform", "rocm", "--arch", "gfx942", "--feature", "sinks"});
+  const auto plain = run({"select", "--platform", "rocm", "--arch", "gfx942", "--no-stock", "--feature", "sinks"});
   CHECK(plain.status == 0);
   CHECK(plain.out != "ROCM_ATTN\n");
   CHECK(plain.out == "TRITON_ATTN\n");
 
-  const auto r = run({"explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--feature", "sinks"});
+  const auto r =
+      run({"explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--no-stock", "--feature", "sinks"});
   CHECK(r.status == 0);
   const auto j = parse_json(r.out);
   CHECK(j.at("backend") == "TRITON_ATTN");
@@ -194,8 +196,8 @@ TEST_CASE("a required feature the preferred backend lacks moves selection on", "
 }
 
 TEST_CASE("the JSON report has the documented shape", "[cli][json]") {
-  const auto r = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--head-size", "64", "--dtype",
-                      "fp16", "--kv-cache-dtype", "fp8", "--block-size", "32", "--num-heads", "8"});
+  const auto r = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--no-stock", "--head-size", "64",
+                      "--dtype", "fp16", "--kv-cache-dtype", "fp8", "--block-size", "32", "--num-heads", "8"});
   CHECK(r.status == 0);
   CHECK(r.err.empty());
   const auto j = parse_json(r.out);
@@ -227,16 +229,17 @@ TEST_CASE("--mla and --sparse set the attention mode", "[cli][json]") {
 }
 
 TEST_CASE("the --backend flag wins over ATTNSEL_BACKEND and says so on stderr", "[cli][override]") {
-  const auto env_only =
-      run({"select", "--json", "--platform", "rocm", "--arch", "gfx942"}, {"ATTNSEL_BACKEND=TRITON_ATTN"});
+  const auto env_only = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--no-stock"},
+                            {"ATTNSEL_BACKEND=TRITON_ATTN"});
   CHECK(env_only.status == 0);
   CHECK(env_only.err.empty());
   const auto e = parse_json(env_only.out);
   CHECK(e.at("backend") == "TRITON_ATTN");
   CHECK(e.at("override") == nlohmann::json({{"spec", "TRITON_ATTN"}, {"source", "env"}}));
 
-  const auto both = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--backend", "ROCM_ATTN"},
-                        {"ATTNSEL_BACKEND=TRITON_ATTN"});
+  const auto both =
+      run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--no-stock", "--backend", "ROCM_ATTN"},
+          {"ATTNSEL_BACKEND=TRITON_ATTN"});
   CHECK(both.status == 0);
   const auto b = parse_json(both.out);
   CHECK(b.at("backend") == "ROCM_ATTN");
@@ -245,14 +248,15 @@ TEST_CASE("the --backend flag wins over ATTNSEL_BACKEND and says so on stderr", 
   CHECK(both.err.find("ATTNSEL_BACKEND") != std::string::npos);
   CHECK(both.err.find("note") != std::string::npos);
 
-  const auto flag_only = run({"select", "--platform", "rocm", "--arch", "gfx942", "--backend", "TRITON_ATTN"});
+  const auto flag_only =
+      run({"select", "--platform", "rocm", "--arch", "gfx942", "--no-stock", "--backend", "TRITON_ATTN"});
   CHECK(flag_only.out == "TRITON_ATTN\n");
   CHECK(flag_only.err.empty());
 }
 
 TEST_CASE("each domain reads only its own override variable", "[cli][override][encoder]") {
-  const auto decoder =
-      run({"select", "--json", "--platform", "rocm", "--arch", "gfx942"}, {"ATTNSEL_ENCODER_BACKEND=TORCH_SDPA"});
+  const auto decoder = run({"select", "--json", "--platform", "rocm", "--arch", "gfx942", "--no-stock"},
+                           {"ATTNSEL_ENCODER_BACKEND=TORCH_SDPA"});
   const auto d = parse_json(decoder.out);
   CHECK(d.at("backend") == "ROCM_ATTN");
   CHECK(d.at("override").at("source") == "none");
@@ -290,10 +294,10 @@ TEST_CASE("an unknown backend fails with status 1 and a suggestion", "[cli][erro
 }
 
 TEST_CASE("a rejected forced backend fails unless --prefer falls back", "[cli][errors][override]") {
-  const std::vector<std::string> args = {"--platform", "rocm",      "--arch",    "gfx942",
+  const std::vector<std::string> args = {"--platform", "rocm",      "--arch",    "gfx942", "--no-stock",
                                          "--backend",  "ROCM_ATTN", "--feature", "sinks"};
-  const auto strict =
-      run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--backend", "ROCM_ATTN", "--feature", "sinks"}));
+  const auto strict = run(cat({"select"}, {"--platform", "rocm", "--arch", "gfx942", "--no-stock", "--backend",
+                                           "ROCM_ATTN", "--feature", "sinks"}));
   CHECK(strict.status == 1);
   CHECK(strict.out.empty());
   CHECK(strict.err.find("backend_rejected") != std::string::npos);
@@ -398,7 +402,7 @@ TEST_CASE("catalog-declared features are accepted with that catalog", "[cli][cat
 }
 
 TEST_CASE("explain prints a table within 100 columns with the winner marked and the rule", "[cli][explain]") {
-  const auto r = run({"explain", "--platform", "rocm", "--arch", "gfx942", "--feature", "sinks"});
+  const auto r = run({"explain", "--platform", "rocm", "--arch", "gfx942", "--no-stock", "--feature", "sinks"});
   CHECK(r.status == 0);
   CHECK(r.out.find('\033') == std::string::npos);  // not a terminal: no colour
   bool winner = false;
@@ -1130,6 +1134,42 @@ TEST_CASE("plan --model-config of a model of hybrid layers only plans its attent
         "linear (4 layers: 0-3)\n  prefill: MAMBA2_ATTN\n  decode: MAMBA2_ATTN\nblock_size: 16\n");
 }
 
+TEST_CASE("plan --model-config applies the engine's rules beyond one layer", "[cli][model_plan]") {
+  const std::string dir = std::string(ATTNSEL_SOURCE_DIR) + "/tests/data/model_configs/";
+  const std::vector<std::string> qwen = {
+      "plan", "--model-config", dir + "qwen3.5-35b-a3b.json", "--platform", "cuda", "--arch", "9.0", "--json"};
+  // vLLM 0.33.0 raises a hybrid model's block size until one page holds a linear layer's state.
+  const auto on = run(qwen);
+  REQUIRE(on.status == 0);
+  const auto j = nlohmann::json::parse(on.out);
+  CHECK(j.at("block_size") == 1088);
+  CHECK(j.at("linear_state_bytes") == 2146304);
+  CHECK(j.at("model_rule").is_null());
+  CHECK(j.at("assumptions").dump().find("prefix caching on (vLLM's default for a hybrid model)") != std::string::npos);
+  const auto off = nlohmann::json::parse(run(joined(qwen, {"--no-prefix-caching"})).out);
+  CHECK(off.at("block_size") == 1056);
+  CHECK(nlohmann::json::parse(run(joined(qwen, {"--kv-cache-dtype", "fp8"})).out).at("block_size") == 2112);
+  // SGLang's catalog states no hybrid paging: the backends' own block size.
+  CHECK(nlohmann::json::parse(run(joined(qwen, {"--catalog", "sglang"})).out).at("linear_state_bytes").is_null());
+  // --no-prefix-caching is plan's, with a model config.
+  CHECK(run({"select", "--no-prefix-caching"}).status == 2);
+  const auto alone = run({"plan", "--no-prefix-caching"});
+  CHECK(alone.status == 2);
+  CHECK(alone.err.find("--no-prefix-caching: needs --model-config") != std::string::npos);
+  // vLLM's Gemma 4 rule: on an A100 every attention layer runs TRITON_ATTN, and a note says why.
+  const auto gemma =
+      run({"plan", "--model-config", dir + "gemma-4-26b-a4b.json", "--platform", "cuda", "--arch", "8.0"});
+  REQUIRE(gemma.status == 0);
+  CHECK(gemma.out.find("full (5 layers: 5, 11, 17, 23, 29)\n  prefill: TRITON_ATTN\n  decode: TRITON_ATTN\n") !=
+        std::string::npos);
+  CHECK(squash(gemma.err).find("note: the engine forces TRITON_ATTN on every attention layer "
+                               "(vllm-gemma4-mixed-heads-triton): vLLM 0.33.0") != std::string::npos);
+  // A backend the user forces stands.
+  const auto mine = run({"plan", "--model-config", dir + "gemma-4-26b-a4b.json", "--platform", "cuda", "--arch", "8.0",
+                         "--backend", "FLEX_ATTENTION", "--json"});
+  CHECK(nlohmann::json::parse(mine.out).at("model_rule").is_null());
+}
+
 TEST_CASE("a described platform has the catalog engine's stock install unless --no-stock", "[cli][stock]") {
   // pip install vllm==0.33.0 brings flashinfer-python: a stock vLLM on a B200 runs FlashInfer.
   const auto b200 = run({"select", "--platform", "cuda", "--arch", "10.0"});
@@ -1152,6 +1192,17 @@ TEST_CASE("a described platform has the catalog engine's stock install unless --
   CHECK(old.err.empty());
   // explain shows the platform the answer is for; other vendors and catalogs without a stock install are as given.
   CHECK(run({"explain", "--platform", "cuda", "--arch", "10.0"}).out.find("cuda_runtime=13.0") != std::string::npos);
-  CHECK(run({"select", "--platform", "rocm", "--arch", "gfx942"}).err.empty());
+  CHECK(run({"select", "--platform", "xpu"}).err.empty());
+  // vLLM's ROCm image brings AITER (installed, not switched on) and flash-attention: AITER's unified
+  // attention (Triton kernels, no switch) serves sinks on MI300, and the vision tower runs flash-attention.
+  const auto rocm = run({"select", "--platform", "rocm", "--arch", "gfx942", "--feature", "sinks"});
+  CHECK(rocm.out == "ROCM_AITER_UNIFIED_ATTN\n");
+  CHECK(squash(rocm.err).find("note: assumed vllm@0.33.0's stock aiter, flash_attn (--no-stock: none)") !=
+        std::string::npos);
+  CHECK(run({"select", "--platform", "rocm", "--arch", "gfx942", "--feature", "sinks", "--no-stock"}).out ==
+        "TRITON_ATTN\n");
+  CHECK(run({"select", "--platform", "rocm", "--arch", "gfx942", "--domain", "encoder"}).out == "FLASH_ATTN\n");
+  CHECK(run({"select", "--platform", "rocm", "--arch", "gfx942", "--domain", "encoder", "--no-stock"}).out ==
+        "TORCH_SDPA\n");
   CHECK(run({"select", "--catalog", "torch_sdpa", "--platform", "cuda", "--arch", "9.0"}).err.empty());
 }

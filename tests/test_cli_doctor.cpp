@@ -164,9 +164,10 @@ TEST_CASE("explain without --platform shows where each fact came from; --no-dete
 }
 
 TEST_CASE("explain shows the components a catalog implies and selects as vLLM does", "[cli][doctor]") {
-  const std::vector<std::string> args{"explain",      "--platform",  "rocm",     "--arch",  "gfx942",
-                                      "--component",  "aiter_mha",   "--domain", "encoder", "--attn-type",
-                                      "encoder_only", "--head-size", "64"};
+  // --no-stock: the stock ROCm install has AITER already, which the closure would not add.
+  const std::vector<std::string> args{"explain",     "--platform",   "rocm",        "--arch",   "gfx942",
+                                      "--no-stock",  "--component",  "aiter_mha",   "--domain", "encoder",
+                                      "--attn-type", "encoder_only", "--head-size", "64"};
   const auto r = run(args);
   REQUIRE(r.status == 0);
   CHECK(contains(r.out, "implied:   aiter_enabled (from aiter_mha), aiter (from aiter_enabled)"));

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -31,6 +33,56 @@ struct stock_install {
   }
 };
 
+/// An engine's rule for a whole model (catalog key "model_rules", format 2), which plan_model applies:
+/// for a model whose config.json names one of `architectures` (and, with `mixed_head_sizes`, whose
+/// attention layers differ in head size), on a platform of `platforms` (any when empty) that has the
+/// `requires_components`, with no head size over `max_head_size` (any when 0), where nothing forced the
+/// attention backend. The first rule that holds is the engine's: `force` becomes every attention layer's
+/// override (vLLM's Gemma4Config sets attention_config.backend, SGLang's Gemma 4 override its
+/// attention_backend), or, when empty, each layer keeps its own choice.
+struct model_rule {
+  std::string id;
+  std::vector<std::string> architectures;
+  bool mixed_head_sizes = true;
+  std::vector<platform_constraint> platforms{};
+  std::vector<component_requirement> requires_components{};
+  std::uint32_t max_head_size = 0;
+  std::string force{};
+  std::string because{};
+
+  friend bool operator==(const model_rule& a, const model_rule& b) {
+    return a.id == b.id && a.architectures == b.architectures && a.mixed_head_sizes == b.mixed_head_sizes &&
+           a.platforms == b.platforms && a.requires_components == b.requires_components &&
+           a.max_head_size == b.max_head_size && a.force == b.force && a.because == b.because;
+  }
+};
+
+/// With prefix caching, the tokens a hybrid model's attention block size is also a multiple of where its
+/// linear layers are of one of `linear_modes` on a platform of `platforms` (vLLM: the Qwen gated
+/// delta-rule layer's FlashInfer prefill checkpoints its state every 64 tokens).
+struct checkpoint_alignment {
+  std::vector<attention_mode> linear_modes;
+  std::vector<platform_constraint> platforms;
+  std::uint32_t tokens = 0;
+
+  friend bool operator==(const checkpoint_alignment& a, const checkpoint_alignment& b) {
+    return a.linear_modes == b.linear_modes && a.platforms == b.platforms && a.tokens == b.tokens;
+  }
+};
+
+/// That the engine keeps a hybrid model's linear-layer state in the attention layers' KV-cache pages
+/// (catalog key "hybrid_pages", format 2): plan_model raises the attention block size, in steps of the
+/// attention backends' smallest block, until one attention page holds one linear layer's state (vLLM
+/// 0.33.0 platforms/interface.py `_align_hybrid_block_size`).
+struct hybrid_pages {
+  std::vector<checkpoint_alignment> checkpoint_alignments;
+  std::string because;
+
+  friend bool operator==(const hybrid_pages& a, const hybrid_pages& b) {
+    return a.checkpoint_alignments == b.checkpoint_alignments && a.because == b.because;
+  }
+};
+
 /// Metadata of a catalog document.
 struct catalog_info {
   std::string name;
@@ -40,10 +92,14 @@ struct catalog_info {
   std::vector<std::string> commits;
   /// A stock install of the engine, at most one per vendor (catalog key "stock", format version 2).
   std::vector<stock_install> stock;
+  /// The engine's rules for whole models, in order (model_rule).
+  std::vector<model_rule> model_rules{};
+  /// How the engine pages a hybrid model's linear state (hybrid_pages); none: it does not.
+  std::optional<attnsel::hybrid_pages> hybrid_pages{};
 
   friend bool operator==(const catalog_info& a, const catalog_info& b) {
     return a.name == b.name && a.description == b.description && a.source == b.source && a.commits == b.commits &&
-           a.stock == b.stock;
+           a.stock == b.stock && a.model_rules == b.model_rules && a.hybrid_pages == b.hybrid_pages;
   }
 };
 

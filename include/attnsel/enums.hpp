@@ -123,7 +123,7 @@ enum class error_code : std::uint8_t {
 };
 
 /// Where an override string came from; reported in results so operators know what was honoured.
-enum class override_source : std::uint8_t { none, api, flag, env, config };
+enum class override_source : std::uint8_t { none, api, flag, env, config, engine };
 
 /// Outcome of one candidate in a selection trace.
 enum class verdict : std::uint8_t { selected, supported, rejected, skipped };
@@ -376,12 +376,13 @@ struct enum_table<error_code> {
 template <>
 struct enum_table<override_source> {
   static constexpr std::string_view type_name = "override source";
-  static constexpr std::array<enum_row<override_source>, 5> rows{{
+  static constexpr std::array<enum_row<override_source>, 6> rows{{
       {override_source::none, "none", "", "no override"},
       {override_source::api, "api", "", "passed by the calling program"},
       {override_source::flag, "flag", "", "a command-line flag"},
       {override_source::env, "env", "", "an environment variable"},
       {override_source::config, "config", "", "a configuration file"},
+      {override_source::engine, "engine", "", "the engine's own rule for the model (catalog model_rules)"},
   }};
 };
 

@@ -84,6 +84,34 @@ inline constexpr auto all_layer_kinds = enum_values<layer_kind>();
 /// The layer_kind `to_string` spells `text` (exact case); nullopt for anything else.
 [[nodiscard]] std::optional<layer_kind> parse_layer_kind(std::string_view text) noexcept;
 
+/// One linear (state-space or gated delta-rule) layer's recurrent state in elements, for the whole model
+/// (the engine splits the channels and heads over tensor-parallel ranks), as vLLM 0.33.0's
+/// `get_mamba_state_shape_from_config` of the family's model file builds it
+/// (model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator): a convolution state of
+/// `conv_channels` x (`conv_kernel` - 1) and an SSM state of `ssm_heads` x `ssm_head_elements`. Absent
+/// (`known()` false) for the mixers whose config keys attnsel does not read.
+struct linear_state {
+  std::uint64_t conv_channels = 0;
+  std::uint32_t conv_kernel = 0;
+  /// Groups of B and C channels in the convolution state (Mamba-2's n_groups): a rank holds whole
+  /// groups, so fewer groups than ranks are repeated on each (mamba_utils.py extra_groups_for_head_shards).
+  std::uint32_t conv_groups = 0;
+  std::uint64_t conv_group_channels = 0;  ///< channels per group (2 x d_state)
+  std::uint64_t ssm_heads = 0;
+  std::uint64_t ssm_head_elements = 0;
+  /// The SSM state's dtype where the engine fixes it (Nemotron-H: float32 unless the config names
+  /// `mamba_ssm_cache_dtype`; Qwen3.5: the config's `mamba_ssm_dtype`), else the model's.
+  std::optional<data_type> ssm_dtype;
+  /// Why the state is not known, for people ("mamba_d_state absent (vLLM 0.33.0 jamba.py reads it)"); ""
+  /// when it is, or when the model has no linear layers.
+  std::string unknown;
+
+  [[nodiscard]] bool known() const noexcept { return conv_kernel != 0 && ssm_heads != 0; }
+  /// One layer's state on one of `tensor_parallel` ranks, in bytes: the convolution state in `dtype`,
+  /// the SSM state in `ssm_dtype` or `dtype`. 0 when not known() or `tensor_parallel` is 0.
+  [[nodiscard]] std::uint64_t bytes(data_type dtype, std::uint32_t tensor_parallel) const noexcept;
+};
+
 /// The attention facts of one part of a model, as read from its config.json. Sizes of 0 mean absent.
 struct model_config {
   model_part part = model_part::text;
@@ -114,6 +142,9 @@ struct model_config {
   /// (Nemotron-H, Granite 4 hybrid, Bamba, Zamba2, Falcon-H1), mamba1 (Jamba), short_conv (LFM2),
   /// lightning (MiniMax). A family attnsel does not know keeps gated_delta, named in `assumptions`.
   attention_mode linear_mode = attention_mode::gated_delta;
+  /// The linear layers' state (linear_state), for the families whose keys attnsel reads: gated_delta
+  /// (qwen3_next, qwen3_5...), mamba2 (nemotron_h, granitemoehybrid, zamba2, falcon_h1), mamba1 (jamba).
+  linear_state state;
   /// The text part's towers (vision, audio) that the document describes, each read as its own part. A
   /// tower the reader cannot read is left out, and `assumptions` says why: the text part stays readable.
   std::vector<model_config> towers;

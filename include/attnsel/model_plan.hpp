@@ -16,6 +16,8 @@
 
 ATTNSEL_BEGIN_NAMESPACE
 
+struct catalog_info;  // catalog.hpp: the engine's model rules and hybrid paging (model_plan_options::engine)
+
 /// The layers of one kind (and window, and head size) of one part with their query and phase plan.
 struct layer_group {
   layer_kind kind = layer_kind::full;
@@ -45,8 +47,15 @@ struct model_plan {
   std::vector<std::string> conflicts;
   /// What config.json left to the family's rule (model_config::assumptions).
   std::vector<std::string> assumptions;
-  /// What the plan was given and did not use: a per-kind override of a kind the model has no layer of.
+  /// What the plan was given and did not use (a per-kind override of a kind the model has no layer of),
+  /// and what the engine's own rules did: a model rule that forced a backend, a block size raised to
+  /// hold a linear layer's state.
   std::vector<std::string> notes;
+  /// The engine's model rule that held (catalog model_rules), "" when none did.
+  std::string model_rule;
+  /// One linear layer's state per rank in bytes, when the block size was raised to hold it in one
+  /// attention page (catalog hybrid_pages); 0 otherwise.
+  std::uint64_t linear_state_bytes = 0;
 
   /// Every group selected both phases and nothing conflicts.
   [[nodiscard]] bool ok() const noexcept;
@@ -88,6 +97,13 @@ struct model_plan_options {
   /// The ranks the model's heads are split over, as model_config::to_query's `tensor_parallel`: a tower's
   /// heads per rank (its text layers' are already in `model_query`).
   std::uint32_t tensor_parallel = 1;
+  /// The engine's rules beyond one layer: its model rules (catalog_info::model_rules) and how it pages a
+  /// hybrid model's linear state (catalog_info::hybrid_pages). Null: the plan applies neither. Views the
+  /// caller's catalog_info.
+  const catalog_info* engine = nullptr;
+  /// Prefix caching (vLLM's --enable-prefix-caching), which hybrid paging reads; unset: on, vLLM's
+  /// default for a generative hybrid model (named among the assumptions where it matters).
+  std::optional<bool> prefix_caching{};
 };
 
 /// The query of a tower's layers (model_config::towers) in a plan: `tower.to_query(base,
@@ -104,7 +120,10 @@ struct model_plan_options {
 /// encoder–decoder model adds a `cross` group over every decoder layer (attention type encoder_decoder),
 /// and each tower an `encoder` group (tower_query). The common block size is of the groups with a paged
 /// KV cache (neither linear nor encoder groups). Each group reads `base_overrides` with its kind's own
-/// from `plan_options.per_kind`; an entry for a kind with no group is a note. `model` must be a text
+/// from `plan_options.per_kind`; an entry for a kind with no group is a note. With `plan_options.engine`,
+/// the first of its model rules that holds may force every attention group's backend where
+/// `base_overrides` forces none, and a hybrid model's block size is raised until one attention page holds
+/// one linear layer's state (model_config::state). `model` must be a text
 /// part (std::invalid_argument otherwise: a tower is planned as one of its towers).
 [[nodiscard]] model_plan plan_model(const registry& reg, const model_config& model, const query& model_query,
                                     const platform& p, const override_set& base_overrides = {},

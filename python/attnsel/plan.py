@@ -45,7 +45,11 @@ class ModelPlan:
     """The text groups in order of their first layer, then cross-attention, then the towers; ``block_size`` the one KV-cache block size every attention
     group accepts (None when none matters or none fits); ``conflicts`` why the groups cannot run together;
     ``assumptions`` what the config left to its model family's rule; ``notes`` what the plan was given and
-    did not use (a per-kind override of a kind the model has no layer of)."""
+    did not use (a per-kind override of a kind the model has no layer of) and what the engine's own rules
+    did; ``model_rule`` the id of the engine's model rule that held (the catalog's ``model_rules``: vLLM
+    forces TRITON_ATTN on a Gemma 4 model without FA4), else None; ``linear_state_bytes`` one linear
+    layer's state per rank when ``block_size`` was raised so that one attention page holds it (the
+    catalog's ``hybrid_pages``), else None."""
 
     groups: Tuple[LayerGroup, ...]
     block_size: Optional[int]
@@ -53,6 +57,8 @@ class ModelPlan:
     assumptions: Tuple[str, ...]
     notes: Tuple[str, ...]
     ok: bool
+    model_rule: Optional[str] = None
+    linear_state_bytes: Optional[int] = None
 
 
 # vLLM's KV-cache spec kinds (attention_config.backend_per_kind keys) as attnsel's layer kinds, for a model
@@ -94,7 +100,7 @@ def _from_vllm(overrides, config, given: Optional[Mapping[str, str]]):
 def plan_model(registry: Registry, config: Union[ModelConfig, str, "os.PathLike", dict], platform: Platform, *,
                query: Optional[Query] = None, override: Union[None, str, OverrideSet, "VllmOverrides"] = None,
                tp: int = 1, prefer: bool = False, refuse_advisories: bool = False,
-               per_kind: Optional[Mapping[str, str]] = None) -> ModelPlan:
+               per_kind: Optional[Mapping[str, str]] = None, prefix_caching: Optional[bool] = None) -> ModelPlan:
     """Groups the text layers of `config` (a ModelConfig, a config.json path or its dict) by kind and plans
     each group's prefill and decode on `platform`, as ``attnsel plan --model-config`` does; an
     encoder-decoder model's cross-attention and each tower (``config.towers``) are groups too.
@@ -105,6 +111,8 @@ def plan_model(registry: Registry, config: Union[ModelConfig, str, "os.PathLike"
     command line (``attnsel.engines.vllm.parse_flags``: its backend_per_kind applies per group, a kind no
     layer has is a note, and a dense MLA model's prefill reads its mla_prefill_backend). `per_kind` maps a layer kind ('full', 'sliding',
     'chunked', 'linear', 'cross', 'encoder') to the spec its group reads in place of its domain's override.
+    `prefix_caching` is the engine's (None: on, vLLM's default for a hybrid model, named among the
+    assumptions where a hybrid model's block size depends on it).
     """
     from .engines.vllm import VllmOverrides
 
@@ -113,7 +121,7 @@ def plan_model(registry: Registry, config: Union[ModelConfig, str, "os.PathLike"
         override, per_kind, unused = _from_vllm(override, config, per_kind)
         notes = tuple(unused)
     raw = _plan_model(registry, config, platform, query=query, override=override, tp=tp, prefer=prefer,
-                      refuse_advisories=refuse_advisories, per_kind=per_kind)
+                      refuse_advisories=refuse_advisories, per_kind=per_kind, prefix_caching=prefix_caching)
     return ModelPlan(groups=tuple(LayerGroup(**g) for g in raw["groups"]), block_size=raw["block_size"],
                      conflicts=raw["conflicts"], assumptions=raw["assumptions"], notes=raw["notes"] + notes,
-                     ok=raw["ok"])
+                     ok=raw["ok"], model_rule=raw["model_rule"], linear_state_bytes=raw["linear_state_bytes"])

@@ -71,10 +71,11 @@ py::object phase_answer(const registry_handle& r, const attnsel::selection_resul
 }
 
 // plan_model(registry, config, platform, *, query=None, override=None, tp=1, prefer=False,
-// refuse_advisories=False): the groups as plain values; attnsel.plan_model wraps them in dataclasses.
+// refuse_advisories=False, per_kind=None, prefix_caching=None): the groups as plain values;
+// attnsel.plan_model wraps them in dataclasses.
 py::dict plan_model_py(const py::handle& registry, const py::handle& config, const py::handle& platform,
                        const py::handle& query, const py::handle& override, const py::handle& tp, bool prefer,
-                       bool refuse_advisories, const py::handle& per_kind) {
+                       bool refuse_advisories, const py::handle& per_kind, const py::handle& prefix_caching) {
   const auto& r = value_arg<registry_handle>("registry", registry);
   const auto& p = value_arg<py_platform>("platform", platform);
   const py_model_config c = py::isinstance<py_model_config>(config)
@@ -99,6 +100,12 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
   std::vector<std::string> kind_specs;  // outlive `kinds`, which view them (reserved: never moved)
   attnsel::model_plan_options plan_options;
   plan_options.tensor_parallel = ranks;
+  plan_options.engine = &r.info;  // its model rules and hybrid paging
+  if (!prefix_caching.is_none()) {
+    if (!py::isinstance<py::bool_>(prefix_caching))
+      throw py::type_error("prefix_caching: expected None, True or False, got " + type_name(prefix_caching));
+    plan_options.prefix_caching = prefix_caching.cast<bool>();
+  }
   auto& kinds = plan_options.per_kind;
   if (!per_kind.is_none()) {
     const auto mapping = py::module_::import("collections.abc").attr("Mapping");
@@ -144,6 +151,9 @@ py::dict plan_model_py(const py::handle& registry, const py::handle& config, con
   py::dict out;
   out["groups"] = groups;
   out["block_size"] = optional_size(plan.block_size);
+  out["linear_state_bytes"] =
+      plan.linear_state_bytes ? py::object(py::int_(plan.linear_state_bytes)) : py::object(py::none());
+  out["model_rule"] = plan.model_rule.empty() ? py::object(py::none()) : py::object(py::str(plan.model_rule));
   out["conflicts"] = py::tuple(py::cast(plan.conflicts));
   out["assumptions"] = py::tuple(py::cast(plan.assumptions));
   out["notes"] = py::tuple(py::cast(plan.notes));
@@ -259,7 +269,7 @@ void bind_model_config(py::module_& m) {
 
   m.def("_plan_model", &plan_model_py, py::arg("registry"), py::arg("config"), py::arg("platform"), py::kw_only(),
         py::arg("query") = py::none(), py::arg("override") = py::none(), py::arg("tp") = 1, py::arg("prefer") = false,
-        py::arg("refuse_advisories") = false, py::arg("per_kind") = py::none(),
+        py::arg("refuse_advisories") = false, py::arg("per_kind") = py::none(), py::arg("prefix_caching") = py::none(),
         "The model plan as plain values (attnsel.plan_model wraps them): each group of the text layers with "
         "its prefill and decode answers, then cross-attention and the towers.");
 }

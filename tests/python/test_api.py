@@ -47,7 +47,7 @@ def test_to_json_is_the_document_the_cli_prints(reference, mi300, tmp_path):
     if not cli:
         pytest.skip("ATTNSEL_CLI not set (ctest sets it when the CLI is built)")
     out = subprocess.run(
-        [cli, "select", "--json", "--platform", "rocm", "--arch", "gfx942", "--component", "aiter",
+        [cli, "select", "--json", "--platform", "rocm", "--arch", "gfx942", "--no-stock", "--component", "aiter",
          "--head-size", "64", "--feature", "sinks", "--backend", "TRITON_ATTN,auto"],
         check=True, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}).stdout
     cli_doc = json.loads(out)
@@ -223,7 +223,11 @@ def test_a_catalog_states_its_engines_stock_install():
     # a component the platform has keeps its version; another vendor, or a catalog stating none, adds nothing
     own = attnsel.Platform.cuda(10, 0, components=["cuda_runtime=12.8"])
     assert vllm.with_stock(own).components["cuda_runtime"] == "12.8"
-    assert vllm.with_stock(attnsel.Platform.rocm("gfx942")) == attnsel.Platform.rocm("gfx942")
+    assert vllm.with_stock(attnsel.Platform.xpu()) == attnsel.Platform.xpu()
+    # vLLM's ROCm image: AITER installed (not switched on) and flash-attention
+    assert vllm.stock["rocm"][0] == ("aiter", "flash_attn")
+    assert vllm.with_stock(attnsel.Platform.rocm("gfx942")) == attnsel.Platform.rocm(
+        "gfx942", components=["aiter", "flash_attn"])
     assert attnsel.builtin_catalog("vllm@main-2026-12").stock == {}
     # and the catalog text carries it
     assert json.loads(attnsel.to_json(vllm))["stock"]["cuda"]["components"] == list(components)

@@ -74,7 +74,7 @@ def test_raise_on_error_false_returns_the_error_and_explain_carries_it(reference
     (lambda: attnsel.Platform.cpu(components=["Bad Name"]), "components: 'Bad Name' needs a lower_snake NAME"),
     (lambda: attnsel.Platform.cpu(components=["flashinfer=x.y"]), "with a dotted numeric version"),
     (lambda: attnsel.builtin_catalog("trtllm"), "catalog: 'trtllm' is not one of vllm, vllm@0.33.0, vllm@main-2026-12, vllm@00159db, vllm@0013943, vllm-rocm-env@e2a00c7b, torch_sdpa, torch_sdpa@2.14.0, sglang, sglang@0.5.23, sglang@main-2026-12"),
-    (lambda: attnsel.OverrideSet(source="cli"), "source: 'cli' is not one of none, api, flag, env, config"),
+    (lambda: attnsel.OverrideSet(source="cli"), "source: 'cli' is not one of none, api, flag, env, config, engine"),
     (lambda: attnsel.Query.from_json("{"), "query: /: malformed JSON"),
     (lambda: attnsel.Platform.from_json('{"arch": "9.0"}'), 'platform: missing required key "vendor"'),
 ])

@@ -33,7 +33,33 @@ def test_plan_groups_a_hybrid_model_and_selects_each_group():
     assert kinds["linear"].prefill_query.domain == "linear"
     assert kinds["full"].layers == tuple(range(3, 40, 4))
     assert kinds["full"].decode_query.seq_len_q == 1
-    assert plan.block_size == 16
+    # vLLM pages the gated delta-rule state with the attention KV cache: one page holds a layer's state
+    # (2,146,304 bytes), in steps of 64 tokens with prefix caching on (vLLM 0.33.0's own figures:
+    # tools/oracle/plan_rules.py).
+    assert plan.block_size == 1088 and kinds["full"].block_size == 16
+    assert plan.linear_state_bytes == 2146304 and plan.model_rule is None
+    assert any(a.startswith("prefix caching on") for a in plan.assumptions)
+    off = attnsel.plan_model(attnsel.builtin_catalog("vllm"), CONFIGS / "qwen3.5-35b-a3b.json", H100,
+                             prefix_caching=False)
+    assert off.block_size == 1056 and not any(a.startswith("prefix caching") for a in off.assumptions)
+    with pytest.raises(TypeError, match="prefix_caching: expected None, True or False, got str"):
+        attnsel.plan_model(attnsel.builtin_catalog("vllm"), CONFIGS / "qwen3.5-35b-a3b.json", H100,
+                           prefix_caching="no")
+
+
+def test_plan_applies_the_engines_model_rule():
+    # vLLM's Gemma4Config: without FlashAttention 4 (an A100) TRITON_ATTN runs every layer.
+    reg = attnsel.builtin_catalog("vllm")
+    a100 = attnsel.plan_model(reg, CONFIGS / "gemma-4-26b-a4b.json", attnsel.Platform.cuda(8, 0))
+    assert a100.model_rule == "vllm-gemma4-mixed-heads-triton"
+    text = [g for g in a100.groups if g.part == "text"]
+    assert {g.decode.backend for g in text} == {"TRITON_ATTN"}
+    assert a100.notes[0].startswith("the engine forces TRITON_ATTN on every attention layer")
+    h100 = attnsel.plan_model(reg, CONFIGS / "gemma-4-26b-a4b.json", H100)
+    assert h100.model_rule == "vllm-gemma4-mixed-heads-fa4"
+    # SGLang's rule is for every Gemma 4 model: triton off SM100.
+    assert attnsel.plan_model(attnsel.builtin_catalog("sglang"), CONFIGS / "gemma-4-26b-a4b.json",
+                              attnsel.Platform.cuda(8, 0)).model_rule == "sglang-gemma4-triton"
 
 
 def test_plan_takes_a_config_a_query_and_an_override():

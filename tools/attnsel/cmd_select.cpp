@@ -100,6 +100,10 @@ command setup_selection(CLI::App& app, const char* name, const char* description
                      "attention_config.backend_per_kind)")
           ->type_name("KIND=SPEC")
           ->allow_extra_args(false);
+    if (plan)
+      cli.add_flag("--no-prefix-caching", flags.no_prefix_caching,
+                   "With --model-config: the engine runs without prefix caching (vLLM's "
+                   "--no-enable-prefix-caching), which a hybrid model's KV-cache block size depends on");
     cli.add_flag("--prefer", flags.prefer, "When every forced backend is rejected, fall back to automatic selection");
     cli.add_flag("--refuse-advisories", flags.refuse_advisories,
                  "Refuse a backend that a catalog advisory (a known-bad combination) warns about, as if demoted");
@@ -267,6 +271,9 @@ int print_model_plan(const attnsel::registry& reg, const attnsel::model_config& 
       report["groups"].push_back(std::move(group));
     }
     report["block_size"] = plan.block_size ? nlohmann::json(plan.block_size) : nlohmann::json(nullptr);
+    report["linear_state_bytes"] =
+        plan.linear_state_bytes ? nlohmann::json(plan.linear_state_bytes) : nlohmann::json(nullptr);
+    report["model_rule"] = plan.model_rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.model_rule);
     report["conflicts"] = plan.conflicts;
     report["assumptions"] = plan.assumptions;
     if (!stock.sentence.empty()) report["assumptions"].push_back(stock.sentence);
@@ -350,6 +357,10 @@ int run_plan(const select_flags& flags) {
   // --backend-per-kind KIND=SPEC: each kind once, and only over a model's text part.
   attnsel::model_plan_options plan_options;
   plan_options.tensor_parallel = flags.query.tensor_parallel;
+  plan_options.engine = &c.info;
+  if (flags.no_prefix_caching && (flags.query.model_config.empty() || model.part != attnsel::model_part::text))
+    throw usage_error("--no-prefix-caching: needs --model-config (the text part), whose hybrid block size it sets");
+  if (flags.no_prefix_caching) plan_options.prefix_caching = false;
   auto& per_kind = plan_options.per_kind;
   for (const auto& entry : flags.backend_per_kind) {
     if (flags.query.model_config.empty() || model.part != attnsel::model_part::text)

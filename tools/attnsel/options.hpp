@@ -61,6 +61,7 @@ struct select_flags {
   std::optional<std::string> linear_prefill_backend;
   std::optional<std::string> linear_decode_backend;
   std::vector<std::string> backend_per_kind;  ///< `plan --backend-per-kind KIND=SPEC`, each as typed
+  bool no_prefix_caching = false;             ///< `plan --no-prefix-caching` (vLLM's --no-enable-prefix-caching)
   bool prefer = false;
   bool refuse_advisories = false;  ///< `--refuse-advisories`
   bool json = false;

@@ -221,8 +221,8 @@ class catalog_reader : public descriptor_reader {
   // base's, its rules go in front, and its policies may name base's backends.
   catalog document(const json& j, const registry* base = nullptr) const {
     object(j, "",
-           {"format", "version", "name", "description", "source", "commits", "stock", "backends", "policies",
-            "implications"});
+           {"format", "version", "name", "description", "source", "commits", "stock", "model_rules", "hybrid_pages",
+            "backends", "policies", "implications"});
     if (string(required(j, "", "format"), "/format") != "attnsel-catalog")
       expected("/format", "\"attnsel-catalog\"", j["format"]);
     const auto version = unsigned_int(required(j, "", "version"), "/version", 1, 1000);
@@ -282,7 +282,76 @@ class catalog_reader : public descriptor_reader {
       fail("/policies", e.what());
     }
     if (const json* m = member(j, "implications")) implications(*m, c.registry);
+    if (const json* m = member(j, "model_rules")) c.info.model_rules = model_rules(*m, c.registry);
+    if (const json* m = member(j, "hybrid_pages")) c.info.hybrid_pages = hybrid_pages_of(*m);
     return c;
+  }
+
+  // `"model_rules": [{"id", "architectures", "mixed_head_sizes", "platforms", "requires", "max_head_size",
+  // "force", "because"}]`: a format-2 key; `force` names a backend of the catalog.
+  std::vector<model_rule> model_rules(const json& j, const registry& reg) const {
+    const std::string ptr = "/model_rules";
+    needs_version_2(ptr);
+    list(j, ptr, "an array of model rules", true);
+    std::vector<model_rule> out;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      const auto p = child(ptr, i);
+      object(j[i], p,
+             {"id", "architectures", "mixed_head_sizes", "platforms", "requires", "max_head_size", "force", "because"});
+      model_rule r;
+      r.id = kebab_id(j[i], p);
+      const json& arch = required(j[i], p, "architectures");
+      if (!arch.is_array() || arch.empty())
+        expected(child(p, "architectures"), "a non-empty array of architecture names", arch);
+      r.architectures = names(arch, child(p, "architectures"), "architecture names");
+      if (const json* m = member(j[i], "mixed_head_sizes"))
+        r.mixed_head_sizes = boolean(*m, child(p, "mixed_head_sizes"));
+      if (const json* m = member(j[i], "platforms")) r.platforms = platforms(*m, child(p, "platforms"));
+      if (const json* m = member(j[i], "requires")) r.requires_components = requirements(*m, child(p, "requires"));
+      if (const json* m = member(j[i], "max_head_size"))
+        r.max_head_size = uint32(*m, child(p, "max_head_size"), 1, limits::head_size);
+      if (const json* m = member(j[i], "force")) {
+        r.force = string(*m, child(p, "force"));
+        if (!reg.find(r.force)) fail(child(p, "force"), "unknown backend \"" + printable(r.force, 64) + "\"");
+      }
+      r.because = string(required(j[i], p, "because"), child(p, "because"));
+      if (std::any_of(out.begin(), out.end(), [&](const model_rule& x) { return x.id == r.id; }))
+        fail(child(p, "id"), "the id " + printable(r.id, 64) + " is used twice");
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  // `"hybrid_pages": {"checkpoint_alignments": [{"linear_modes", "platforms", "tokens"}], "because": "..."}`.
+  hybrid_pages hybrid_pages_of(const json& j) const {
+    const std::string ptr = "/hybrid_pages";
+    needs_version_2(ptr);
+    object(j, ptr, {"checkpoint_alignments", "because"});
+    hybrid_pages out;
+    out.because = string(required(j, ptr, "because"), child(ptr, "because"));
+    if (const json* m = member(j, "checkpoint_alignments")) {
+      const auto ap = child(ptr, "checkpoint_alignments");
+      list(*m, ap, "an array of {linear_modes, platforms, tokens}", true);
+      for (std::size_t i = 0; i < m->size(); ++i) {
+        const auto p = child(ap, i);
+        const json& a = (*m)[i];
+        object(a, p, {"linear_modes", "platforms", "tokens"});
+        checkpoint_alignment c;
+        const json& modes =
+            list(required(a, p, "linear_modes"), child(p, "linear_modes"), "a non-empty array of linear modes");
+        for (std::size_t k = 0; k < modes.size(); ++k) {
+          const auto at = child(child(p, "linear_modes"), k);
+          const auto mode = enumerator<attention_mode>(modes[k], at);
+          if (mode == attention_mode::standard || mode == attention_mode::mla || mode == attention_mode::sparse_mla)
+            expected(at, "a linear layer's mode (gated_delta, mamba1, mamba2, short_conv, lightning)", modes[k]);
+          c.linear_modes.push_back(mode);
+        }
+        c.platforms = platforms(required(a, p, "platforms"), child(p, "platforms"));
+        c.tokens = uint32(required(a, p, "tokens"), child(p, "tokens"), 1, limits::block_size);
+        out.checkpoint_alignments.push_back(std::move(c));
+      }
+    }
+    return out;
   }
 
   // `"stock": {"cuda": {"components": ["flashinfer", "cuda_runtime=13.0"], "because": "..."}}`: a

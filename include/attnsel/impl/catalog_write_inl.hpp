@@ -264,15 +264,54 @@ ATTNSEL_INLINE nlohmann::json stock_json(const catalog_info& info) {
   return out;
 }
 
+namespace detail {
+inline json model_rules_json(const std::vector<model_rule>& rules) {
+  json out = json::array();
+  for (const auto& r : rules) {
+    json j = {{"id", r.id}, {"architectures", r.architectures}};
+    if (!r.mixed_head_sizes) j["mixed_head_sizes"] = false;
+    if (!r.platforms.empty()) j["platforms"] = advisory_value_json(r.platforms);
+    if (!r.requires_components.empty()) {
+      j["requires"] = json::array();
+      for (const auto& c : r.requires_components)
+        j["requires"].push_back(component_condition_json(component_condition{c.name, c.min_version, c.below_version}));
+    }
+    if (r.max_head_size != 0) j["max_head_size"] = r.max_head_size;
+    if (!r.force.empty()) j["force"] = r.force;
+    j["because"] = r.because;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+inline json hybrid_pages_json(const hybrid_pages& h) {
+  json alignments = json::array();
+  for (const auto& a : h.checkpoint_alignments) {
+    json modes = json::array();
+    for (const auto m : a.linear_modes) modes.push_back(std::string(to_string(m)));
+    alignments.push_back({{"linear_modes", std::move(modes)},
+                          {"platforms", a.platforms.empty() ? json("any") : advisory_value_json(a.platforms)},
+                          {"tokens", a.tokens}});
+  }
+  return {{"checkpoint_alignments", std::move(alignments)}, {"because", h.because}};
+}
+}  // namespace detail
+
 ATTNSEL_INLINE nlohmann::json to_json(const catalog& c) {
   using detail::json;
-  // Version 1 unless the catalog states something about the call or a stock install: old readers keep reading it.
-  const int version = detail::registry_reads_call(c.registry) || !c.info.stock.empty() ? 2 : 1;
+  // Version 1 unless the catalog states something about the call, a stock install or whole models: old
+  // readers keep reading it.
+  const int version = detail::registry_reads_call(c.registry) || !c.info.stock.empty() || !c.info.model_rules.empty() ||
+                              c.info.hybrid_pages.has_value()
+                          ? 2
+                          : 1;
   json out = {{"format", "attnsel-catalog"}, {"version", version}, {"name", c.info.name}};
   if (!c.info.description.empty()) out["description"] = c.info.description;
   if (!c.info.source.empty()) out["source"] = c.info.source;
   if (!c.info.commits.empty()) out["commits"] = c.info.commits;
   if (!c.info.stock.empty()) out["stock"] = stock_json(c.info);
+  if (!c.info.model_rules.empty()) out["model_rules"] = detail::model_rules_json(c.info.model_rules);
+  if (c.info.hybrid_pages) out["hybrid_pages"] = detail::hybrid_pages_json(*c.info.hybrid_pages);
   out["backends"] = json::array();
   for (const auto& b : c.registry.backends()) out["backends"].push_back(detail::backend_json(b, version));
   out["policies"] = json::array();

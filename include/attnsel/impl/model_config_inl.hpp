@@ -6,7 +6,7 @@
 #include <attnsel/catalog.hpp>
 #include <attnsel/catalog_error.hpp>
 #include <attnsel/impl/catalog_file_inl.hpp>
-#include <attnsel/impl/model_config/layer_kinds.hpp>
+#include <attnsel/impl/model_config/linear_state.hpp>
 #include <attnsel/model_config.hpp>
 
 #include <nlohmann/json.hpp>
@@ -23,9 +23,9 @@ ATTNSEL_BEGIN_NAMESPACE
 namespace detail {
 
 // Reads one part of a config.json: the text model, or its vision or audio tower.
-class model_config_reader : public layer_kind_reader {
+class model_config_reader : public linear_state_reader {
  public:
-  using layer_kind_reader::layer_kind_reader;
+  using linear_state_reader::linear_state_reader;
 
   model_config read(model_part part) {
     using nlohmann::json;
@@ -97,8 +97,15 @@ class model_config_reader : public layer_kind_reader {
                         std::uint64_t{c.kv_lora_rank} + c.qk_rope_head_dim);
       if (present(*sec, "index_topk") != nullptr) c.mode = attention_mode::sparse_mla;
     } else {
+      // Zamba2's shared attention reads the block input concatenated with the embeddings: its head is
+      // attention_head_dim, 2 x hidden_size / heads when absent (transformers' Zamba2Config), as vLLM 0.33.0
+      // zamba2.py sizes it.
+      const bool zamba = c.model_type == "zamba2";
+      const json* zamba_head = zamba ? present(*sec, "attention_head_dim") : nullptr;
       if (const json* hd = present(*sec, "head_dim")) {
         c.head_size = size_at(*hd, "head_dim");
+      } else if (zamba_head != nullptr) {
+        c.head_size = size_at(*zamba_head, "attention_head_dim");
       } else {
         // Qwen2-VL's vision config carries the LLM's hidden_size too; its tower width is embed_dim.
         // Encoder–decoder models (Whisper) name the width d_model.
@@ -110,7 +117,7 @@ class model_config_reader : public layer_kind_reader {
           fail(prefix_ + "/" + width_key, "expected a multiple of " + std::string(heads_key) + " (" +
                                               std::to_string(c.num_heads) + ") to derive the head size, got " +
                                               std::to_string(width));
-        c.head_size = width / c.num_heads;
+        c.head_size = (zamba ? 2 * width : width) / c.num_heads;
         if (c.head_size > limits::head_size)
           fail(prefix_ + "/" + width_key, "derives a head size of " + std::to_string(c.head_size) +
                                               ", above the limit " + std::to_string(limits::head_size));
@@ -144,6 +151,7 @@ class model_config_reader : public layer_kind_reader {
       c.sinks = c.architecture == "GptOssForCausalLM" || c.model_type == "gpt_oss";
       read_mm_prefix(c);
       read_layers(c, decoder_keys ? "decoder_layers" : "num_hidden_layers");
+      read_linear_state(c);
       if (const json* ed = present(root_, "is_encoder_decoder")) {
         if (!ed->is_boolean()) fail("/is_encoder_decoder", "expected true or false, got " + kind(*ed));
         c.cross_attention = ed->get<bool>();
@@ -217,6 +225,24 @@ ATTNSEL_INLINE std::optional<layer_kind> parse_layer_kind(std::string_view text)
   for (const auto kind : all_layer_kinds)
     if (to_string(kind) == text) return kind;
   return std::nullopt;
+}
+
+namespace detail {
+inline std::uint64_t dtype_bytes(data_type d) noexcept { return d == data_type::float32 ? 4 : 2; }
+}  // namespace detail
+
+ATTNSEL_INLINE std::uint64_t linear_state::bytes(data_type dtype, std::uint32_t tensor_parallel) const noexcept {
+  if (!known() || tensor_parallel == 0) return 0;
+  // A rank holds whole groups: fewer groups than ranks are repeated so that each rank has its heads'.
+  std::uint64_t groups = conv_groups;
+  if (groups != 0 && groups % tensor_parallel != 0) groups = tensor_parallel;
+  // Each factor is at most 2^48 (keys of at most 2^24 each); a product past 2^62 is no real model's.
+  constexpr std::uint64_t cap = std::uint64_t{1} << 62;
+  const auto times = [&](std::uint64_t a, std::uint64_t b) { return b != 0 && a > cap / b ? cap : a * b; };
+  const std::uint64_t conv = times((conv_channels + groups * conv_group_channels) / tensor_parallel, conv_kernel - 1);
+  const std::uint64_t ssm = times(ssm_heads / tensor_parallel, ssm_head_elements);
+  if (conv >= cap / 4 || ssm >= cap / 4) return 0;
+  return conv * detail::dtype_bytes(dtype) + ssm * detail::dtype_bytes(ssm_dtype.value_or(dtype));
 }
 
 ATTNSEL_INLINE std::vector<std::string> model_config::features() const {

@@ -6,6 +6,8 @@
 #  include <attnsel/model_plan.hpp>
 #endif
 
+#include <attnsel/catalog.hpp>
+#include <attnsel/impl/model_plan/engine_rules.hpp>
 #include <attnsel/impl/selector_inl.hpp>
 #include <attnsel/impl/text.hpp>
 
@@ -96,9 +98,26 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
                                   " layers twice");
   }
   std::vector<bool> used(per_kind.size(), false);
+  // The engine's model rule: where nothing forced the attention backend, its `force` is every attention
+  // layer's (vLLM's Gemma4Config sets attention_config.backend).
+  // A backend the caller forced stands: the engines apply their rules only where none is set.
+  override_set base = base_overrides;
+  const model_rule* rule = plan_options.engine != nullptr && base.decoder.spec.empty()
+                               ? detail::model_rule_for(*plan_options.engine, model, p)
+                               : nullptr;
+  if (rule != nullptr) {
+    out.model_rule = rule->id;
+    if (!rule->force.empty()) {
+      base.decoder = override_request{rule->force, override_source::engine};
+      out.notes.push_back("the engine forces " + rule->force + " on every attention layer (" + rule->id +
+                          "): " + rule->because);
+    } else {
+      out.notes.push_back("the engine keeps each attention layer's own backend (" + rule->id + "): " + rule->because);
+    }
+  }
   // The overrides one group reads: its kind's own in place of its domain's.
   const auto overrides_for = [&](layer_kind kind) {
-    override_set o = base_overrides;
+    override_set o = base;
     for (std::size_t i = 0; i < per_kind.size(); ++i) {
       if (per_kind[i].kind != kind) continue;
       used[i] = true;
@@ -216,6 +235,27 @@ ATTNSEL_INLINE model_plan plan_model(const registry& reg, const model_config& mo
                  ") want " + std::to_string(g->plan.block_size) + ";";
       why.back() = '.';
       out.conflicts.push_back(std::move(why));
+    }
+  }
+  // A hybrid model whose engine keeps linear state in the attention pages: the block size grows to hold it.
+  const bool has_linear = std::any_of(out.groups.begin(), out.groups.end(),
+                                      [](const layer_group& g) { return g.kind == layer_kind::linear; });
+  if (has_linear && out.block_size != 0 && plan_options.engine && plan_options.engine->hybrid_pages) {
+    const auto raised =
+        detail::raise_for_linear_state(*plan_options.engine->hybrid_pages, model, attention, out.block_size, p,
+                                       plan_options.tensor_parallel, plan_options.prefix_caching);
+    if (!raised.assumption.empty()) out.assumptions.push_back(raised.assumption);
+    if (!raised.note.empty()) out.notes.push_back(raised.note);
+    if (raised.block_size != 0 && raised.block_size != out.block_size) {
+      out.notes.push_back("block size " + std::to_string(raised.block_size) + " (the attention backends' own: " +
+                          std::to_string(out.block_size) + "): one attention page holds a linear layer's state of " +
+                          std::to_string(raised.state_bytes) + " bytes per rank; " +
+                          plan_options.engine->hybrid_pages->because);
+      out.linear_state_bytes = raised.state_bytes;
+      out.block_size = raised.block_size;
+      if (!all_accept(out.block_size))
+        out.conflicts.push_back("the block size " + std::to_string(out.block_size) +
+                                " that holds a linear layer's state is not one every attention group's kernels take");
     }
   }
   return out;

@@ -53,6 +53,17 @@ class descriptor_reader : public json_reader {
     expected(ptr, "\"any\", an array of head sizes or a {min, max, multiple_of} range", j);
   }
 
+  // The required "id" of the object `j` at `p`: lower-kebab, as advisory and model-rule ids are.
+  std::string kebab_id(const json& j, const std::string& p) const {
+    auto id = string(required(j, p, "id"), child(p, "id"));
+    if (!is_valid_advisory_id(id))
+      expected(child(p, "id"),
+               "a lower-kebab id ([a-z0-9] then [a-z0-9.-]) of at most " + std::to_string(limits::name_length) +
+                   " characters",
+               j["id"]);
+    return id;
+  }
+
   std::vector<platform_constraint> platforms(const json& j, const std::string& ptr) const {
     if (j.is_string() && j.get_ref<const std::string&>() == "any") return {};
     list(j, ptr, "a non-empty array of platforms or \"any\"");
@@ -301,12 +312,7 @@ class descriptor_reader : public json_reader {
       const auto p = child(ptr, i);
       object(j[i], p, keys);
       advisory a;
-      a.id = string(required(j[i], p, "id"), child(p, "id"));
-      if (!is_valid_advisory_id(a.id))
-        expected(child(p, "id"),
-                 "a lower-kebab id ([a-z0-9] then [a-z0-9.-]) of at most " + std::to_string(limits::name_length) +
-                     " characters",
-                 j[i]["id"]);
+      a.id = kebab_id(j[i], p);
       if (!seen.insert(a.id).second) fail(child(p, "id"), "duplicate advisory id \"" + a.id + "\" in this backend");
       if (const json* m = member(j[i], "variant")) {
         a.variant = string(*m, child(p, "variant"));
