@@ -20,7 +20,8 @@
 #   MODES:   the cuDNN modes of tune, verify and e2e (default "preferred deprioritized").
 #   FAMILIES: kernel families timed and routed beside SDPA's backends by tune, verify and e2e (default
 #            "flex,eager": FlexAttention and transformers' eager attention; FAMILIES= for SDPA's alone).
-#   CUDA_GRAPHS=1: tune and verify time CUDA graph replays (--cuda-graphs) instead of launched calls.
+#   CUDA_GRAPHS=1: tune and verify time CUDA graph replays (--cuda-graphs) instead of queued calls;
+#   LAUNCHED=1: as Python launches them (--launched).
 #   e2e:     bench/e2e_model.py in both modes with that mode's overlay (from tune in the same call, else
 #            from an earlier call on the same machine, kept in /tmp/attnsel-round, else the committed
 #            catalog/measured/*-MODE.json: each call starts with an empty work folder), the
@@ -69,6 +70,7 @@ FAMILIES="${FAMILIES-flex,eager}"
 FAM=()
 [[ -n "$FAMILIES" ]] && FAM=(--families "$FAMILIES")
 [[ "${CUDA_GRAPHS:-0}" == 1 ]] && FAM+=(--cuda-graphs)
+[[ "${LAUNCHED:-0}" == 1 ]] && FAM+=(--launched)
 mode_env() { [[ "$1" == deprioritized ]] && echo 1 || echo 0; }
 if wants tune; then
 for m in "${MODES[@]}"; do

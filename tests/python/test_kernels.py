@@ -122,6 +122,20 @@ def test_the_runner_refuses_what_it_cannot_time():
         runner({"EAGER": ak.eager_attention()}, cuda_graphs=True)
 
 
+def test_queued_samples_learn_the_hosts_queueing_time_and_the_sleeps_clock():
+    # Off a CUDA device nothing is queued, whatever is asked; samples are timed by the clock.
+    assert not runner({"EAGER": ak.eager_attention()}).queued
+    assert not runner({"EAGER": ak.eager_attention()}, queued=True).queued
+    r = runner({"EAGER": ak.eager_attention()})
+    key = ("w", "c", "EAGER")
+    r._learn_queue(key, 0, 0.001, 0.004)  # the first sample: no sleep to learn a clock from
+    assert r._queue_s[key] == 0.004 and r._cycles_per_s == 2.0e9
+    r._learn_queue(key, 3_000_000, 2.0, 0.003)  # 3M cycles slept 2 ms: 1.5 GHz; a quicker queueing is not kept
+    assert r._cycles_per_s == pytest.approx(1.5e9) and r._queue_s[key] == 0.004
+    r._learn_queue(key, 100, 0.1, 0.006)  # a sleep under 0.2 ms tells no clock; a slower queueing is kept
+    assert r._cycles_per_s == pytest.approx(1.5e9) and r._queue_s[key] == 0.006
+
+
 # Without cudnn_preferred the catalog's default on the H100 is FLASH_ATTENTION, which runs on the CPU too.
 H100_DEPRIORITIZED = (attnsel.Platform.cuda(9, 0, components=["cudnn=9.19.0", "torch=2.11.0"])
                       .with_device_name("NVIDIA H100 80GB HBM3"))

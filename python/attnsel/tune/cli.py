@@ -204,6 +204,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--cuda-graphs", action="store_true",
                     help="time each sample as the replay of a CUDA graph of the calls: the kernels without "
                          "their launch cost, as an engine that captures its steps runs them")
+    ap.add_argument("--launched", action="store_true",
+                    help="time the calls at the rate Python launches them (by default the device sleeps while "
+                         "each sample's calls are queued, so they run back to back as in a model)")
     ap.add_argument("--verify", metavar="OVERLAY",
                     help="re-time the classes with OVERLAY layered on torch_sdpa and report the tuned choice "
                          "against torch's default; writes no overlay")
@@ -252,7 +255,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             factories = {"flex": ak.flex_attention, "eager": ak.eager_attention}
             extra = {ak.FAMILIES[f]: factories[f]() for f in a.families}
             base, kernels_catalog = ak.registry(base), ak.CATALOG
-        runner = TorchRunner(a.device, extra=extra, cuda_graphs=a.cuda_graphs)
+        runner = TorchRunner(a.device, extra=extra, cuda_graphs=a.cuda_graphs, queued=not a.launched)
         if a.verify:
             return verify(workloads, a.verify, platform, runner, a, method, command, data_error, base)
         results = tune(workloads, base, platform, runner, a.budget, progress=_progress, method=method,

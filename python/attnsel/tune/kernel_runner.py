@@ -21,6 +21,11 @@ def _first_line(e: BaseException) -> str:
 
 _PROBE_CALLS = 4  # calls the probe times to size a sample
 _MAX_INNER = 2000  # calls in one sample at the most (about target_ms of a 2.5 us kernel)
+# Queued samples hold at most this many calls: CUDA's launch queue takes about a thousand launches before
+# the host blocks, and an SDPA call may launch more than one kernel.
+_MAX_QUEUED = 400
+_QUEUE_MARGIN = 1.25  # the device sleeps this much longer than the host took to queue the last sample
+_CYCLES_PER_S = 2.0e9  # a first guess at the sleep's clock, replaced by the rate the device shows
 
 
 class KernelRunner(Runner):
@@ -38,12 +43,16 @@ class KernelRunner(Runner):
     the calls off a CUDA device. `cuda_graphs` times each sample as the replay of a CUDA graph of the
     calls: the kernels without their launches, as an engine that captures its steps (vLLM's decode) runs
     them, and the way to time a kernel too short to time alone; a kernel that cannot be captured is
-    dropped with the reason."""
+    dropped with the reason. Otherwise, on a CUDA device, `queued` (the default) has the device sleep while
+    the host queues each sample's calls, so the kernels run back to back as they do under a model that
+    keeps the host ahead, not at the rate Python launches them; `queued=False` times the calls as they
+    are launched (a kernel shorter than its launch then times the launch)."""
 
     def __init__(self, kernels: Mapping[str, Callable[..., object]],
                  device: str = "cuda", warmup: int = 2, target_ms: float = 5.0,
                  components: Sequence[str] = (), baseline: Optional[str] = None,
-                 clock: Callable[[], float] = time.perf_counter, cuda_graphs: bool = False):
+                 clock: Callable[[], float] = time.perf_counter, cuda_graphs: bool = False,
+                 queued: bool = True):
         import torch
 
         bad = [n for n, k in kernels.items() if not isinstance(n, str) or not callable(k)]
@@ -57,11 +66,15 @@ class KernelRunner(Runner):
         if cuda_graphs and self.device.type != "cuda":
             raise ValueError(f"cuda_graphs: CUDA graphs need a CUDA device, not {self.device.type}")
         self.cuda_graphs = bool(cuda_graphs)
+        # Graph replays are queued by construction; off a CUDA device there is no queue.
+        self.queued = bool(queued) and not self.cuda_graphs and self.device.type == "cuda"
+        self._cycles_per_s = _CYCLES_PER_S
         self.warmup, self.target_ms = warmup, target_ms
         self.components = tuple(components)
         self.baseline = baseline
         self.clock = clock
         self._inner: Dict[tuple, int] = {}
+        self._queue_s: Dict[tuple, float] = {}  # per class and backend: how long the host took to queue a sample
         self._inputs_key = None
         self._inputs = None
 
@@ -154,16 +167,26 @@ class KernelRunner(Runner):
                 raise RuntimeError(f"cannot be captured in a CUDA graph: {_first_line(cause)}") from cause
             return graph
 
-        def timed(n, graph=None):  # milliseconds
+        def timed(n, graph=None, key=None):  # milliseconds
             if cuda:
                 s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                if key is not None:  # queued: the device sleeps while the host queues the calls
+                    slept = torch.cuda.Event(enable_timing=True)
+                    cycles = int(self._queue_s.get(key, 0.0) * _QUEUE_MARGIN * self._cycles_per_s)
+                    h0 = self.clock()
+                    torch.cuda._sleep(max(cycles, 1))
+                    slept.record()
                 s.record()
                 if graph is not None:
                     graph.replay()
                 else:
                     run(n)
                 e.record()
+                if key is not None:
+                    queue_s = self.clock() - h0
                 torch.cuda.synchronize()
+                if key is not None:
+                    self._learn_queue(key, cycles, slept.elapsed_time(s), queue_s)
                 return s.elapsed_time(e)
             t0 = self.clock()
             run(n)
@@ -181,14 +204,25 @@ class KernelRunner(Runner):
                     # The probe times a few calls, so that a first call's launch cost does not shrink the
                     # samples of a short kernel.
                     probe = timed(_PROBE_CALLS) / _PROBE_CALLS
-                    self._inner[key] = max(1, min(_MAX_INNER, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
+                    most = _MAX_QUEUED if self.queued else _MAX_INNER
+                    self._inner[key] = max(1, min(most, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
                 inner = self._inner[key]
                 graph = captured(inner) if self.cuda_graphs else None
-                # One untimed sample first: the device leaves its idle clocks before the samples count.
-                timed(inner, graph)
-                return [timed(inner, graph) * 1000.0 / inner for _ in range(reps)]
+                queue = key if self.queued else None
+                # One untimed sample first: the device leaves its idle clocks before the samples count (and,
+                # queued, the host's queueing time is learnt).
+                timed(inner, graph, queue)
+                return [timed(inner, graph, queue) * 1000.0 / inner for _ in range(reps)]
         except Exception as e:
             raise RuntimeError(_first_line(e)) from e
+
+    def _learn_queue(self, key: tuple, cycles: int, slept_ms: float, queue_s: float) -> None:
+        """After a queued sample: the sleep's clock rate as the device showed it (a sleep of at least 0.2
+        ms), and the longest time the host has taken to queue this class's calls for this backend, which
+        the next sleep covers with a margin."""
+        if cycles > 0 and slept_ms >= 0.2:
+            self._cycles_per_s = cycles / (slept_ms / 1000.0)
+        self._queue_s[key] = max(self._queue_s.get(key, 0.0), queue_s)
 
     # ---- the call ----
 

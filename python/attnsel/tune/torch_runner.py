@@ -16,12 +16,12 @@ class TorchRunner(KernelRunner):  # pragma: no cover - needs a CUDA device
 
     def __init__(self, device: str = "cuda", warmup: int = 2, target_ms: float = 5.0,
                  extra: Optional[Mapping[str, Callable[..., object]]] = None, components: Sequence[str] = (),
-                 cuda_graphs: bool = False):
+                 cuda_graphs: bool = False, queued: bool = True):
         from attnsel.kernels import sdpa_kernels
 
         self._sdpa = sdpa_kernels()
         super().__init__({**self._sdpa, **(extra or {})}, device, warmup, target_ms, components,
-                         cuda_graphs=cuda_graphs)
+                         cuda_graphs=cuda_graphs, queued=queued)
 
     def torch_default(self, w: Workload, c: ShapeClass) -> str:
         from torch.nn.attention import SDPBackend
