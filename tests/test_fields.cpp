@@ -278,6 +278,50 @@ TEST_CASE("the capability field list covers every consumer", "[fields][capabilit
   }
 }
 
+TEST_CASE("the catalog writer takes a backend's keys from the capability field list", "[fields][capabilities]") {
+  // The keys a backend is written with: its own (name, domains) and each listed field of the catalog's
+  // format, a shape as its fields' keys. A field added to the list with a type that has a codec is
+  // written and read back with no edit of the writer or the reader.
+  const auto expected_keys = [](int version) {
+    std::set<std::string> keys{"name", "domains"};
+    field_list<capabilities>::members([&](const capability_field& f, auto) {
+      if (f.own_key || f.since > version) return;
+      if (f.name == "shape") {
+        for (const shape_field sf : shape_fields) keys.insert(std::string(to_string(sf)));
+      } else {
+        keys.insert(std::string(f.name));
+      }
+    });
+    return keys;
+  };
+  const auto written_keys = [](const catalog& c) {
+    const auto j = to_json(c);
+    std::set<std::string> keys;
+    for (const auto& item : j.at("backends").at(0).items()) keys.insert(item.key());
+    return std::make_pair(j.at("version").get<int>(), keys);
+  };
+  backend_descriptor b;
+  b.name = "PLAIN";
+  b.domains = {attention_domain::decoder};
+  catalog one{catalog_info{}, registry{}};
+  one.info.name = "fields";
+  one.registry.add(b);
+  const auto [v1, keys1] = written_keys(one);
+  CHECK(v1 == 1);
+  CHECK(keys1 == expected_keys(1));
+  CHECK(keys1 != expected_keys(2));
+  // A format-2 field makes the catalog version 2, and every format-2 key is written.
+  b.caps.shape[shape_field::batch_size] = count_range{1, 64};
+  catalog two{one.info, registry{}};
+  two.registry.add(b);
+  const auto [v2, keys2] = written_keys(two);
+  CHECK(v2 == 2);
+  CHECK(keys2 == expected_keys(2));
+  // What is written reads back as it was, field by field.
+  const auto back = parse_catalog_text(to_json(two).dump());
+  CHECK(back.registry.backends().at(0).caps == b.caps);
+}
+
 TEST_CASE("the policy rule and entry field lists cover every consumer", "[fields][policy]") {
   const auto base = every_field();
   reset_check rules{base, {"note"}, {}};

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -210,6 +211,62 @@ TEST_CASE("component requirements take an exclusive upper version") {
   platform ok(device_vendor::cuda);
   ok.add_component_spec("cudnn=9.13.5");
   CHECK(supports(b, q, ok));
+}
+
+TEST_CASE("one version range: requirements, call conditions and model rules admit the same versions") {
+  // component_requirement is component_condition: the gate, call conditions, the diff and model rules
+  // all ask admits().
+  static_assert(std::is_same_v<component_requirement, component_condition>);
+  const auto v = [](const char* text) { return std::optional<component_version>(parse_component_version(text)); };
+  const component_condition any{"cudnn", std::nullopt, std::nullopt};
+  CHECK(any.admits(std::nullopt));
+  CHECK(any.admits(v("1.0")));
+  const component_condition window{"cudnn", v("9.0"), v("9.14")};
+  CHECK_FALSE(window.admits(std::nullopt));  // a bound needs a version
+  CHECK_FALSE(window.admits(v("8.9.7")));
+  CHECK(window.admits(v("9.0")));  // the minimum is inclusive
+  CHECK(window.admits(v("9.13.5")));
+  CHECK_FALSE(window.admits(v("9.14")));  // the upper bound is exclusive
+  const component_condition below{"cudnn", std::nullopt, v("9.14")};
+  CHECK(below.admits(v("2.0")));
+  CHECK_FALSE(below.admits(std::nullopt));
+  REQUIRE(v("8.9.7"));
+  // The platform side, through a call condition: absent, present without a version, in range.
+  const auto holds = [](const component_condition& c, const platform& p) {
+    call_condition when;
+    when.components = {c};
+    return when.evaluate(query{}, p);
+  };
+  platform p(device_vendor::cuda);
+  CHECK(holds(any, p) == truth::no);
+  p.add_component_spec("cudnn");
+  CHECK(holds(any, p) == truth::yes);
+  CHECK(holds(window, p) == truth::no);
+  platform versioned(device_vendor::cuda);
+  versioned.add_component_spec("cudnn=9.10.0");
+  CHECK(holds(window, versioned) == truth::yes);
+}
+
+TEST_CASE("a list of platforms takes every platform when empty, else those one constraint accepts") {
+  platform hopper(device_vendor::cuda);
+  hopper.set_capability({9, 0});
+  platform ampere(device_vendor::cuda);
+  ampere.set_capability({8, 0});
+  const platform cpu(device_vendor::cpu);
+  CHECK(platforms_accept({}, hopper));
+  CHECK(platforms_accept({}, cpu));
+  platform_constraint sm90;
+  sm90.vendor = device_vendor::cuda;
+  sm90.min_capability = cuda_capability{9, 0};
+  platform_constraint host;
+  host.vendor = device_vendor::cpu;
+  CHECK(platforms_accept({sm90}, hopper));
+  CHECK_FALSE(platforms_accept({sm90}, ampere));
+  CHECK_FALSE(platforms_accept({sm90}, cpu));
+  CHECK(platforms_accept({sm90, host}, cpu));
+  CHECK(detail::platforms_name_vendor({}, device_vendor::rocm));
+  CHECK(detail::platforms_name_vendor({sm90}, device_vendor::cuda));
+  CHECK_FALSE(detail::platforms_name_vendor({sm90, host}, device_vendor::rocm));
 }
 
 TEST_CASE("head sizes by dtype replace the head and value head sizes for that dtype") {

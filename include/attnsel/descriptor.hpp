@@ -6,6 +6,7 @@
 #include <attnsel/enums.hpp>
 #include <attnsel/field_list.hpp>
 #include <attnsel/head_sizes.hpp>
+#include <attnsel/limits.hpp>
 #include <attnsel/platform.hpp>
 #include <attnsel/query.hpp>
 #include <attnsel/shape.hpp>
@@ -79,16 +80,26 @@ struct platform_constraint : arch_filter {
 /// `cuda [8.0, 12.1]`, `rocm gfx942|gfx950`, `rocm gfx9`.
 [[nodiscard]] std::string to_string(const platform_constraint& constraint);
 
-/// A component the backend needs on the platform, optionally at a version in [min_version, below_version).
-struct component_requirement {
-  std::string name;
-  std::optional<component_version> min_version;      ///< inclusive
-  std::optional<component_version> below_version{};  ///< exclusive (format 2)
+/// Whether a list of platforms (a capability's, an advisory's, a model rule's) takes `p`: an empty list
+/// takes every platform, else one of its constraints must accept it. Allocates nothing.
+[[nodiscard]] inline bool platforms_accept(const std::vector<platform_constraint>& platforms,
+                                           const platform& p) noexcept {
+  return platforms.empty() ||
+         std::any_of(platforms.begin(), platforms.end(), [&](const platform_constraint& c) { return c.accepts(p); });
+}
 
-  friend bool operator==(const component_requirement& a, const component_requirement& b) {
-    return a.name == b.name && a.min_version == b.min_version && a.below_version == b.below_version;
-  }
-};
+namespace detail {
+/// Whether a list of platforms names `vendor` (empty: every vendor).
+[[nodiscard]] inline bool platforms_name_vendor(const std::vector<platform_constraint>& platforms,
+                                                device_vendor vendor) noexcept {
+  return platforms.empty() || std::any_of(platforms.begin(), platforms.end(),
+                                          [&](const platform_constraint& c) { return c.vendor == vendor; });
+}
+}  // namespace detail
+
+/// A component the backend needs on the platform, optionally at a version in [min_version, below_version):
+/// the same range as a call condition's components (catalog key `requires`).
+using component_requirement = component_condition;
 
 /// Head sizes that replace a variant's `head_sizes` (and `value_head_sizes`, when it declares them) for
 /// one compute dtype (format 2): PyTorch's efficient attention aligns fp16/bf16 to 8 and fp32 to 4.
@@ -137,29 +148,49 @@ struct capabilities {
   friend bool operator==(const capabilities& a, const capabilities& b) { return detail::fields_equal(a, b); }
 };
 
+/// How a catalog states one capability field: its key, the catalog format that introduced it, the
+/// largest value a count in it may take, and whether the descriptor reads and writes it itself.
+struct capability_field {
+  std::string_view name;  ///< the JSON key
+  int since;              ///< the catalog format that introduced the key (1 or 2)
+  std::uint32_t bound;    ///< the largest count (a block size); 0 for a field that holds no count
+  bool own_key;           ///< a variant's `name` and `domains`: read and written by the descriptor, not its codec
+};
+
 /// The field list of `capabilities` (see field_list.hpp). Names are the catalog's JSON keys, with two
 /// exceptions: `variant` is a variant's `name`, and `shape` is written as its fields' own keys
-/// (`seq_len_q`, `seq_len_kv`, `batch_size`, `gqa_group`).
+/// (`seq_len_q`, `seq_len_kv`, `batch_size`, `gqa_group`). The catalog writer, the reader and the
+/// inherited-element count iterate `members`, each value through the codec of its type (`value_json` in
+/// impl/catalog_write_inl.hpp writes, `read_value` in impl/catalog/descriptor_reader.hpp reads), so a
+/// field of a type that already has a codec needs no other edit there.
 template <>
 struct field_list<capabilities> {
+  /// `visit(field, field_member<&capabilities::x>{})` for every field, in declaration order.
+  template <class Visit>
+  static constexpr void members(Visit&& visit) {
+    using c = capabilities;
+    visit(capability_field{"variant", 1, 0, true}, field_member<&c::variant>{});
+    visit(capability_field{"domains", 1, 0, true}, field_member<&c::domains>{});
+    visit(capability_field{"dtypes", 1, 0, false}, field_member<&c::dtypes>{});
+    visit(capability_field{"kv_cache_dtypes", 1, 0, false}, field_member<&c::kv_cache_dtypes>{});
+    visit(capability_field{"head_sizes", 1, 0, false}, field_member<&c::head_sizes>{});
+    visit(capability_field{"value_head_sizes", 1, 0, false}, field_member<&c::value_head_sizes>{});
+    visit(capability_field{"block_size_multiples", 1, limits::block_size, false},
+          field_member<&c::block_size_multiples>{});
+    visit(capability_field{"preferred_block_size", 1, limits::block_size, false},
+          field_member<&c::preferred_block_size>{});
+    visit(capability_field{"attn_types", 1, 0, false}, field_member<&c::attn_types>{});
+    visit(capability_field{"mode", 1, 0, false}, field_member<&c::mode>{});
+    visit(capability_field{"features", 1, 0, false}, field_member<&c::features>{});
+    visit(capability_field{"platforms", 1, 0, false}, field_member<&c::platforms>{});
+    visit(capability_field{"requires", 1, 0, false}, field_member<&c::requires_components>{});
+    visit(capability_field{"head_sizes_by_dtype", 2, 0, false}, field_member<&c::head_sizes_by_dtype>{});
+    visit(capability_field{"shape", 2, 0, false}, field_member<&c::shape>{});
+    visit(capability_field{"call_rules", 2, 0, false}, field_member<&c::call_rules>{});
+  }
   template <class Visit, class... Caps>
   static constexpr void apply(Visit&& visit, Caps&&... c) {
-    visit("variant", c.variant...);
-    visit("domains", c.domains...);
-    visit("dtypes", c.dtypes...);
-    visit("kv_cache_dtypes", c.kv_cache_dtypes...);
-    visit("head_sizes", c.head_sizes...);
-    visit("value_head_sizes", c.value_head_sizes...);
-    visit("block_size_multiples", c.block_size_multiples...);
-    visit("preferred_block_size", c.preferred_block_size...);
-    visit("attn_types", c.attn_types...);
-    visit("mode", c.mode...);
-    visit("features", c.features...);
-    visit("platforms", c.platforms...);
-    visit("requires", c.requires_components...);
-    visit("head_sizes_by_dtype", c.head_sizes_by_dtype...);
-    visit("shape", c.shape...);
-    visit("call_rules", c.call_rules...);
+    members([&](const capability_field& f, auto m) { visit(f.name, (c.*decltype(m)::value)...); });
   }
 };
 static_assert(detail::has_field_list<capabilities>::value, "field_list<capabilities> is specialised before any use");

@@ -26,6 +26,11 @@ ATTNSEL_BEGIN_NAMESPACE
 template <class T>
 struct field_list;
 
+/// A member pointer as a type, so that a list's `members(visit)` hands a visitor the member as a constant
+/// (`decltype(m)::value`) beside the field's description (query, capabilities).
+template <auto M>
+using field_member = std::integral_constant<decltype(M), M>;
+
 namespace detail {
 template <class T>
 using bare_t = std::remove_cv_t<std::remove_reference_t<T>>;

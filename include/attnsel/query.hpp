@@ -252,33 +252,37 @@ struct query_field {
 /// text and meaning of zero from here.
 template <>
 struct field_list<query> {
-  /// A member pointer as a type, so that a visitor can use it as a constant (`decltype(m)::value`).
+  /// Deprecated: `field_member<M>` (field_list.hpp), which every field list shares.
   template <auto M>
-  using member = std::integral_constant<decltype(M), M>;
+  using member [[deprecated("use field_member<M>")]] = field_member<M>;
 
-  /// `visit(field, member<&query::x>{})` for every field, in declaration order.
+  /// `visit(field, field_member<&query::x>{})` for every field, in declaration order.
   template <class Visit>
   static constexpr void members(Visit&& visit) {
-    visit(query_field{"domain", "Model part", 0, ""}, member<&query::domain>{});
-    visit(query_field{"head_size", "Query and key head size", max_head_size, ""}, member<&query::head_size>{});
-    visit(query_field{"head_size_v", "Value head size", max_head_size, "the head size"}, member<&query::head_size_v>{});
-    visit(query_field{"dtype", "Compute dtype", 0, ""}, member<&query::dtype>{});
-    visit(query_field{"kv_cache_dtype", "KV-cache dtype", 0, ""}, member<&query::kv_cache_dtype>{});
-    visit(query_field{"block_size", "KV-cache block size", max_block_size, "not pinned"}, member<&query::block_size>{});
-    visit(query_field{"attn_type", "Attention type", 0, ""}, member<&query::attn_type>{});
+    visit(query_field{"domain", "Model part", 0, ""}, field_member<&query::domain>{});
+    visit(query_field{"head_size", "Query and key head size", max_head_size, ""}, field_member<&query::head_size>{});
+    visit(query_field{"head_size_v", "Value head size", max_head_size, "the head size"},
+          field_member<&query::head_size_v>{});
+    visit(query_field{"dtype", "Compute dtype", 0, ""}, field_member<&query::dtype>{});
+    visit(query_field{"kv_cache_dtype", "KV-cache dtype", 0, ""}, field_member<&query::kv_cache_dtype>{});
+    visit(query_field{"block_size", "KV-cache block size", max_block_size, "not pinned"},
+          field_member<&query::block_size>{});
+    visit(query_field{"attn_type", "Attention type", 0, ""}, field_member<&query::attn_type>{});
     visit(query_field{"mode", "Attention formulation, or a linear layer's kind (domain linear)", 0, ""},
-          member<&query::mode>{});
-    visit(query_field{"num_heads", "Query heads per rank", max_num_heads, "unknown"}, member<&query::num_heads>{});
-    visit(query_field{"features", "Required features (lower_snake names)", 0, ""}, member<&query::required>{});
-    visit(query_field{"phase", "Phase of the call", 0, "unstated: the layer as a whole"}, member<&query::phase>{});
+          field_member<&query::mode>{});
+    visit(query_field{"num_heads", "Query heads per rank", max_num_heads, "unknown"},
+          field_member<&query::num_heads>{});
+    visit(query_field{"features", "Required features (lower_snake names)", 0, ""}, field_member<&query::required>{});
+    visit(query_field{"phase", "Phase of the call", 0, "unstated: the layer as a whole"},
+          field_member<&query::phase>{});
     visit(query_field{"seq_len_q", "Query tokens per sequence in the call", limits::seq_len, "unstated"},
-          member<&query::seq_len_q>{});
+          field_member<&query::seq_len_q>{});
     visit(query_field{"seq_len_kv", "Key/value tokens per sequence (KV cache included)", limits::seq_len, "unstated"},
-          member<&query::seq_len_kv>{});
+          field_member<&query::seq_len_kv>{});
     visit(query_field{"batch_size", "Sequences in the call", limits::batch_size, "unstated"},
-          member<&query::batch_size>{});
+          field_member<&query::batch_size>{});
     visit(query_field{"num_kv_heads", "Key/value heads per rank (dividing num_heads)", max_num_heads, "unstated"},
-          member<&query::num_kv_heads>{});
+          field_member<&query::num_kv_heads>{});
   }
   template <class Visit, class... Query>
   static constexpr void apply(Visit&& visit, Query&&... q) {

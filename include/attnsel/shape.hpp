@@ -103,8 +103,15 @@ struct shape_limits {
 /// A component a condition looks at: present, with a version in [min_version, below_version).
 struct component_condition {
   std::string name;
-  std::optional<component_version> min_version;    ///< inclusive
-  std::optional<component_version> below_version;  ///< exclusive
+  std::optional<component_version> min_version;      ///< inclusive
+  std::optional<component_version> below_version{};  ///< exclusive (format 2)
+
+  /// Whether a component at version `v` (none: it states no version) is within the range. A condition
+  /// without bounds takes any version; one with a bound needs a version.
+  [[nodiscard]] bool admits(const std::optional<component_version>& v) const noexcept {
+    if (!min_version && !below_version) return true;
+    return v && !(min_version && *v < *min_version) && !(below_version && !(*v < *below_version));
+  }
 
   friend bool operator==(const component_condition& a, const component_condition& b) {
     return a.name == b.name && a.min_version == b.min_version && a.below_version == b.below_version;

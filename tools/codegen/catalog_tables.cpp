@@ -181,11 +181,8 @@ class emitter {
 
   std::string caps(const capabilities& c) {
     std::vector<std::string> by_dtype, rules;
-    std::vector<component_condition> components;
-    components.reserve(c.requires_components.size());
     by_dtype.reserve(c.head_sizes_by_dtype.size());
     rules.reserve(c.call_rules.size());
-    for (const auto& r : c.requires_components) components.push_back({r.name, r.min_version, r.below_version});
     for (const auto& d : c.head_sizes_by_dtype)
       by_dtype.push_back("{static_cast<data_type>(" + std::to_string(static_cast<unsigned>(d.dtype)) + "), " +
                          head_sizes(d.head_sizes) + "}");
@@ -199,8 +196,8 @@ class emitter {
         << uints(c.block_size_multiples) << ", " << c.preferred_block_size << "U, "
         << set(c.attn_types, "attention_type") << ", "
         << "static_cast<attention_mode>(" << static_cast<unsigned>(c.mode) << "), " << strings(c.features) << ", "
-        << constraints(c.platforms) << ", " << requirements(components) << ", " << list("dtype_heads", by_dtype) << ", "
-        << shape(c.shape) << ", " << list("call_rule", rules) << "}";
+        << constraints(c.platforms) << ", " << requirements(c.requires_components) << ", "
+        << list("dtype_heads", by_dtype) << ", " << shape(c.shape) << ", " << list("call_rule", rules) << "}";
     return out.str();
   }
 

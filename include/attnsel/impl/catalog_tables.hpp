@@ -238,8 +238,7 @@ inline void fill_head_sizes(head_size_spec& out, const head_sizes& h) {
   out.multiple_of = h.multiple_of;
 }
 
-template <class Component>
-void fill_components(std::vector<Component>& out, list<requirement> components) {
+inline void fill_components(std::vector<component_condition>& out, list<requirement> components) {
   if (components.size == 0) return;
   out.reserve(components.size);
   for (const auto& r : components) {

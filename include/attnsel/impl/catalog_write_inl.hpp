@@ -8,8 +8,12 @@
 
 #include <attnsel/impl/json_reader.hpp>
 
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
 
@@ -108,59 +112,72 @@ inline nlohmann::json condition_json(const call_condition& c) {
   return out;
 }
 
-// `version` 2 writes the format-2 keys (all of them, so variants read back without inheriting).
-inline nlohmann::json capabilities_json(const capabilities& c, nlohmann::json out, int version) {
-  out["dtypes"] = enum_list_json(c.dtypes);
-  out["kv_cache_dtypes"] = enum_list_json(c.kv_cache_dtypes);
-  out["head_sizes"] = head_sizes_json(c.head_sizes);
-  out["value_head_sizes"] = c.value_head_sizes ? head_sizes_json(*c.value_head_sizes) : json("equal");
-  out["block_size_multiples"] = c.block_size_multiples.empty() ? json("any") : json(c.block_size_multiples);
-  out["preferred_block_size"] = c.preferred_block_size;
-  out["attn_types"] = enum_list_json(c.attn_types);
-  out["mode"] = std::string(to_string(c.mode));
-  out["features"] = names_json(c.features);
-  if (c.platforms.empty()) {
-    out["platforms"] = "any";
-  } else {
-    out["platforms"] = json::array();
-    for (const auto& pc : c.platforms) {
-      json p = {{"vendor", std::string(to_string(pc.vendor))}};
-      arch_filter_json(pc, p);
-      out["platforms"].push_back(std::move(p));
-    }
-  }
-  out["requires"] = json::array();
-  for (const auto& r : c.requires_components)
-    out["requires"].push_back(component_condition_json(component_condition{r.name, r.min_version, r.below_version}));
-  if (version < 2) return out;
-  out["head_sizes_by_dtype"] = json::object();
-  for (const auto& d : c.head_sizes_by_dtype)
-    out["head_sizes_by_dtype"][std::string(to_string(d.dtype))] = head_sizes_json(d.head_sizes);
-  shape_json(c.shape, true, out);
-  out["call_rules"] = json::array();
-  for (const auto& r : c.call_rules) {
-    json rj = json::object();
-    if (!r.when.empty()) rj["when"] = condition_json(r.when);
-    rj["require"] = condition_json(r.require);
-    if (!r.note.empty()) rj["note"] = r.note;
-    out["call_rules"].push_back(std::move(rj));
-  }
-  return out;
+// One value's JSON, by its type: the codec the field lists' writers share (capabilities, advisories,
+// model rules). An empty list of platforms or block sizes is "any", an unset value head size "equal".
+inline json value_json(const std::string& s) { return s; }
+inline json value_json(const std::vector<std::string>& v) { return v; }
+inline json value_json(std::uint32_t n) { return n; }
+json value_json(bool) = delete;  // a flag is no count: give it its own codec
+template <class E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
+json value_json(E v) {
+  return std::string(to_string(v));
 }
-
-// One advisory field's JSON; the field list (`for_each_field(advisory)`) drives which keys are written.
-inline json advisory_value_json(const std::string& s) { return s; }
-inline json advisory_value_json(const std::vector<std::string>& v) { return v; }
-inline json advisory_value_json(advisory_action a) { return std::string(to_string(a)); }
-inline json advisory_value_json(const cache_dtype_set& set) { return enum_list_json(set); }
-inline json advisory_value_json(const call_condition& c) { return condition_json(c); }
-inline json advisory_value_json(const std::vector<platform_constraint>& platforms) {
+template <class E>
+json value_json(enum_set<E> set) {
+  return enum_list_json(set);
+}
+inline json value_json(const head_size_spec& s) { return head_sizes_json(s); }
+inline json value_json(const std::optional<head_size_spec>& s) { return s ? head_sizes_json(*s) : json("equal"); }
+inline json value_json(const std::vector<std::uint32_t>& sizes) { return sizes.empty() ? json("any") : json(sizes); }
+inline json value_json(const feature_set& f) { return names_json(f); }
+inline json value_json(const call_condition& c) { return condition_json(c); }
+inline json value_json(const std::vector<platform_constraint>& platforms) {
+  if (platforms.empty()) return "any";
   json out = json::array();
   for (const auto& pc : platforms) {
     json p = {{"vendor", std::string(to_string(pc.vendor))}};
     arch_filter_json(pc, p);
     out.push_back(std::move(p));
   }
+  return out;
+}
+inline json value_json(const std::vector<component_condition>& components) {
+  json out = json::array();
+  for (const auto& c : components) out.push_back(component_condition_json(c));
+  return out;
+}
+inline json value_json(const std::vector<dtype_head_sizes>& by_dtype) {
+  json out = json::object();
+  for (const auto& d : by_dtype) out[std::string(to_string(d.dtype))] = head_sizes_json(d.head_sizes);
+  return out;
+}
+inline json value_json(const std::vector<call_rule>& rules) {
+  json out = json::array();
+  for (const auto& r : rules) {
+    json rj = json::object();
+    if (!r.when.empty()) rj["when"] = condition_json(r.when);
+    rj["require"] = condition_json(r.require);
+    if (!r.note.empty()) rj["note"] = r.note;
+    out.push_back(std::move(rj));
+  }
+  return out;
+}
+
+// The codecs above are found by ordinary lookup, not ADL: a new one is declared before this point.
+// One capability field into `out`: its key, or a shape's own keys (every one, "any" when unset, so a
+// variant that drops its backend's range reads back without it).
+template <class T>
+void field_json(json& out, const capability_field& f, const T& value) {
+  out[std::string(f.name)] = value_json(value);
+}
+inline void field_json(json& out, const capability_field&, const shape_limits& shape) { shape_json(shape, true, out); }
+
+// Every capability field of catalog format `version` or older (all of them, so variants read back
+// without inheriting), but a variant's name and domains, which the descriptor writes.
+inline nlohmann::json capabilities_json(const capabilities& c, nlohmann::json out, int version) {
+  field_list<capabilities>::members([&](const capability_field& f, auto m) {
+    if (!f.own_key && f.since <= version) field_json(out, f, c.*decltype(m)::value);
+  });
   return out;
 }
 
@@ -178,7 +195,7 @@ inline json advisory_json(const advisory& a) {
   json out = json::object();
   for_each_field(a, [&](std::string_view key, const auto& value) {
     if (key != "id" && key != "message" && advisory_value_unset(value)) return;
-    out[std::string(key)] = advisory_value_json(value);
+    out[std::string(key)] = value_json(value);
   });
   return out;
 }
@@ -270,12 +287,8 @@ inline json model_rules_json(const std::vector<model_rule>& rules) {
   for (const auto& r : rules) {
     json j = {{"id", r.id}, {"architectures", r.architectures}};
     if (!r.mixed_head_sizes) j["mixed_head_sizes"] = false;
-    if (!r.platforms.empty()) j["platforms"] = advisory_value_json(r.platforms);
-    if (!r.requires_components.empty()) {
-      j["requires"] = json::array();
-      for (const auto& c : r.requires_components)
-        j["requires"].push_back(component_condition_json(component_condition{c.name, c.min_version, c.below_version}));
-    }
+    if (!r.platforms.empty()) j["platforms"] = value_json(r.platforms);
+    if (!r.requires_components.empty()) j["requires"] = value_json(r.requires_components);
     if (r.max_head_size != 0) j["max_head_size"] = r.max_head_size;
     if (!r.force.empty()) j["force"] = r.force;
     j["because"] = r.because;
@@ -289,9 +302,8 @@ inline json hybrid_pages_json(const hybrid_pages& h) {
   for (const auto& a : h.checkpoint_alignments) {
     json modes = json::array();
     for (const auto m : a.linear_modes) modes.push_back(std::string(to_string(m)));
-    alignments.push_back({{"linear_modes", std::move(modes)},
-                          {"platforms", a.platforms.empty() ? json("any") : advisory_value_json(a.platforms)},
-                          {"tokens", a.tokens}});
+    alignments.push_back(
+        {{"linear_modes", std::move(modes)}, {"platforms", value_json(a.platforms)}, {"tokens", a.tokens}});
   }
   return {{"checkpoint_alignments", std::move(alignments)}, {"because", h.because}};
 }

@@ -155,13 +155,11 @@ ATTNSEL_INTERNAL_ALWAYS_INLINE bool gate_component(const gate_context& g, reason
       ok = false;
       if (sink.fail(reason_code::component, [&] { return "needs component " + req.name + ", which is not present"; }))
         return false;
-    } else if ((req.min_version && (!found->version || *found->version < *req.min_version)) ||
-               (req.below_version && (!found->version || !(*found->version < *req.below_version)))) {
+    } else if (!req.admits(found->version)) {
       ok = false;
       if (sink.fail(reason_code::component, [&] {
-            return "needs " +
-                   component_condition_text(component_condition{req.name, req.min_version, req.below_version}) +
-                   ", found " + (found->version ? to_string(*found->version) : std::string("no version"));
+            return "needs " + component_condition_text(req) + ", found " +
+                   (found->version ? to_string(*found->version) : std::string("no version"));
           }))
         return false;
     }
@@ -466,10 +464,7 @@ inline void evaluate(const backend_descriptor& b, const query& q, const platform
 
 ATTNSEL_INLINE const capabilities* resolve_variant(const backend_descriptor& backend, attention_domain domain,
                                                    const platform& p) noexcept {
-  const auto platform_ok = [&](const capabilities& c) {
-    return c.platforms.empty() || std::any_of(c.platforms.begin(), c.platforms.end(),
-                                              [&](const platform_constraint& pc) { return pc.accepts(p); });
-  };
+  const auto platform_ok = [&](const capabilities& c) { return platforms_accept(c.platforms, p); };
   if (backend.variants.empty()) return platform_ok(backend.caps) ? &backend.caps : nullptr;
   for (const auto& v : backend.variants)
     if ((v.domains.empty() || v.domains.contains(domain)) && platform_ok(v)) return &v;

@@ -137,9 +137,7 @@ ATTNSEL_INLINE std::string platform_constraint::describe() const { return to_str
 ATTNSEL_INLINE ATTNSEL_INTERNAL_NOINLINE truth advisory::holds(const capabilities& checked, const query& q,
                                                                const platform& p) const noexcept {
   if (!variant.empty() && variant != checked.variant) return truth::no;
-  if (!platforms.empty() &&
-      std::none_of(platforms.begin(), platforms.end(), [&](const platform_constraint& pc) { return pc.accepts(p); }))
-    return truth::no;
+  if (!platforms_accept(platforms, p)) return truth::no;
   if (!kv_cache_dtypes.empty() && !kv_cache_dtypes.contains(q.kv_cache_dtype)) return truth::no;
   return when.evaluate(q, p);
 }

@@ -355,10 +355,7 @@ inline void check_backends(const registry& reg, std::vector<lint_finding>& out) 
       b.domains.for_each([&](attention_domain d) {
         if (!c.domains.empty() && !c.domains.contains(d)) return;
         for (auto vendor : enum_values<device_vendor>()) {
-          const bool runs =
-              c.platforms.empty() || std::any_of(c.platforms.begin(), c.platforms.end(),
-                                                 [&](const platform_constraint& pc) { return pc.vendor == vendor; });
-          if (!runs) continue;
+          if (!detail::platforms_name_vendor(c.platforms, vendor)) continue;
           if (!caught.count(caught_key(d, vendor, c.mode))) fallback_possible = true;
         }
       });

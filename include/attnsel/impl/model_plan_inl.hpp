@@ -7,7 +7,8 @@
 #endif
 
 #include <attnsel/catalog.hpp>
-#include <attnsel/impl/model_plan/engine_rules.hpp>
+#include <attnsel/impl/model_plan/hybrid_pages.hpp>
+#include <attnsel/impl/model_plan/model_rules.hpp>
 #include <attnsel/impl/selector_inl.hpp>
 #include <attnsel/impl/text.hpp>
 

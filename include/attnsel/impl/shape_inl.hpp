@@ -23,11 +23,7 @@ constexpr truth both(truth a, truth b) noexcept {
 
 inline bool component_in_range(const component_condition& c, const platform& p) noexcept {
   const component* found = p.find_component(c.name);
-  if (found == nullptr) return false;
-  if (!c.min_version && !c.below_version) return true;
-  if (!found->version) return false;
-  if (c.min_version && *found->version < *c.min_version) return false;
-  return !(c.below_version && !(*found->version < *c.below_version));
+  return found != nullptr && c.admits(found->version);
 }
 
 inline std::string component_condition_text(const component_condition& c) {

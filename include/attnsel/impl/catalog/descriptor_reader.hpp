@@ -12,14 +12,23 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
+
+template <class T>
+struct is_vector : std::false_type {};
+template <class T, class A>
+struct is_vector<std::vector<T, A>> : std::true_type {};
 
 // Reads the parts of a catalog document that describe backends, on top of the typed reads of json_reader.
 class descriptor_reader : public json_reader {
@@ -84,10 +93,7 @@ class descriptor_reader : public json_reader {
     list(j, ptr, "an array of {component, min_version, below_version}", true);
     std::vector<component_requirement> out;
     out.reserve(j.size());
-    for (std::size_t i = 0; i < j.size(); ++i) {
-      const auto c = component_condition_of(j[i], child(ptr, i));
-      out.push_back(component_requirement{c.name, c.min_version, c.below_version});
-    }
+    for (std::size_t i = 0; i < j.size(); ++i) out.push_back(component_condition_of(j[i], child(ptr, i)));
     return out;
   }
 
@@ -232,51 +238,103 @@ class descriptor_reader : public json_reader {
     return out;
   }
 
-  // Applies the capability keys present in `j` onto `c` (variants start from the backend's values).
-  void apply_capabilities(const json& j, const std::string& ptr, capabilities& c) const {
-    if (const json* m = member(j, "dtypes")) c.dtypes = enum_list<data_type>(*m, child(ptr, "dtypes"), true);
-    if (const json* m = member(j, "kv_cache_dtypes"))
-      c.kv_cache_dtypes = enum_list<cache_dtype>(*m, child(ptr, "kv_cache_dtypes"), true);
-    if (const json* m = member(j, "head_sizes")) c.head_sizes = head_sizes(*m, child(ptr, "head_sizes"));
-    if (const json* m = member(j, "value_head_sizes")) {
-      if (m->is_string() && m->get_ref<const std::string&>() == "equal")
-        c.value_head_sizes.reset();
-      else
-        c.value_head_sizes = head_sizes(*m, child(ptr, "value_head_sizes"));
-    }
-    if (const json* m = member(j, "block_size_multiples")) {
-      const auto p = child(ptr, "block_size_multiples");
-      c.block_size_multiples.clear();
-      if (!(m->is_string() && m->get_ref<const std::string&>() == "any")) {
-        list(*m, p, "a non-empty array of block sizes or \"any\"");
-        for (std::size_t i = 0; i < m->size(); ++i)
-          c.block_size_multiples.push_back(uint32((*m)[i], child(p, i), 1, limits::block_size));
-      }
-    }
-    if (const json* m = member(j, "preferred_block_size"))
-      c.preferred_block_size = uint32(*m, child(ptr, "preferred_block_size"), 0, limits::block_size);
-    if (const json* m = member(j, "attn_types"))
-      c.attn_types = enum_list<attention_type>(*m, child(ptr, "attn_types"), true);
-    if (const json* m = member(j, "mode")) c.mode = enumerator<attention_mode>(*m, child(ptr, "mode"));
-    if (const json* m = member(j, "features")) c.features = features(*m, child(ptr, "features"));
-    if (const json* m = member(j, "platforms")) c.platforms = platforms(*m, child(ptr, "platforms"));
-    if (const json* m = member(j, "requires")) c.requires_components = requirements(*m, child(ptr, "requires"));
-    if (const json* m = member(j, "head_sizes_by_dtype"))
-      c.head_sizes_by_dtype = head_sizes_by_dtype(*m, child(ptr, "head_sizes_by_dtype"));
-    read_shape(j, ptr, c.shape);
-    if (const json* m = member(j, "call_rules")) c.call_rules = call_rules(*m, child(ptr, "call_rules"));
+  // One value, by its type: the codec the capability fields share (field_list<capabilities>). `bound` is
+  // the field's largest count; "any" is an empty list of block sizes, "equal" an unset value head size.
+  template <class E>
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, enum_set<E>& out) const {
+    out = enum_list<E>(j, ptr, true);
+  }
+  template <class E, std::enable_if_t<std::is_enum_v<E>, int> = 0>
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, E& out) const {
+    out = enumerator<E>(j, ptr);
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, std::string& out) const {
+    out = string(j, ptr);
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, head_size_spec& out) const {
+    out = head_sizes(j, ptr);
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, std::optional<head_size_spec>& out) const {
+    if (j.is_string() && j.get_ref<const std::string&>() == "equal")
+      out.reset();
+    else
+      out = head_sizes(j, ptr);
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t bound, std::vector<std::uint32_t>& out) const {
+    out.clear();
+    if (j.is_string() && j.get_ref<const std::string&>() == "any") return;
+    list(j, ptr, "a non-empty array of block sizes or \"any\"");
+    for (std::size_t i = 0; i < j.size(); ++i) out.push_back(uint32(j[i], child(ptr, i), 1, bound_or_max(bound)));
+  }
+  static constexpr std::uint32_t bound_or_max(std::uint32_t bound) noexcept {
+    return bound == 0 ? std::numeric_limits<std::uint32_t>::max() : bound;
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t bound, std::uint32_t& out) const {
+    out = uint32(j, ptr, 0, bound_or_max(bound));
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, feature_set& out) const {
+    out = features(j, ptr);
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, std::vector<platform_constraint>& out) const {
+    out = platforms(j, ptr);
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, std::vector<component_condition>& out) const {
+    out = requirements(j, ptr);
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, std::vector<dtype_head_sizes>& out) const {
+    out = head_sizes_by_dtype(j, ptr);
+  }
+  void read_value(const json& j, const std::string& ptr, std::uint32_t, std::vector<call_rule>& out) const {
+    out = call_rules(j, ptr);
   }
 
-  // A variant starts as a copy of its backend's capabilities. The feature list is shared (feature_set
-  // is copy-on-write); the other inherited lists are copied, so they count against the total.
+  // One capability field of the object `obj`, when its key is there (a shape: its own keys); a key of
+  // a later catalog format than the document's is refused.
+  template <class T>
+  void read_field(const json& obj, const std::string& ptr, const capability_field& f, T& out) const {
+    if (const json* m = member(obj, f.name)) {
+      const auto p = child(ptr, f.name);
+      if (f.since >= 2) needs_version_2(p);
+      read_value(*m, p, f.bound, out);
+    }
+  }
+  void read_field(const json& obj, const std::string& ptr, const capability_field&, shape_limits& out) const {
+    read_shape(obj, ptr, out);
+  }
+
+  // Applies the capability keys present in `j` onto `c` (variants start from the backend's values).
+  void apply_capabilities(const json& j, const std::string& ptr, capabilities& c) const {
+    field_list<capabilities>::members([&](const capability_field& f, auto m) {
+      if (!f.own_key) read_field(j, ptr, f, c.*decltype(m)::value);
+    });
+  }
+
+  // How many list elements a variant copies from its backend when it leaves the key out. The feature
+  // list is shared (feature_set is copy-on-write); values that are no lists copy none.
+  static std::size_t inherited_elements(const head_size_spec& s) { return s.values.size(); }
+  static std::size_t inherited_elements(const std::optional<head_size_spec>& s) { return s ? s->values.size() : 0; }
+  static std::size_t inherited_elements(const std::vector<std::uint32_t>& v) { return v.size(); }
+  static std::size_t inherited_elements(const std::vector<component_condition>& v) { return v.size(); }
+  static std::size_t inherited_elements(const std::vector<platform_constraint>& v) {
+    std::size_t n = 0;
+    for (const auto& pc : v) n += 1 + pc.archs.size() + pc.families.size();
+    return n;
+  }
+  template <class T>
+  static std::size_t inherited_elements(const T&) {
+    static_assert(!detail::is_vector<T>::value, "a list-valued capability field needs its inherited_elements");
+    return 0;
+  }
+  // Lists the count leaves out: the entries are few and bounded by their key (dtypes, call rules).
+  static std::size_t inherited_elements(const std::vector<dtype_head_sizes>&) { return 0; }
+  static std::size_t inherited_elements(const std::vector<call_rule>&) { return 0; }
+
+  // A variant starts as a copy of its backend's capabilities: the inherited lists count against the total.
   void count_inherited(const json& j, const std::string& ptr, const capabilities& base) const {
     std::size_t n = 0;
-    if (!member(j, "head_sizes")) n += base.head_sizes.values.size();
-    if (!member(j, "value_head_sizes") && base.value_head_sizes) n += base.value_head_sizes->values.size();
-    if (!member(j, "block_size_multiples")) n += base.block_size_multiples.size();
-    if (!member(j, "platforms"))
-      for (const auto& pc : base.platforms) n += 1 + pc.archs.size() + pc.families.size();
-    if (!member(j, "requires")) n += base.requires_components.size();
+    field_list<capabilities>::members([&](const capability_field& f, auto m) {
+      if (!f.own_key && !member(j, f.name)) n += inherited_elements(base.*decltype(m)::value);
+    });
     count_elements(n, ptr);
   }
 

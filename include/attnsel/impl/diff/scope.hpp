@@ -47,11 +47,7 @@ void for_each_capabilities(const registry& reg, F&& f) {
   }
 }
 
-inline bool runs_on_vendor(const capabilities& c, device_vendor v) {
-  if (c.platforms.empty()) return true;
-  return std::any_of(c.platforms.begin(), c.platforms.end(),
-                     [&](const platform_constraint& pc) { return pc.vendor == v; });
-}
+inline bool runs_on_vendor(const capabilities& c, device_vendor v) { return platforms_name_vendor(c.platforms, v); }
 
 inline bool serves(const backend_descriptor& b, const capabilities& c, attention_domain d) {
   return b.domains.contains(d) && (c.domains.empty() || c.domains.contains(d));
@@ -145,8 +141,7 @@ inline capabilities advisory_axes(const advisory& a, attention_mode m) {
   std::vector<std::string> names(a.when.features.begin(), a.when.features.end());
   names.insert(names.end(), a.when.without_features.begin(), a.when.without_features.end());
   c.features = feature_set(std::move(names));
-  for (const auto& comp : a.when.components)
-    c.requires_components.push_back(component_requirement{comp.name, comp.min_version, comp.below_version});
+  c.requires_components = a.when.components;
   call_condition never;
   never.never = true;
   c.call_rules.push_back(call_rule{a.when, never, a.id});
@@ -391,30 +386,28 @@ inline constexpr std::size_t max_version_sets = 4096;
 inline component_family component_sets(const diff_scope& s) {
   std::map<std::string, std::optional<component_version>> names;
   std::map<std::string, std::set<component_version>> bounds;
-  // Every version condition, by the name it reads: (min, below), for the signatures.
   std::vector<const component_condition*> conditions;  // every call-rule component condition
-  std::map<std::string, std::vector<std::pair<std::optional<component_version>, std::optional<component_version>>>>
-      ranges;
+  // Every bounded condition, requirements too, by the name it reads: the ranges a version is sampled in.
+  std::map<std::string, std::vector<const component_condition*>> ranges;
   const auto note = [&](const std::string& name, const std::optional<component_version>& version) {
     auto& slot = names[name];
     if (version && (!slot || *slot < *version)) slot = version;
   };
-  const auto bound = [&](const std::string& name, const std::optional<component_version>& min,
-                         const std::optional<component_version>& below) {
-    names.emplace(name, std::nullopt);
-    if (min) bounds[name].insert(*min);
-    if (below) bounds[name].insert(*below);
-    if (min || below) ranges[name].emplace_back(min, below);
+  const auto bound = [&](const component_condition& c) {
+    names.emplace(c.name, std::nullopt);
+    if (c.min_version) bounds[c.name].insert(*c.min_version);
+    if (c.below_version) bounds[c.name].insert(*c.below_version);
+    if (c.min_version || c.below_version) ranges[c.name].push_back(&c);
   };
   for (const auto* c : s.caps) {
     for (const auto& req : c->requires_components) {
       note(req.name, req.min_version);
-      bound(req.name, req.min_version, req.below_version);
+      bound(req);
     }
     for (const auto& r : c->call_rules)
       for (const auto* cond : {&r.when, &r.require})
         for (const auto& comp : cond->components) {
-          bound(comp.name, comp.min_version, comp.below_version);
+          bound(comp);
           conditions.push_back(&comp);
         }
   }
@@ -428,12 +421,6 @@ inline component_family component_sets(const diff_scope& s) {
   for (const auto& [name, version] : names) all.push_back({name, version});
   const std::size_t n = all.size();
   if (n > 8) return component_sets_linear(s, std::move(all));
-  const auto version_in = [](const std::optional<component_version>& v, const std::optional<component_version>& min,
-                             const std::optional<component_version>& below) {
-    if (!min && !below) return true;
-    if (!v) return false;
-    return !(min && *v < *min) && !(below && !(*v < *below));
-  };
   // Each name: absent, or present at one version of each range its conditions tell apart (its own
   // version first; then every bound, and a version below them all).
   std::vector<std::vector<component>> points(n);
@@ -449,7 +436,7 @@ inline component_family component_sets(const diff_scope& s) {
     const auto& conds = ranges[all[i].name];
     const auto seen = distinct_by(candidates, [&](const std::optional<component_version>& v) {
       std::vector<bool> sig;
-      for (const auto& [min, below] : conds) sig.push_back(version_in(v, min, below));
+      for (const auto* cond : conds) sig.push_back(cond->admits(v));
       return sig;
     });
     for (const auto& v : seen) points[i].push_back({all[i].name, v});
@@ -473,11 +460,9 @@ inline component_family component_sets(const diff_scope& s) {
     const auto it = std::find_if(set.begin(), set.end(), [&](const component& c) { return c.name == name; });
     return it == set.end() ? nullptr : &*it;
   };
-  const auto in_range = [&](const std::vector<component>& set, const std::string& name,
-                            const std::optional<component_version>& min,
-                            const std::optional<component_version>& below) {
-    const component* c = find(set, name);
-    return c != nullptr && version_in(c->version, min, below);
+  const auto in_range = [&](const std::vector<component>& set, const component_condition& cond) {
+    const component* c = find(set, cond.name);
+    return c != nullptr && cond.admits(c->version);
   };
   // Components matter only through requirements, call-rule conditions and entry conditions: merge sets
   // that satisfy the same ones.
@@ -485,11 +470,9 @@ inline component_family component_sets(const diff_scope& s) {
   out.listed = distinct_by(sets, [&](const std::vector<component>& set) {
     std::vector<bool> sig;
     for (const auto* c : s.caps)
-      sig.push_back(std::all_of(
-          c->requires_components.begin(), c->requires_components.end(),
-          [&](const component_requirement& r) { return in_range(set, r.name, r.min_version, r.below_version); }));
-    for (const auto* cond : conditions)
-      sig.push_back(in_range(set, cond->name, cond->min_version, cond->below_version));
+      sig.push_back(std::all_of(c->requires_components.begin(), c->requires_components.end(),
+                                [&](const component_condition& r) { return in_range(set, r); }));
+    for (const auto* cond : conditions) sig.push_back(in_range(set, *cond));
     for (const auto* r : s.rules)
       for (const auto& e : r->order) {
         const bool when =

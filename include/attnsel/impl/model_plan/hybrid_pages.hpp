@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The engine's rules beyond one layer that a model plan applies: a model rule (catalog model_rules) that
-// forces every attention layer's backend, and the block size that holds a hybrid model's linear state in
-// one attention page (catalog hybrid_pages).
+// The block size that holds a hybrid model's linear state in one attention page (catalog hybrid_pages),
+// as a model plan raises it.
 #pragma once
 
 #include <attnsel/catalog.hpp>
@@ -19,49 +18,6 @@
 ATTNSEL_BEGIN_NAMESPACE
 
 namespace detail {
-
-// The head sizes of the model's attention layers (full layers take the global head size where the model
-// has one): the largest, and whether they differ.
-struct attention_heads {
-  std::uint32_t largest = 0;
-  bool mixed = false;
-};
-
-inline attention_heads attention_heads_of(const model_config& model) {
-  attention_heads out;
-  std::optional<std::uint32_t> first;
-  for (const layer_kind k : model.layers) {
-    if (k == layer_kind::linear || k == layer_kind::mlp) continue;
-    const std::uint32_t size =
-        k == layer_kind::full && model.global_head_size != 0 ? model.global_head_size : model.head_size;
-    out.largest = std::max(out.largest, size);
-    if (first && *first != size) out.mixed = true;
-    if (!first) first = size;
-  }
-  return out;
-}
-
-// The first of the engine's model rules that holds for `model` on `p`, or null.
-inline const model_rule* model_rule_for(const catalog_info& engine, const model_config& model, const platform& p) {
-  const auto heads = attention_heads_of(model);
-  const auto has = [&](const component_requirement& req) {
-    const component* found = p.find_component(req.name);
-    return found != nullptr && (!req.min_version || (found->version && !(*found->version < *req.min_version))) &&
-           (!req.below_version || (found->version && *found->version < *req.below_version));
-  };
-  for (const auto& r : engine.model_rules) {
-    if (std::find(r.architectures.begin(), r.architectures.end(), model.architecture) == r.architectures.end())
-      continue;
-    if (r.mixed_head_sizes && !heads.mixed) continue;
-    if (!r.platforms.empty() && std::none_of(r.platforms.begin(), r.platforms.end(),
-                                             [&](const platform_constraint& c) { return c.accepts(p); }))
-      continue;
-    if (!std::all_of(r.requires_components.begin(), r.requires_components.end(), has)) continue;
-    if (r.max_head_size != 0 && heads.largest > r.max_head_size) continue;
-    return &r;
-  }
-  return nullptr;
-}
 
 // Bytes of one token of one layer's paged K and V in `kv` (the compute dtype `dtype` for auto), or 0 for
 // a cache dtype whose page vLLM lays out otherwise (the packed and quantized formats).
@@ -139,9 +95,7 @@ inline hybrid_block raise_for_linear_state(const hybrid_pages& pages, const mode
   for (const auto& a : pages.checkpoint_alignments) {
     const bool mode =
         std::find(a.linear_modes.begin(), a.linear_modes.end(), model.linear_mode) != a.linear_modes.end();
-    const bool here = a.platforms.empty() || std::any_of(a.platforms.begin(), a.platforms.end(),
-                                                         [&](const platform_constraint& c) { return c.accepts(p); });
-    if (!mode || !here) continue;
+    if (!mode || !platforms_accept(a.platforms, p)) continue;
     if (!prefix_caching)
       out.assumption =
           "prefix caching on (vLLM's default for a hybrid model): the linear layers checkpoint their "
