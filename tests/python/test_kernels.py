@@ -122,18 +122,88 @@ def test_the_runner_refuses_what_it_cannot_time():
         runner({"EAGER": ak.eager_attention()}, cuda_graphs=True)
 
 
-def test_queued_samples_learn_the_hosts_queueing_time_and_the_sleeps_clock():
-    # Off a CUDA device nothing is queued, whatever is asked; samples are timed by the clock.
+class _Device:
+    """A CUDA stream as the tests need it: the host queues operations, the device runs each when the one
+    before it is done and it has been queued; a full launch queue (`depth` operations not yet started)
+    makes the host wait. Times in seconds; `rate` is the sleep's clock in cycles per second."""
+
+    def __init__(self, launch_s, rate=1.5e9, depth=1000):
+        self.host, self.busy_until, self.launch_s, self.rate, self.depth = 0.0, 0.0, launch_s, rate, depth
+        self.waiting = []  # start times of queued operations the device has not started at `host`
+
+    def queue(self, seconds):
+        self.waiting = [t for t in self.waiting if t > self.host]
+        if len(self.waiting) >= self.depth:
+            self.host = self.waiting.pop(0)
+        start = max(self.busy_until, self.host)
+        self.busy_until = start + seconds
+        self.waiting.append(start)
+        return start
+
+    def launch(self, seconds):  # a kernel: the host pays the launch, the device the kernel
+        self.host += self.launch_s
+        self.queue(seconds)
+
+    # torch.cuda's surface that attnsel.tune's queued samples use
+    def Event(self, enable_timing=False):
+        device = self
+
+        class Event:
+            def record(self):
+                self.at = device.queue(0.0)
+
+            def elapsed_time(self, later):
+                return (later.at - self.at) * 1000.0
+
+        return Event()
+
+    def _sleep(self, cycles):
+        self.queue(cycles / self.rate)
+
+    def synchronize(self):
+        self.host = max(self.host, self.busy_until)
+
+
+def test_queued_samples_time_the_kernels_not_their_launches():
+    # 20 us to launch a call of one 8 us kernel: launched, the device waits on the host at each call.
+    dev = _Device(launch_s=20e-6)
+    queue = tune.kernel_runner._Queue(dev, lambda: dev.host)
+    key = ("class", "FLASH")
+
+    def run(n):
+        for _ in range(n):
+            dev.launch(8e-6)
+
+    ms, covered, sized = queue.sample(key, lambda: run(100))
+    assert not sized and not covered and ms == pytest.approx(100 * 20e-3, rel=0.02)  # the launch rate
+    ms, covered, sized = queue.sample(key, lambda: run(100))
+    assert sized and covered and ms == pytest.approx(100 * 8e-3, rel=1e-6)  # back to back
+    assert queue.cycles_per_s == pytest.approx(1.5e9)  # the clock the sleep showed, not the 2 GHz guess
+    per_call, inner = queue.samples(key, run, 100, 3)
+    assert inner == 100 and per_call == pytest.approx([8e-3] * 3)
+    # An unsized first sample settles before the timed ones.
+    fresh = tune.kernel_runner._Queue(dev, lambda: dev.host)
+    assert fresh.samples(("other",), run, 50, 2) == (pytest.approx([8e-3] * 2), 50)
+
+
+def test_queued_samples_take_fewer_calls_when_the_launch_queue_fills():
+    # Five kernels a call and a queue of 200 launches: 100 calls never fit, whatever the sleep.
+    dev = _Device(launch_s=4e-6, depth=200)
+    queue = tune.kernel_runner._Queue(dev, lambda: dev.host)
+
+    def run(n):
+        for _ in range(n * 5):
+            dev.launch(1e-6)
+
+    per_call, inner = queue.samples(("class", "MATH"), run, 100, 2)
+    assert inner == 25  # halved until a sample fits the queue
+    assert per_call == pytest.approx([5e-3] * 2)  # the kernels' own 5 x 1 us, not the 20 us of launches
+    assert len(queue.queue_s) == 1 and queue.queue_s[("class", "MATH")] < 25 * 5 * 4e-6 * 1.01
+
+
+def test_queued_timing_is_off_the_cuda_device():
     assert not runner({"EAGER": ak.eager_attention()}).queued
     assert not runner({"EAGER": ak.eager_attention()}, queued=True).queued
-    r = runner({"EAGER": ak.eager_attention()})
-    key = ("w", "c", "EAGER")
-    r._learn_queue(key, 0, 0.001, 0.004)  # the first sample: no sleep to learn a clock from
-    assert r._queue_s[key] == 0.004 and r._cycles_per_s == 2.0e9
-    r._learn_queue(key, 3_000_000, 2.0, 0.003)  # 3M cycles slept 2 ms: 1.5 GHz; a quicker queueing is not kept
-    assert r._cycles_per_s == pytest.approx(1.5e9) and r._queue_s[key] == 0.004
-    r._learn_queue(key, 100, 0.1, 0.006)  # a sleep under 0.2 ms tells no clock; a slower queueing is kept
-    assert r._cycles_per_s == pytest.approx(1.5e9) and r._queue_s[key] == 0.006
 
 
 # Without cudnn_preferred the catalog's default on the H100 is FLASH_ATTENTION, which runs on the CPU too.

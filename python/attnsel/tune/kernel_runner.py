@@ -21,11 +21,59 @@ def _first_line(e: BaseException) -> str:
 
 _PROBE_CALLS = 4  # calls the probe times to size a sample
 _MAX_INNER = 2000  # calls in one sample at the most (about target_ms of a 2.5 us kernel)
-# Queued samples hold at most this many calls: CUDA's launch queue takes about a thousand launches before
-# the host blocks, and an SDPA call may launch more than one kernel.
+# Queued samples hold at most this many calls at first: CUDA's launch queue takes about a thousand
+# launches before the host blocks, and a call may launch several kernels (fewer calls are taken when the
+# queue still fills).
 _MAX_QUEUED = 400
 _QUEUE_MARGIN = 1.25  # the device sleeps this much longer than the host took to queue the last sample
 _CYCLES_PER_S = 2.0e9  # a first guess at the sleep's clock, replaced by the rate the device shows
+_SETTLE_SAMPLES = 4  # untimed queued samples at most, until the sleep covers the host's queueing
+
+
+class _Queue:
+    """Queued samples on a CUDA device (`cuda` is torch.cuda): the device sleeps while the host queues a
+    sample's calls, so they run back to back, as under a model whose host runs ahead, whatever Python's
+    launch rate. The sleep lasts the host's last queueing time of the same calls and a quarter, in cycles
+    at the rate the device last showed (an event before and after the sleep)."""
+
+    def __init__(self, cuda, clock: Callable[[], float]):
+        self.cuda, self.clock = cuda, clock
+        self.cycles_per_s = _CYCLES_PER_S
+        self.queue_s: Dict[tuple, float] = {}  # per class and backend: the host's last queueing time
+
+    def sample(self, key: tuple, run: Callable[[], None]):
+        """One sample of the calls `run` queues: (milliseconds on the device, whether the sleep covered
+        the host's queueing, whether the sleep was sized from an earlier sample). A sized sleep that does
+        not cover means the launch queue filled and the host waited on the device."""
+        cuda = self.cuda
+        before, start, end = (cuda.Event(enable_timing=True) for _ in range(3))
+        cycles = int(self.queue_s.get(key, 0.0) * _QUEUE_MARGIN * self.cycles_per_s)
+        h0 = self.clock()
+        before.record()
+        cuda._sleep(max(cycles, 1))
+        start.record()
+        run()
+        end.record()
+        queued_s = self.clock() - h0
+        cuda.synchronize()
+        slept_ms = before.elapsed_time(start)
+        if cycles > 0 and slept_ms >= 0.2:  # a sleep long enough to tell the clock
+            self.cycles_per_s = cycles / (slept_ms / 1000.0)
+        self.queue_s[key] = queued_s
+        return start.elapsed_time(end), queued_s * 1000.0 <= slept_ms, cycles > 0
+
+    def samples(self, key: tuple, run: Callable[[int], None], inner: int, reps: int):
+        """(`reps` per-call milliseconds, the calls per sample used). Untimed samples first, until one's
+        sleep covers the host's queueing (at most _SETTLE_SAMPLES): the device leaves its idle clocks,
+        the queueing time is learnt, and where a sized sleep still does not cover, the launch queue is
+        full and a sample takes half the calls."""
+        for _ in range(_SETTLE_SAMPLES):
+            _, covered, sized = self.sample(key, lambda: run(inner))
+            if covered:
+                break
+            if sized:
+                inner = max(1, inner // 2)
+        return [self.sample(key, lambda: run(inner))[0] / inner for _ in range(reps)], inner
 
 
 class KernelRunner(Runner):
@@ -45,8 +93,9 @@ class KernelRunner(Runner):
     them, and the way to time a kernel too short to time alone; a kernel that cannot be captured is
     dropped with the reason. Otherwise, on a CUDA device, `queued` (the default) has the device sleep while
     the host queues each sample's calls, so the kernels run back to back as they do under a model that
-    keeps the host ahead, not at the rate Python launches them; `queued=False` times the calls as they
-    are launched (a kernel shorter than its launch then times the launch)."""
+    keeps the host ahead, not at the rate Python launches them (the host's `clock` times the queueing);
+    `queued=False` times the calls as they are launched (a kernel shorter than its launch then times the
+    launch)."""
 
     def __init__(self, kernels: Mapping[str, Callable[..., object]],
                  device: str = "cuda", warmup: int = 2, target_ms: float = 5.0,
@@ -68,13 +117,12 @@ class KernelRunner(Runner):
         self.cuda_graphs = bool(cuda_graphs)
         # Graph replays are queued by construction; off a CUDA device there is no queue.
         self.queued = bool(queued) and not self.cuda_graphs and self.device.type == "cuda"
-        self._cycles_per_s = _CYCLES_PER_S
         self.warmup, self.target_ms = warmup, target_ms
         self.components = tuple(components)
         self.baseline = baseline
         self.clock = clock
         self._inner: Dict[tuple, int] = {}
-        self._queue_s: Dict[tuple, float] = {}  # per class and backend: how long the host took to queue a sample
+        self._queue = _Queue(torch.cuda, clock) if self.queued else None
         self._inputs_key = None
         self._inputs = None
 
@@ -167,26 +215,16 @@ class KernelRunner(Runner):
                 raise RuntimeError(f"cannot be captured in a CUDA graph: {_first_line(cause)}") from cause
             return graph
 
-        def timed(n, graph=None, key=None):  # milliseconds
+        def timed(n, graph=None):  # milliseconds
             if cuda:
                 s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                if key is not None:  # queued: the device sleeps while the host queues the calls
-                    slept = torch.cuda.Event(enable_timing=True)
-                    cycles = int(self._queue_s.get(key, 0.0) * _QUEUE_MARGIN * self._cycles_per_s)
-                    h0 = self.clock()
-                    torch.cuda._sleep(max(cycles, 1))
-                    slept.record()
                 s.record()
                 if graph is not None:
                     graph.replay()
                 else:
                     run(n)
                 e.record()
-                if key is not None:
-                    queue_s = self.clock() - h0
                 torch.cuda.synchronize()
-                if key is not None:
-                    self._learn_queue(key, cycles, slept.elapsed_time(s), queue_s)
                 return s.elapsed_time(e)
             t0 = self.clock()
             run(n)
@@ -207,22 +245,15 @@ class KernelRunner(Runner):
                     most = _MAX_QUEUED if self.queued else _MAX_INNER
                     self._inner[key] = max(1, min(most, int(math.ceil(self.target_ms / max(probe, 1e-3)))))
                 inner = self._inner[key]
+                if self._queue is not None:
+                    per_call, self._inner[key] = self._queue.samples(key, run, inner, reps)
+                    return [ms * 1000.0 for ms in per_call]
                 graph = captured(inner) if self.cuda_graphs else None
-                queue = key if self.queued else None
-                # One untimed sample first: the device leaves its idle clocks before the samples count (and,
-                # queued, the host's queueing time is learnt).
-                timed(inner, graph, queue)
-                return [timed(inner, graph, queue) * 1000.0 / inner for _ in range(reps)]
+                # One untimed sample first: the device leaves its idle clocks before the samples count.
+                timed(inner, graph)
+                return [timed(inner, graph) * 1000.0 / inner for _ in range(reps)]
         except Exception as e:
             raise RuntimeError(_first_line(e)) from e
-
-    def _learn_queue(self, key: tuple, cycles: int, slept_ms: float, queue_s: float) -> None:
-        """After a queued sample: the sleep's clock rate as the device showed it (a sleep of at least 0.2
-        ms), and the longest time the host has taken to queue this class's calls for this backend, which
-        the next sleep covers with a margin."""
-        if cycles > 0 and slept_ms >= 0.2:
-            self._cycles_per_s = cycles / (slept_ms / 1000.0)
-        self._queue_s[key] = max(self._queue_s.get(key, 0.0), queue_s)
 
     # ---- the call ----
 
