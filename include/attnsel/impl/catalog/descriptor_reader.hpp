@@ -305,7 +305,7 @@ class descriptor_reader : public json_reader {
   // Applies the capability keys present in `j` onto `c` (variants start from the backend's values).
   void apply_capabilities(const json& j, const std::string& ptr, capabilities& c) const {
     field_list<capabilities>::members([&](const capability_field& f, auto m) {
-      if (!f.own_key) read_field(j, ptr, f, c.*decltype(m)::value);
+      if (!f.own_key) this->read_field(j, ptr, f, c.*decltype(m)::value);
     });
   }
 
