@@ -498,6 +498,32 @@ TEST_CASE(
   });
   check_examples(d, a, b);
   CHECK(d.space.gqa_unrealised == 0);
+  // The text's example states the group: its fields are the query's list minus the defaults.
+  const auto& e = d.groups.front().transitions.front().examples.front();
+  CHECK(diff_text(d).find("num_kv_heads=" + std::to_string(e.query.num_kv_heads)) != std::string::npos);
+  CHECK(diff_catalogs(a, a, decoder_only()).empty());
+}
+
+TEST_CASE("diff tells dtypes apart by what the head-size gate answers for each, not by whether it has its own sizes",
+          "[diff]") {
+  // FAST lists head sizes for float16 and for bfloat16; B drops 64 for bfloat16 alone. Both dtypes
+  // have sizes of their own, so a diff that only asked "own sizes or not" put them in one class,
+  // compared float16 alone and found no change (issue 33: the diff asks the gates).
+  const auto doc = [](const std::string& name, const std::string& bf16) {
+    return catalog_v2(name,
+                      R"({"name": "FAST", "domains": ["decoder"], "dtypes": ["float16", "bfloat16"],
+                          "head_sizes_by_dtype": {"float16": [64, 128], "bfloat16": )" +
+                          bf16 + R"(}}, {"name": "SLOW", "domains": ["decoder"]})",
+                      R"({"domain": "decoder", "vendor": "cpu", "order": ["FAST", "SLOW"]})");
+  };
+  const auto a = doc("a", "[64, 128]");
+  const auto b = doc("b", "[128]");
+  const auto d = diff_catalogs(a, b, decoder_only());
+  check_fast_to_slow(d, [](const diff_configuration& e) {
+    CHECK(e.query.dtype == data_type::bfloat16);
+    CHECK(e.query.head_size == 64u);
+  });
+  check_examples(d, a, b);
   CHECK(diff_catalogs(a, a, decoder_only()).empty());
 }
 

@@ -209,6 +209,40 @@ TEST_CASE("the query's field list covers every consumer", "[fields][query]") {
   }
 }
 
+TEST_CASE("a query's text and its range checks come from the field list", "[fields][query]") {
+  // Each field changed alone is named in the text (the domain leads it); each count with a bound is
+  // valid at its bound and refused one above it, the message naming the field as the list does.
+  const query plain;
+  CHECK(to_string(plain).rfind("decoder attention (head_size=128, dtype=bfloat16", 0) == 0);
+  field_list<query>::members([&](const query_field& field, auto m) {
+    constexpr auto member = decltype(m)::value;
+    INFO("field " << field.name);
+    query changed;
+    changed.*member = other(changed.*member);
+    const auto text = to_string(changed);
+    if (field.name == "domain")
+      CHECK(text.rfind(std::string(to_string(changed.domain)) + " attention (", 0) == 0);
+    else
+      CHECK(text.find(std::string(field.name) + "=") != std::string::npos);
+    if constexpr (std::is_same_v<std::remove_reference_t<decltype(changed.*member)>, std::uint32_t>) {
+      if (field.max == 0) return;
+      query at_bound;
+      at_bound.*member = field.max;
+      CHECK(is_valid(at_bound));
+      query above = at_bound;
+      above.*member = field.max + 1;
+      REQUIRE_FALSE(is_valid(above));
+      CHECK(validation_message(above) == std::string(field.name) + " " + std::to_string(field.max + 1) +
+                                             " is outside [" + (field.unstated.empty() ? "1" : "0") + ", " +
+                                             std::to_string(field.max) + "]");
+      // A count with no unstated meaning starts at 1.
+      query zero;
+      zero.*member = 0;
+      CHECK(is_valid(zero) == !field.unstated.empty());
+    }
+  });
+}
+
 TEST_CASE("the fixture sets every capability, rule and entry field", "[fields]") {
   // tests/data/fields/every_field.json (with its measured rule) is the one catalog that sets each
   // field somewhere; the code generator's test (catalog_codegen_odd_names) compiles it to tables and
@@ -276,6 +310,20 @@ TEST_CASE("the capability field list covers every consumer", "[fields][capabilit
     INFO("field " << name);
     CHECK(check.checked[name] > 0);
   }
+}
+
+TEST_CASE("a capability row names a query field the diff enumerates, or none", "[fields][capabilities]") {
+  // capability_field::query_field says which query axis a field's numbers are candidates of; a name
+  // that is no query field would leave the field's values out of every diff without a word.
+  const auto query_names = names_of(query{});
+  std::size_t named = 0;
+  field_list<capabilities>::members([&](const capability_field& f, auto) {
+    if (f.query_field.empty()) return;
+    INFO("capability field " << f.name << " names " << f.query_field);
+    CHECK(std::find(query_names.begin(), query_names.end(), std::string(f.query_field)) != query_names.end());
+    ++named;
+  });
+  CHECK(named > 0);
 }
 
 TEST_CASE("the catalog writer takes a backend's keys from the capability field list", "[fields][capabilities]") {

@@ -234,10 +234,11 @@ TEST_CASE("an out-of-range query is bad_query before anything is tried", "[selec
   };
   using fixtures::with;
   const std::vector<row> rows = {
-      {"zero head size", with([](query& q) { q.head_size = 0; }), "head size 0 is outside [1, 65536]"},
-      {"absurd head size", with([](query& q) { q.head_size = 4000000000u; }), "head size 4000000000 is outside"},
-      {"absurd value head size", with([](query& q) { q.head_size_v = 70000; }), "value head size 70000"},
-      {"absurd block size", with([](query& q) { q.block_size = 1u << 30; }), "block size 1073741824"},
+      {"zero head size", with([](query& q) { q.head_size = 0; }), "head_size 0 is outside [1, 65536]"},
+      {"absurd head size", with([](query& q) { q.head_size = 4000000000u; }), "head_size 4000000000 is outside"},
+      {"absurd value head size", with([](query& q) { q.head_size_v = 70000; }),
+       "head_size_v 70000 is outside [0, 65536]"},
+      {"absurd block size", with([](query& q) { q.block_size = 1u << 30; }), "block_size 1073741824"},
       {"control characters in a feature", with([](query& q) { q.required.insert("sin\x01ks"); }), "is not lower_snake"},
       {"domain out of range", with([](query& q) { q.domain = static_cast<attention_domain>(9); }),
        "domain 9 is not one of decoder"},

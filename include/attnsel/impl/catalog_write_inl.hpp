@@ -222,51 +222,71 @@ inline nlohmann::json backend_json(const backend_descriptor& b, int version) {
   return j;
 }
 
+// The codecs of the rule's and entry's own types, and whether a value is left unset (a default
+// value: an empty list, 0, an unset capability, `honoured`), which the writer leaves out.
+inline json value_json(const std::optional<cuda_capability>& c) { return c ? json(to_string(*c)) : json(nullptr); }
+inline json value_json(const std::vector<gfx_arch>& archs) {
+  json out = json::array();
+  for (const auto& a : archs) out.push_back(a.name());
+  return out;
+}
+inline json value_json(const std::vector<gfx_family>& families) {
+  json out = json::array();
+  for (auto f : families) out.push_back(std::string(to_string(f)));
+  return out;
+}
+inline json value_json(const std::optional<measurement>& m) {
+  if (!m) return nullptr;
+  json out = json::object();
+  if (!m->device.empty()) out["device"] = m->device;
+  if (!m->components.empty()) {
+    out["components"] = json::array();
+    for (const auto& c : m->components) out["components"].push_back(to_string(c));
+  }
+  if (!m->present.empty()) out["present"] = m->present;
+  if (!m->absent.empty()) out["absent"] = m->absent;
+  out["times"] = json::array();
+  for (const auto& t : m->times)
+    out["times"].push_back({{"backend", t.backend}, {"median_us", t.median_us}, {"spread_pct", t.spread_pct}});
+  return out;
+}
+inline json value_json(const std::vector<policy_entry>& order);  // below: an entry is written through these
+template <class T>
+bool rule_value_unset(const T& value) {
+  return value == T{};
+}
+
+// One rule or entry field into `out` by its key: a shape as its fields' own keys, the others through
+// their codec, an unset one left out (`required`: the key is written whatever its value).
+template <class T>
+void rule_field_json(json& out, std::string_view key, const T& value, bool required = false) {
+  if (!required && rule_value_unset(value)) return;
+  out[std::string(key)] = value_json(value);
+}
+inline void rule_field_json(json& out, std::string_view, const shape_limits& shape, bool = false) {
+  shape_json(shape, false, out);
+}
+
+// An entry is its backend's name alone when it states nothing else.
+inline json entry_json(const policy_entry& e) {
+  json out = json::object();
+  for_each_field(e,
+                 [&](std::string_view key, const auto& value) { rule_field_json(out, key, value, key == "backend"); });
+  return out.size() == 1 ? out.at("backend") : out;
+}
+inline json value_json(const std::vector<policy_entry>& order) {
+  json out = json::array();
+  for (const auto& e : order) out.push_back(entry_json(e));
+  return out;
+}
+
+// Every field of the rule's list: the domain, vendor and order always, the others where set.
 inline nlohmann::json rule_json(const policy_rule& r) {
-  json j = {{"domain", std::string(to_string(r.domain))}, {"vendor", std::string(to_string(r.vendor))}};
-  arch_filter_json(r, j);
-  if (!r.modes.empty()) j["modes"] = enum_list_json(r.modes);
-  if (!r.attn_types.empty()) j["attn_types"] = enum_list_json(r.attn_types);
-  if (r.min_num_heads) j["min_num_heads"] = r.min_num_heads;
-  if (r.max_num_heads) j["max_num_heads"] = r.max_num_heads;
-  if (!r.kv_cache_dtypes.empty()) j["kv_cache_dtypes"] = enum_list_json(r.kv_cache_dtypes);
-  if (!r.dtypes.empty()) j["dtypes"] = enum_list_json(r.dtypes);
-  if (!r.head_sizes.empty()) j["head_sizes"] = r.head_sizes;
-  if (!r.features.empty()) j["features"] = names_json(r.features);
-  if (!r.without_features.empty()) j["without_features"] = names_json(r.without_features);
-  if (!r.phases.empty()) j["phases"] = enum_list_json(r.phases);
-  shape_json(r.shape, false, j);
-  if (!r.note.empty()) j["note"] = r.note;
-  if (r.forced != forced_handling::honoured) j["forced"] = std::string(to_string(r.forced));
-  j["order"] = json::array();
-  for (const auto& e : r.order) {
-    if (e.when.empty() && e.unless.empty() && e.unless_features.empty() && e.phases.empty() && e.shape.empty()) {
-      j["order"].push_back(e.backend);
-      continue;
-    }
-    json ej = {{"backend", e.backend}};
-    if (!e.when.empty()) ej["when"] = e.when;
-    if (!e.unless.empty()) ej["unless"] = e.unless;
-    if (!e.unless_features.empty()) ej["unless_features"] = names_json(e.unless_features);
-    if (!e.phases.empty()) ej["phases"] = enum_list_json(e.phases);
-    shape_json(e.shape, false, ej);
-    j["order"].push_back(std::move(ej));
-  }
-  if (r.measured) {
-    json m = json::object();
-    if (!r.measured->device.empty()) m["device"] = r.measured->device;
-    if (!r.measured->components.empty()) {
-      m["components"] = json::array();
-      for (const auto& c : r.measured->components) m["components"].push_back(to_string(c));
-    }
-    if (!r.measured->present.empty()) m["present"] = r.measured->present;
-    if (!r.measured->absent.empty()) m["absent"] = r.measured->absent;
-    m["times"] = json::array();
-    for (const auto& t : r.measured->times)
-      m["times"].push_back({{"backend", t.backend}, {"median_us", t.median_us}, {"spread_pct", t.spread_pct}});
-    j["measured"] = std::move(m);
-  }
-  return j;
+  json out = json::object();
+  for_each_field(r, [&](std::string_view key, const auto& value) {
+    rule_field_json(out, key, value, key == "domain" || key == "vendor" || key == "order");
+  });
+  return out;
 }
 
 }  // namespace detail

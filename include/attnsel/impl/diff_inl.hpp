@@ -9,6 +9,7 @@
 
 #include <attnsel/impl/diff/evaluate.hpp>
 #include <attnsel/impl/text.hpp>
+#include <attnsel/impl/value_text.hpp>
 
 #include <algorithm>
 #include <array>
@@ -227,18 +228,12 @@ std::string joined(const std::vector<T>& items, std::size_t total) {
   return out;
 }
 
+// The query's fields that differ from a default query, from its field list (the domain and mode
+// are the scope's, but a field the scope fixes is still shown when it is not the default).
 inline std::string example_text(const diff_configuration& c) {
-  const auto& q = c.query;
-  std::string out = "components " + components_text(c.platform) + "; head_size=" + std::to_string(q.head_size) +
-                    " dtype=" + std::string(to_string(q.dtype)) +
-                    " kv_cache_dtype=" + std::string(to_string(q.kv_cache_dtype));
-  if (q.block_size) out += " block_size=" + std::to_string(q.block_size);
-  if (q.attn_type != attention_type::decoder) out += " attn_type=" + std::string(to_string(q.attn_type));
-  if (q.mode != attention_mode::standard) out += " mode=" + std::string(to_string(q.mode));
-  if (q.num_heads) out += " num_heads=" + std::to_string(q.num_heads);
-  for (const auto& f : q.required) out += " +" + f;
-  if (q.phase != attention_phase::unstated || q.seq_len_q || q.seq_len_kv || q.batch_size)
-    out += " " + call_text({q.phase, q.seq_len_q, q.seq_len_kv, q.batch_size});
+  const auto fields = query_fields_text(c.query, " ", false);
+  std::string out =
+      "components " + components_text(c.platform) + "; " + (fields.empty() ? "the default query" : fields);
   if (!c.override_spec.empty()) out += " override=" + c.override_spec;
   return out;
 }

@@ -12,7 +12,11 @@
 #include <array>
 #include <iterator>
 #include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <attnsel/impl/text.hpp>
 
@@ -62,24 +66,53 @@ inline void validate_head_sizes(const std::string& where, const head_size_spec& 
   }
 }
 
-// `inherited_features`: the list is the backend's own, shared (copy-on-write) and checked already;
-// checking it again per variant made loading O(variants x features).
-inline void validate_capabilities(const std::string& where, const capabilities& c, bool inherited_features = false) {
-  validate_head_sizes(where, c.head_sizes, "head_sizes");
-  if (c.value_head_sizes) validate_head_sizes(where, *c.value_head_sizes, "value_head_sizes");
-  for (auto m : c.block_size_multiples)
-    if (m == 0 || m > limits::block_size)
-      throw registry_error(where + ": block size multiple " + std::to_string(m) + " is outside [1, " +
-                           std::to_string(limits::block_size) + "]");
-  if (c.preferred_block_size > limits::block_size)
-    throw registry_error(where + ": preferred block size " + std::to_string(c.preferred_block_size) + " is above " +
-                         std::to_string(limits::block_size));
-  if (!inherited_features)
-    for (const auto& f : c.features)
-      if (!is_valid_feature_name(f))
-        throw registry_error(where + ": feature '" + detail::escape_text(f, limits::echoed_text) +
-                             "' is not lower_snake");
-  for (const auto& pc : c.platforms) {
+// Each capability field's check, by its type (the field list's codec for validation): a count within
+// the field's bound, head sizes within the limits, feature names, platform constraints that can
+// match, named components. A type with nothing to check (an enum set, a mode, the call's limits,
+// which their readers bound) passes.
+template <class T>
+void validate_value(const std::string&, const capability_field&, const T&) {}
+
+inline void validate_value(const std::string& where, const capability_field& f, const head_size_spec& s) {
+  validate_head_sizes(where, s, std::string(f.name).c_str());
+}
+
+inline void validate_value(const std::string& where, const capability_field& f,
+                           const std::optional<head_size_spec>& s) {
+  if (s) validate_value(where, f, *s);
+}
+
+inline void validate_value(const std::string& where, const capability_field& f,
+                           const std::vector<dtype_head_sizes>& by_dtype) {
+  for (const auto& d : by_dtype)
+    validate_head_sizes(where, d.head_sizes, (std::string(f.name) + " " + std::string(to_string(d.dtype))).c_str());
+}
+
+inline void validate_value(const std::string& where, const capability_field& f, std::uint32_t count) {
+  if (f.bound != 0 && count > f.bound)
+    throw registry_error(where + ": " + std::string(f.name) + " " + std::to_string(count) + " is above " +
+                         std::to_string(f.bound));
+}
+
+inline void validate_value(const std::string& where, const capability_field& f,
+                           const std::vector<std::uint32_t>& counts) {
+  if (f.bound == 0) return;
+  for (auto n : counts)
+    if (n == 0 || n > f.bound)
+      throw registry_error(where + ": " + std::string(f.name) + " holds " + std::to_string(n) + ", outside [1, " +
+                           std::to_string(f.bound) + "]");
+}
+
+inline void validate_value(const std::string& where, const capability_field&, const feature_set& features) {
+  for (const auto& name : features)
+    if (!is_valid_feature_name(name))
+      throw registry_error(where + ": feature '" + detail::escape_text(name, limits::echoed_text) +
+                           "' is not lower_snake");
+}
+
+inline void validate_value(const std::string& where, const capability_field&,
+                           const std::vector<platform_constraint>& platforms) {
+  for (const auto& pc : platforms) {
     if (pc.min_capability && pc.max_capability && *pc.max_capability < *pc.min_capability)
       throw registry_error(where + ": platform capability range is inverted");
     const auto bad = pc.unmatchable_field(pc.vendor);
@@ -87,8 +120,25 @@ inline void validate_capabilities(const std::string& where, const capabilities& 
       throw registry_error(where + ": platform " + to_string(pc) + " can never match (" + std::string(bad) + " on " +
                            std::string(to_string(pc.vendor)) + ")");
   }
-  for (const auto& r : c.requires_components)
+}
+
+inline void validate_value(const std::string& where, const capability_field&,
+                           const std::vector<component_requirement>& components) {
+  for (const auto& r : components)
     if (r.name.empty()) throw registry_error(where + ": required component with an empty name");
+}
+
+// Every field of the capability list through its check. `inherited_features`: the list is the
+// backend's own, shared (copy-on-write) and checked already; checking it again per variant made
+// loading O(variants x features).
+inline void validate_capabilities(const std::string& where, const capabilities& c, bool inherited_features = false) {
+  field_list<capabilities>::members([&](const capability_field& f, auto m) {
+    const auto& value = c.*decltype(m)::value;
+    if constexpr (std::is_same_v<bare_t<decltype(value)>, feature_set>) {
+      if (inherited_features) return;
+    }
+    validate_value(where, f, value);
+  });
 }
 
 }  // namespace detail

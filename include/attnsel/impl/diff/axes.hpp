@@ -3,6 +3,8 @@
 // some check or rule tells apart, and the enumeration of their queries.
 #pragma once
 
+#include <attnsel/checks.hpp>
+#include <attnsel/impl/checks_inl.hpp>  // the gate table (in header-only mode checks.hpp brought it)
 #include <attnsel/impl/diff/scope.hpp>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -128,9 +130,35 @@ struct diff_axes {
   std::vector<std::uint32_t> realised;
 };
 
-inline bool block_accepted(const std::vector<std::uint32_t>& multiples, std::uint32_t size) {
-  if (multiples.empty() || size == 0) return true;
-  return std::any_of(multiples.begin(), multiples.end(), [&](std::uint32_t m) { return size % m == 0; });
+// The gate table asked about one variant (issue 33): whether query gate `Code` passes a probe query.
+// The diff tells a capability's values apart by the gates' own answers instead of restating each
+// gate's test; the gates it asks read only the variant and the query.
+class gate_asker {
+ public:
+  template <reason_code Code>
+  [[nodiscard]] bool passes(const capabilities& variant, const query& probe) const {
+    constexpr std::size_t gate = index_of(Code);
+    static_assert(check_gates[gate].reads == gate_input::query, "the diff asks query gates alone");
+    reason_sink sink(nullptr);
+    return gate_table[gate].run(gate_context{none_, &variant, probe, anywhere_}, sink);
+  }
+
+ private:
+  static constexpr std::size_t index_of(reason_code code) {
+    std::size_t i = 0;
+    while (i < check_gates.size() && check_gates[i].code != code) ++i;
+    return i;
+  }
+  backend_descriptor none_;
+  platform anywhere_;
+};
+
+// A default query with one or two fields set: what the diff asks the gates about.
+template <class... Set>
+query probe(Set&&... set) {
+  query q;
+  (set(q), ...);
+  return q;
 }
 
 // One value per class of a shape field (issue 35; before, both sides of every cut, up to twice as
@@ -212,43 +240,83 @@ inline call_axes calls_of(const diff_scope& s) {
   return out;
 }
 
+// The numbers a capability field names, as candidate values of the query axis its row names
+// (capability_field::query_field): every value of a head-size set and the edges of a range (per dtype
+// and in call rules too), every block multiple and preferred size. A type that names no number (an
+// enum set: the axis enumerates every value) adds none.
+template <class T>
+void add_candidates(std::vector<std::uint32_t>&, const T&) {}
+
+inline void add_candidates(std::vector<std::uint32_t>& out, const head_size_spec& h) {
+  if (h.form == head_size_spec::kind::set) {
+    out.insert(out.end(), h.values.begin(), h.values.end());
+  } else if (h.form == head_size_spec::kind::range) {
+    out.push_back(h.min);
+    if (h.min > 1) out.push_back(h.min - 1);
+    if (h.max < max_head_size) {
+      out.push_back(h.max);
+      out.push_back(h.max + 1);
+    }
+    if (h.multiple_of > 1) out.push_back(((h.min + h.multiple_of - 1) / h.multiple_of) * h.multiple_of + 4);
+  }
+}
+
+inline void add_candidates(std::vector<std::uint32_t>& out, const std::optional<head_size_spec>& h) {
+  if (h) add_candidates(out, *h);
+}
+
+inline void add_candidates(std::vector<std::uint32_t>& out, const std::vector<dtype_head_sizes>& by_dtype) {
+  for (const auto& d : by_dtype) add_candidates(out, d.head_sizes);
+}
+
+// A call rule's head sizes (its `when` or its `require`) tell heads apart as a variant's own do.
+inline void add_candidates(std::vector<std::uint32_t>& out, const std::vector<call_rule>& rules) {
+  for (const auto& r : rules)
+    for (const auto* cond : {&r.when, &r.require}) add_candidates(out, cond->head_sizes);
+}
+
+inline void add_candidates(std::vector<std::uint32_t>& out, const std::vector<std::uint32_t>& values) {
+  out.insert(out.end(), values.begin(), values.end());
+}
+
+inline void add_candidates(std::vector<std::uint32_t>& out, std::uint32_t value) {
+  if (value != 0) out.push_back(value);
+}
+
+// The candidates the scope's capabilities name for the query axis `axis`, field by field of the
+// capability list: a new field whose row names the axis adds its numbers with no edit here.
+inline void capability_candidates(const diff_scope& s, std::string_view axis, std::vector<std::uint32_t>& out) {
+  for (const auto* c : s.caps)
+    field_list<capabilities>::members([&](const capability_field& f, auto m) {
+      if (f.query_field == axis) add_candidates(out, c->*decltype(m)::value);
+    });
+}
+
 inline diff_axes axes_of(const diff_scope& s) {
   diff_axes ax;
   ax.calls = calls_of(s);
-  // Head sizes: the usual sizes first, then every boundary a spec names.
+  // Head sizes: the usual sizes first, then every boundary a capability names.
   std::vector<std::uint32_t> heads = {128, 64, 80, 96, 256, 512, 576};
-  const auto add_boundaries = [&heads](const head_size_spec& h) {
-    if (h.form == head_size_spec::kind::set) {
-      heads.insert(heads.end(), h.values.begin(), h.values.end());
-    } else if (h.form == head_size_spec::kind::range) {
-      heads.push_back(h.min);
-      if (h.min > 1) heads.push_back(h.min - 1);
-      if (h.max < max_head_size) {
-        heads.push_back(h.max);
-        heads.push_back(h.max + 1);
-      }
-      if (h.multiple_of > 1) heads.push_back(((h.min + h.multiple_of - 1) / h.multiple_of) * h.multiple_of + 4);
-    }
-  };
+  capability_candidates(s, "head_size", heads);
   // A call rule's head sizes (its `when` or its `require`) tell heads apart as a variant's own do.
   const auto call_rule_heads = [](const capabilities& c, auto&& visit) {
     for (const auto& r : c.call_rules)
       for (const auto* cond : {&r.when, &r.require})
         if (cond->head_sizes) visit(*cond->head_sizes);
   };
-  for (const auto* c : s.caps) {
-    add_boundaries(c->head_sizes);
-    for (const auto& d : c->head_sizes_by_dtype) add_boundaries(d.head_sizes);
-    call_rule_heads(*c, add_boundaries);
-  }
   for (const auto* r : s.rules) heads.insert(heads.end(), r->head_sizes.begin(), r->head_sizes.end());
   heads.erase(std::remove_if(heads.begin(), heads.end(), [](std::uint32_t h) { return h == 0 || h > max_head_size; }),
               heads.end());
+  const gate_asker ask;
+  const auto dts = enum_values<data_type>();
+  const auto head_probe = [](std::uint32_t h, data_type d) {
+    return probe([h](query& q) { q.head_size = h; }, [d](query& q) { q.dtype = d; });
+  };
+  // The head-size gate under each dtype: a dtype may have head sizes of its own.
   ax.head_sizes = distinct_by(first_occurrences(heads), [&](std::uint32_t h) {
     std::vector<bool> sig;
     for (const auto* c : s.caps) {
-      sig.push_back(c->head_sizes.accepts(h));
-      for (const auto& d : c->head_sizes_by_dtype) sig.push_back(d.head_sizes.accepts(h));
+      for (auto d : dts) sig.push_back(ask.passes<reason_code::head_size>(*c, head_probe(h, d)));
       call_rule_heads(*c, [&](const head_size_spec& spec) { sig.push_back(spec.accepts(h)); });
     }
     for (const auto* r : s.rules)
@@ -256,47 +324,46 @@ inline diff_axes axes_of(const diff_scope& s) {
     return sig;
   });
 
-  const auto dts = enum_values<data_type>();
+  // A dtype by the dtype gate, the head-size gate at each head size kept (head sizes of its own), and
+  // the KV gate on `auto` (which stores the cache in the compute dtype).
   ax.dtypes = distinct_by(std::vector<data_type>(dts.begin(), dts.end()), [&](data_type d) {
     std::vector<bool> sig;
+    const auto auto_kv =
+        probe([d](query& q) { q.dtype = d; }, [](query& q) { q.kv_cache_dtype = cache_dtype::automatic; });
     for (const auto* c : s.caps) {
-      sig.push_back(c->dtypes.empty() || c->dtypes.contains(d));
-      sig.push_back(&c->head_sizes_for(d) != &c->head_sizes);  // a dtype with head sizes of its own
+      // A variant that refuses the dtype tells nothing else apart for it.
+      const bool taken = ask.passes<reason_code::dtype>(*c, probe([d](query& q) { q.dtype = d; }));
+      sig.push_back(taken);
+      for (auto h : ax.head_sizes) sig.push_back(taken && ask.passes<reason_code::head_size>(*c, head_probe(h, d)));
+      sig.push_back(taken && ask.passes<reason_code::kv_cache_dtype>(*c, auto_kv));
     }
     for (const auto* r : s.rules) sig.push_back(r->dtypes.empty() || r->dtypes.contains(d));
-    // `auto` KV passes when the compute dtype's cache dtype is listed: keep dtypes apart there too.
-    for (const auto* c : s.caps) {
-      const auto as_cache = d == data_type::float16    ? cache_dtype::float16
-                            : d == data_type::bfloat16 ? cache_dtype::bfloat16
-                                                       : cache_dtype::float32;
-      sig.push_back(c->kv_cache_dtypes.contains(as_cache));
-    }
     return sig;
   });
 
   const auto kvs = enum_values<cache_dtype>();
   ax.kv_cache_dtypes = distinct_by(std::vector<cache_dtype>(kvs.begin(), kvs.end()), [&](cache_dtype k) {
     std::vector<bool> sig{k == cache_dtype::automatic};  // `auto` depends on the dtype: its own class
-    for (const auto* c : s.caps) sig.push_back(c->kv_cache_dtypes.empty() || c->kv_cache_dtypes.contains(k));
+    const auto kv = probe([k](query& q) { q.kv_cache_dtype = k; });
+    for (const auto* c : s.caps) sig.push_back(ask.passes<reason_code::kv_cache_dtype>(*c, kv));
     for (const auto* r : s.rules) sig.push_back(r->kv_cache_dtypes.empty() || r->kv_cache_dtypes.contains(k));
     return sig;
   });
 
   std::vector<std::uint32_t> blocks = {0, 1, 8, 16, 32, 64, 128, 256};
-  for (const auto* c : s.caps) {
-    blocks.insert(blocks.end(), c->block_size_multiples.begin(), c->block_size_multiples.end());
-    if (c->preferred_block_size) blocks.push_back(c->preferred_block_size);
-  }
+  capability_candidates(s, "block_size", blocks);
   ax.block_sizes = distinct_by(first_occurrences(blocks), [&](std::uint32_t size) {
     std::vector<bool> sig;
-    for (const auto* c : s.caps) sig.push_back(block_accepted(c->block_size_multiples, size));
+    const auto block = probe([size](query& q) { q.block_size = size; });
+    for (const auto* c : s.caps) sig.push_back(ask.passes<reason_code::block_size>(*c, block));
     return sig;
   });
 
   const auto ats = enum_values<attention_type>();
   ax.attn_types = distinct_by(std::vector<attention_type>(ats.begin(), ats.end()), [&](attention_type t) {
     std::vector<bool> sig;
-    for (const auto* c : s.caps) sig.push_back(c->attn_types.empty() || c->attn_types.contains(t));
+    const auto typed = probe([t](query& q) { q.attn_type = t; });
+    for (const auto* c : s.caps) sig.push_back(ask.passes<reason_code::attn_type>(*c, typed));
     for (const auto* r : s.rules) sig.push_back(r->attn_types.empty() || r->attn_types.contains(t));
     return sig;
   });
