@@ -524,7 +524,31 @@ TEST_CASE("diff tells dtypes apart by what the head-size gate answers for each, 
     CHECK(e.query.head_size == 64u);
   });
   check_examples(d, a, b);
+  CHECK(diff_text(d).find("head_size=64 dtype=bfloat16") != std::string::npos);  // both stated, defaults or not
   CHECK(diff_catalogs(a, a, decoder_only()).empty());
+}
+
+TEST_CASE("diff reads a call rule's conditions list by list: attention types and value head sizes", "[diff]") {
+  // A call rule that refuses encoder-only calls, or value head size 200, against none: the call-rule
+  // gate reads the call too, so the diff reads each condition's lists itself. Both pairs diffed as
+  // identical before.
+  const auto doc = [](const std::string& name, const std::string& rules) {
+    return catalog_v2(name,
+                      R"({"name": "FAST", "domains": ["decoder"], "attn_types": ["decoder", "encoder_only"],
+                          "call_rules": [)" +
+                          rules +
+                          R"(]}, {"name": "SLOW", "domains": ["decoder"], "attn_types": ["decoder", "encoder_only"]})",
+                      R"({"domain": "decoder", "vendor": "cpu", "order": ["FAST", "SLOW"]})");
+  };
+  const auto plain = doc("plain", "");
+  const auto by_type = doc("by_type", R"({"when": {"attn_types": ["encoder_only"]}, "require": {"never": true}})");
+  const auto d = diff_catalogs(plain, by_type, decoder_only());
+  check_fast_to_slow(d, [](const diff_configuration& e) { CHECK(e.query.attn_type == attention_type::encoder_only); });
+  check_examples(d, plain, by_type);
+  const auto by_value = doc("by_value", R"({"when": {"value_head_sizes": [200]}, "require": {"never": true}})");
+  const auto v = diff_catalogs(plain, by_value, decoder_only());
+  check_fast_to_slow(v, [](const diff_configuration& e) { CHECK(e.query.head_size == 200u); });
+  check_examples(v, plain, by_value);
 }
 
 TEST_CASE("a group no head count of its class can state is counted and reported, never skipped silently (issue 35)",

@@ -41,6 +41,28 @@ TEST_CASE("malformed descriptors are refused with the reason", "[registry]") {
   b.caps.block_size_multiples = {0};
   CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("block_size_multiples holds 0, outside [1, "));
   b.caps.block_size_multiples = {};
+  // Each capability field is checked through the list: a count against its row's bound, per-dtype and
+  // call-rule head sizes like the variant's own, a call rule's component by its name.
+  b.caps.preferred_block_size = limits::block_size + 1;
+  CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("preferred_block_size " + std::to_string(limits::block_size + 1) +
+                                                 " is above " + std::to_string(limits::block_size)));
+  b.caps.preferred_block_size = 0;
+  b.caps.head_sizes_by_dtype = {dtype_head_sizes{data_type::float16, head_size_spec::range(0, 64)}};
+  CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("head_sizes_by_dtype float16 range"));
+  b.caps.head_sizes_by_dtype = {};
+  call_rule rule;
+  head_size_spec inverted;  // range() refuses min > max itself; a descriptor built field by field can hold it
+  inverted.form = head_size_spec::kind::range;
+  inverted.min = 64;
+  inverted.max = 32;
+  rule.require.head_sizes = inverted;
+  b.caps.call_rules = {rule};
+  CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("call_rules require head_sizes range is empty"));
+  rule.require.head_sizes.reset();
+  rule.when.components = {component_condition{}};
+  b.caps.call_rules = {rule};
+  CHECK_THROWS_WITH(reg.add(b), ATTNSEL_CONTAINS("call_rules when names a component with an empty name"));
+  b.caps.call_rules = {};
   b.caps.features.insert("Bad Feature");
   CHECK_THROWS_AS(reg.add(b), registry_error);
   CHECK(reg.empty());

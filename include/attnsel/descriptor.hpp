@@ -156,9 +156,11 @@ struct capability_field {
   int since;              ///< the catalog format that introduced the key (1 or 2)
   std::uint32_t bound;    ///< the largest count (a block size); 0 for a field that holds no count
   bool own_key;           ///< a variant's `name` and `domains`: read and written by the descriptor, not its codec
-  /// The query field (its name in field_list<query>) whose values the field's numbers tell apart:
-  /// `attnsel diff` takes candidate values of that axis from them. Empty for a field the diff reads
-  /// otherwise (the platform side, the call's ranges) or that tells no query value apart.
+  /// The query count (its name in field_list<query>) whose values the field's numbers tell apart:
+  /// `attnsel diff` takes candidate values of that axis from them. Empty for a field that names no
+  /// count of the query (an enum set: the diff enumerates every enumerator), one the diff reads
+  /// otherwise (the platform side, the call's ranges), or one whose count it holds fixed (the value
+  /// head size, which the diff keeps equal to the head size).
   std::string_view query_field;
 };
 
@@ -176,17 +178,17 @@ struct field_list<capabilities> {
     using c = capabilities;
     visit(capability_field{"variant", 1, 0, true, ""}, field_member<&c::variant>{});
     visit(capability_field{"domains", 1, 0, true, ""}, field_member<&c::domains>{});
-    visit(capability_field{"dtypes", 1, 0, false, "dtype"}, field_member<&c::dtypes>{});
-    visit(capability_field{"kv_cache_dtypes", 1, 0, false, "kv_cache_dtype"}, field_member<&c::kv_cache_dtypes>{});
+    visit(capability_field{"dtypes", 1, 0, false, ""}, field_member<&c::dtypes>{});
+    visit(capability_field{"kv_cache_dtypes", 1, 0, false, ""}, field_member<&c::kv_cache_dtypes>{});
     visit(capability_field{"head_sizes", 1, 0, false, "head_size"}, field_member<&c::head_sizes>{});
-    visit(capability_field{"value_head_sizes", 1, 0, false, "head_size_v"}, field_member<&c::value_head_sizes>{});
+    visit(capability_field{"value_head_sizes", 1, 0, false, ""}, field_member<&c::value_head_sizes>{});
     visit(capability_field{"block_size_multiples", 1, limits::block_size, false, "block_size"},
           field_member<&c::block_size_multiples>{});
     visit(capability_field{"preferred_block_size", 1, limits::block_size, false, "block_size"},
           field_member<&c::preferred_block_size>{});
-    visit(capability_field{"attn_types", 1, 0, false, "attn_type"}, field_member<&c::attn_types>{});
-    visit(capability_field{"mode", 1, 0, false, "mode"}, field_member<&c::mode>{});
-    visit(capability_field{"features", 1, 0, false, "features"}, field_member<&c::features>{});
+    visit(capability_field{"attn_types", 1, 0, false, ""}, field_member<&c::attn_types>{});
+    visit(capability_field{"mode", 1, 0, false, ""}, field_member<&c::mode>{});
+    visit(capability_field{"features", 1, 0, false, ""}, field_member<&c::features>{});
     visit(capability_field{"platforms", 1, 0, false, ""}, field_member<&c::platforms>{});
     visit(capability_field{"requires", 1, 0, false, ""}, field_member<&c::requires_components>{});
     visit(capability_field{"head_sizes_by_dtype", 2, 0, false, "head_size"}, field_member<&c::head_sizes_by_dtype>{});

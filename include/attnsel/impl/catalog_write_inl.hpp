@@ -251,27 +251,25 @@ inline json value_json(const std::optional<measurement>& m) {
   return out;
 }
 inline json value_json(const std::vector<policy_entry>& order);  // below: an entry is written through these
-template <class T>
-bool rule_value_unset(const T& value) {
-  return value == T{};
-}
 
 // One rule or entry field into `out` by its key: a shape as its fields' own keys, the others through
-// their codec, an unset one left out (`required`: the key is written whatever its value).
+// their codec. A field equal to its declared default (`unset`, the member of a default-constructed
+// rule or entry) is left out, unless `required`: the key is written whatever its value.
 template <class T>
-void rule_field_json(json& out, std::string_view key, const T& value, bool required = false) {
-  if (!required && rule_value_unset(value)) return;
+void rule_field_json(json& out, std::string_view key, const T& value, const T& unset, bool required) {
+  if (!required && value == unset) return;
   out[std::string(key)] = value_json(value);
 }
-inline void rule_field_json(json& out, std::string_view, const shape_limits& shape, bool = false) {
+inline void rule_field_json(json& out, std::string_view, const shape_limits& shape, const shape_limits&, bool) {
   shape_json(shape, false, out);
 }
 
 // An entry is its backend's name alone when it states nothing else.
 inline json entry_json(const policy_entry& e) {
   json out = json::object();
-  for_each_field(e,
-                 [&](std::string_view key, const auto& value) { rule_field_json(out, key, value, key == "backend"); });
+  for_each_field(e, policy_entry{}, [&](std::string_view key, const auto& value, const auto& unset) {
+    rule_field_json(out, key, value, unset, key == "backend");
+  });
   return out.size() == 1 ? out.at("backend") : out;
 }
 inline json value_json(const std::vector<policy_entry>& order) {
@@ -283,8 +281,8 @@ inline json value_json(const std::vector<policy_entry>& order) {
 // Every field of the rule's list: the domain, vendor and order always, the others where set.
 inline nlohmann::json rule_json(const policy_rule& r) {
   json out = json::object();
-  for_each_field(r, [&](std::string_view key, const auto& value) {
-    rule_field_json(out, key, value, key == "domain" || key == "vendor" || key == "order");
+  for_each_field(r, policy_rule{}, [&](std::string_view key, const auto& value, const auto& unset) {
+    rule_field_json(out, key, value, unset, key == "domain" || key == "vendor" || key == "order");
   });
   return out;
 }

@@ -228,10 +228,10 @@ std::string joined(const std::vector<T>& items, std::size_t total) {
   return out;
 }
 
-// The query's fields that differ from a default query, from its field list (the domain and mode
-// are the scope's, but a field the scope fixes is still shown when it is not the default).
+// The query's fields from its field list: each field without an "unstated" meaning (head size, dtypes,
+// attention type, mode), and each other one the example states. The domain is its group's.
 inline std::string example_text(const diff_configuration& c) {
-  const auto fields = query_fields_text(c.query, " ", false);
+  const auto fields = query_fields_text(c.query, " ", true);
   std::string out =
       "components " + components_text(c.platform) + "; " + (fields.empty() ? "the default query" : fields);
   if (!c.override_spec.empty()) out += " override=" + c.override_spec;

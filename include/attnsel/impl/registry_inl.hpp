@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -49,8 +50,9 @@ inline bool upper_into(std::string_view name, std::array<char, limits::name_leng
   return true;
 }
 
-inline void validate_head_sizes(const std::string& where, const head_size_spec& s, const char* field) {
+inline void validate_head_sizes(const std::string& where, const head_size_spec& s, std::string_view name) {
   const auto bound = std::to_string(limits::head_size);
+  const std::string field(name);
   if (s.form == head_size_spec::kind::set) {
     if (s.values.empty()) throw registry_error(where + ": " + field + " is an empty set (use any)");
     if (s.values.front() == 0 || s.values.back() > limits::head_size)
@@ -68,13 +70,20 @@ inline void validate_head_sizes(const std::string& where, const head_size_spec& 
 
 // Each capability field's check, by its type (the field list's codec for validation): a count within
 // the field's bound, head sizes within the limits, feature names, platform constraints that can
-// match, named components. A type with nothing to check (an enum set, a mode, the call's limits,
-// which their readers bound) passes.
+// match, named components, call rules' head sizes and components. A type with nothing to check (an
+// enum or enum set, a name, the call's ranges, which count_range bounds) passes; any other type must
+// say how it is checked.
 template <class T>
-void validate_value(const std::string&, const capability_field&, const T&) {}
+void validate_value(const std::string&, const capability_field&, const T&) {
+  static_assert(std::is_enum_v<T>, "a capability field of a new type: say how the registry checks it (validate_value)");
+}
+template <class E>
+void validate_value(const std::string&, const capability_field&, enum_set<E>) {}
+inline void validate_value(const std::string&, const capability_field&, const std::string&) {}
+inline void validate_value(const std::string&, const capability_field&, const shape_limits&) {}
 
 inline void validate_value(const std::string& where, const capability_field& f, const head_size_spec& s) {
-  validate_head_sizes(where, s, std::string(f.name).c_str());
+  validate_head_sizes(where, s, f.name);
 }
 
 inline void validate_value(const std::string& where, const capability_field& f,
@@ -85,7 +94,7 @@ inline void validate_value(const std::string& where, const capability_field& f,
 inline void validate_value(const std::string& where, const capability_field& f,
                            const std::vector<dtype_head_sizes>& by_dtype) {
   for (const auto& d : by_dtype)
-    validate_head_sizes(where, d.head_sizes, (std::string(f.name) + " " + std::string(to_string(d.dtype))).c_str());
+    validate_head_sizes(where, d.head_sizes, std::string(f.name) + " " + std::string(to_string(d.dtype)));
 }
 
 inline void validate_value(const std::string& where, const capability_field& f, std::uint32_t count) {
@@ -126,6 +135,17 @@ inline void validate_value(const std::string& where, const capability_field&,
                            const std::vector<component_requirement>& components) {
   for (const auto& r : components)
     if (r.name.empty()) throw registry_error(where + ": required component with an empty name");
+}
+
+inline void validate_value(const std::string& where, const capability_field& f, const std::vector<call_rule>& rules) {
+  for (const auto& r : rules)
+    for (const auto* cond : {&r.when, &r.require}) {
+      const auto part = std::string(f.name) + (cond == &r.when ? " when" : " require");
+      if (cond->head_sizes) validate_head_sizes(where, *cond->head_sizes, part + " head_sizes");
+      if (cond->value_head_sizes) validate_head_sizes(where, *cond->value_head_sizes, part + " value_head_sizes");
+      for (const auto& c : cond->components)
+        if (c.name.empty()) throw registry_error(where + ": " + part + " names a component with an empty name");
+    }
 }
 
 // Every field of the capability list through its check. `inherited_features`: the list is the

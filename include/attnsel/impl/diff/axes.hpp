@@ -132,13 +132,17 @@ struct diff_axes {
 
 // The gate table asked about one variant (issue 33): whether query gate `Code` passes a probe query.
 // The diff tells a capability's values apart by the gates' own answers instead of restating each
-// gate's test; the gates it asks read only the variant and the query.
+// gate's test. It asks only the gates that read nothing but the variant and one or two query fields:
+// the call-rule gate also reads the call a probe leaves unstated (its conditions' lists are read
+// apart, below), the component gate the platform, the custom and advisory gates the backend.
 class gate_asker {
  public:
   template <reason_code Code>
   [[nodiscard]] bool passes(const capabilities& variant, const query& probe) const {
+    static_assert(Code == reason_code::attn_type || Code == reason_code::dtype || Code == reason_code::kv_cache_dtype ||
+                      Code == reason_code::head_size || Code == reason_code::block_size,
+                  "the diff asks the gates that read the variant and the probe's fields alone");
     constexpr std::size_t gate = index_of(Code);
-    static_assert(check_gates[gate].reads == gate_input::query, "the diff asks query gates alone");
     reason_sink sink(nullptr);
     return gate_table[gate].run(gate_context{none_, &variant, probe, anywhere_}, sink);
   }
@@ -243,9 +247,19 @@ inline call_axes calls_of(const diff_scope& s) {
 // The numbers a capability field names, as candidate values of the query axis its row names
 // (capability_field::query_field): every value of a head-size set and the edges of a range (per dtype
 // and in call rules too), every block multiple and preferred size. A type that names no number (an
-// enum set: the axis enumerates every value) adds none.
+// enum or enum set: the axis enumerates every value; names, platforms, components, the call's ranges,
+// which calls_of reads) adds none; any other type must say what it adds.
 template <class T>
-void add_candidates(std::vector<std::uint32_t>&, const T&) {}
+void add_candidates(std::vector<std::uint32_t>&, const T&) {
+  static_assert(std::is_enum_v<T>, "a capability field of a new type: say which numbers it names (add_candidates)");
+}
+template <class E>
+void add_candidates(std::vector<std::uint32_t>&, enum_set<E>) {}
+inline void add_candidates(std::vector<std::uint32_t>&, const std::string&) {}
+inline void add_candidates(std::vector<std::uint32_t>&, const feature_set&) {}
+inline void add_candidates(std::vector<std::uint32_t>&, const std::vector<platform_constraint>&) {}
+inline void add_candidates(std::vector<std::uint32_t>&, const std::vector<component_requirement>&) {}
+inline void add_candidates(std::vector<std::uint32_t>&, const shape_limits&) {}
 
 inline void add_candidates(std::vector<std::uint32_t>& out, const head_size_spec& h) {
   if (h.form == head_size_spec::kind::set) {
@@ -269,10 +283,14 @@ inline void add_candidates(std::vector<std::uint32_t>& out, const std::vector<dt
   for (const auto& d : by_dtype) add_candidates(out, d.head_sizes);
 }
 
-// A call rule's head sizes (its `when` or its `require`) tell heads apart as a variant's own do.
+// A call rule's head sizes and value head sizes (its `when` or its `require`) tell heads apart as a
+// variant's own do (the diff's value head size is the head size).
 inline void add_candidates(std::vector<std::uint32_t>& out, const std::vector<call_rule>& rules) {
   for (const auto& r : rules)
-    for (const auto* cond : {&r.when, &r.require}) add_candidates(out, cond->head_sizes);
+    for (const auto* cond : {&r.when, &r.require}) {
+      add_candidates(out, cond->head_sizes);
+      add_candidates(out, cond->value_head_sizes);
+    }
 }
 
 inline void add_candidates(std::vector<std::uint32_t>& out, const std::vector<std::uint32_t>& values) {
@@ -298,11 +316,12 @@ inline diff_axes axes_of(const diff_scope& s) {
   // Head sizes: the usual sizes first, then every boundary a capability names.
   std::vector<std::uint32_t> heads = {128, 64, 80, 96, 256, 512, 576};
   capability_candidates(s, "head_size", heads);
-  // A call rule's head sizes (its `when` or its `require`) tell heads apart as a variant's own do.
-  const auto call_rule_heads = [](const capabilities& c, auto&& visit) {
+  // Each condition of a variant's call rules: its head sizes, value head sizes, dtypes and attention
+  // types tell those axes' values apart (the call-rule gate reads the call a probe leaves unstated,
+  // so the conditions' lists are read one by one).
+  const auto each_condition = [](const capabilities& c, auto&& visit) {
     for (const auto& r : c.call_rules)
-      for (const auto* cond : {&r.when, &r.require})
-        if (cond->head_sizes) visit(*cond->head_sizes);
+      for (const auto* cond : {&r.when, &r.require}) visit(*cond);
   };
   for (const auto* r : s.rules) heads.insert(heads.end(), r->head_sizes.begin(), r->head_sizes.end());
   heads.erase(std::remove_if(heads.begin(), heads.end(), [](std::uint32_t h) { return h == 0 || h > max_head_size; }),
@@ -317,7 +336,10 @@ inline diff_axes axes_of(const diff_scope& s) {
     std::vector<bool> sig;
     for (const auto* c : s.caps) {
       for (auto d : dts) sig.push_back(ask.passes<reason_code::head_size>(*c, head_probe(h, d)));
-      call_rule_heads(*c, [&](const head_size_spec& spec) { sig.push_back(spec.accepts(h)); });
+      each_condition(*c, [&](const call_condition& k) {
+        if (k.head_sizes) sig.push_back(k.head_sizes->accepts(h));
+        if (k.value_head_sizes) sig.push_back(k.value_head_sizes->accepts(h));
+      });
     }
     for (const auto* r : s.rules)
       sig.push_back(r->head_sizes.empty() || std::binary_search(r->head_sizes.begin(), r->head_sizes.end(), h));
@@ -336,6 +358,7 @@ inline diff_axes axes_of(const diff_scope& s) {
       sig.push_back(taken);
       for (auto h : ax.head_sizes) sig.push_back(taken && ask.passes<reason_code::head_size>(*c, head_probe(h, d)));
       sig.push_back(taken && ask.passes<reason_code::kv_cache_dtype>(*c, auto_kv));
+      each_condition(*c, [&](const call_condition& k) { sig.push_back(k.dtypes.empty() || k.dtypes.contains(d)); });
     }
     for (const auto* r : s.rules) sig.push_back(r->dtypes.empty() || r->dtypes.contains(d));
     return sig;
@@ -363,7 +386,11 @@ inline diff_axes axes_of(const diff_scope& s) {
   ax.attn_types = distinct_by(std::vector<attention_type>(ats.begin(), ats.end()), [&](attention_type t) {
     std::vector<bool> sig;
     const auto typed = probe([t](query& q) { q.attn_type = t; });
-    for (const auto* c : s.caps) sig.push_back(ask.passes<reason_code::attn_type>(*c, typed));
+    for (const auto* c : s.caps) {
+      sig.push_back(ask.passes<reason_code::attn_type>(*c, typed));
+      each_condition(*c,
+                     [&](const call_condition& k) { sig.push_back(k.attn_types.empty() || k.attn_types.contains(t)); });
+    }
     for (const auto* r : s.rules) sig.push_back(r->attn_types.empty() || r->attn_types.contains(t));
     return sig;
   });
