@@ -144,7 +144,13 @@ inline void validate_value(const std::string& where, const capability_field& f, 
       if (cond->head_sizes) validate_head_sizes(where, *cond->head_sizes, part + " head_sizes");
       if (cond->value_head_sizes) validate_head_sizes(where, *cond->value_head_sizes, part + " value_head_sizes");
       for (const auto& c : cond->components)
-        if (c.name.empty()) throw registry_error(where + ": " + part + " names a component with an empty name");
+        if (c.name.empty()) {
+          std::string message = where;
+          message += ": ";
+          message += part;
+          message += " names a component with an empty name";
+          throw registry_error(message);
+        }
     }
 }
 
