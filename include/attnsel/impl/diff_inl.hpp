@@ -231,9 +231,7 @@ std::string joined(const std::vector<T>& items, std::size_t total) {
 // The query's fields from its field list: each field without an "unstated" meaning (head size, dtypes,
 // attention type, mode), and each other one the example states. The domain is its group's.
 inline std::string example_text(const diff_configuration& c) {
-  const auto fields = query_fields_text(c.query, " ", true);
-  std::string out =
-      "components " + components_text(c.platform) + "; " + (fields.empty() ? "the default query" : fields);
+  std::string out = "components " + components_text(c.platform) + "; " + query_fields_text(c.query, " ", true);
   if (!c.override_spec.empty()) out += " override=" + c.override_spec;
   return out;
 }

@@ -140,14 +140,15 @@ inline void validate_value(const std::string& where, const capability_field&,
 inline void validate_value(const std::string& where, const capability_field& f, const std::vector<call_rule>& rules) {
   for (const auto& r : rules)
     for (const auto* cond : {&r.when, &r.require}) {
-      const auto part = std::string(f.name) + (cond == &r.when ? " when" : " require");
-      if (cond->head_sizes) validate_head_sizes(where, *cond->head_sizes, part + " head_sizes");
-      if (cond->value_head_sizes) validate_head_sizes(where, *cond->value_head_sizes, part + " value_head_sizes");
+      // The condition's name, built only for a message (a valid catalog loads without it).
+      const auto part = [&] { return std::string(f.name) + (cond == &r.when ? " when" : " require"); };
+      if (cond->head_sizes) validate_head_sizes(where, *cond->head_sizes, part() + " head_sizes");
+      if (cond->value_head_sizes) validate_head_sizes(where, *cond->value_head_sizes, part() + " value_head_sizes");
       for (const auto& c : cond->components)
         if (c.name.empty()) {
           std::string message = where;
           message += ": ";
-          message += part;
+          message += part();
           message += " names a component with an empty name";
           throw registry_error(message);
         }
