@@ -11,7 +11,10 @@ random weights; 8 layers by default), run by transformers with
 
 on prefill 1k / 4k / 8k (batch 1, a forward that keeps the last token's logits) and generate at batch 8
 (1k prompt + 64 tokens) and 32 (2k + 16). Every repetition runs the modes back to back in a rotating
-order, so drift reaches each alike; each figure is the median with its spread (p90 - p10 over the median).
+order, so drift reaches each alike; each figure is the median with its spread (p90 - p10 over the median),
+and each ratio to torch is paired: the median of the repetitions' own ratios (each mode over torch in the
+same rotation), with their p10-p90 range, so the host's drift between repetitions cancels.
+--reps N multiplies the repetitions (9 per prefill, 5 per generate; 3 with --quick).
 --compile adds the 4k prefill under torch.compile(fullgraph=True) for torch and attnsel. --overhead
 times the routing's added cost per call on a tiny SDPA call (CPU-bound: what eager pays).
 
@@ -41,6 +44,13 @@ def spread(samples):
     s = sorted(samples)
     med = statistics.median(s)
     return med, 100.0 * (s[int(0.9 * (len(s) - 1) + 0.999)] - s[int(0.1 * (len(s) - 1))]) / med
+
+
+def paired(mine, torch_samples):
+    """The repetitions' own ratios mine[r] / torch[r] (timed in the same rotation): their median, p10, p90."""
+    r = sorted(a / b for a, b in zip(mine, torch_samples))
+    return {"median": round(statistics.median(r), 4), "p10": round(r[int(0.1 * (len(r) - 1))], 4),
+            "p90": round(r[int(0.9 * (len(r) - 1) + 0.999)], 4)}
 
 
 class BestPerShape:
@@ -117,7 +127,7 @@ def timed(fn) -> float:
     return (time.perf_counter() - t0) * 1000.0
 
 
-def workloads(model, quick: bool, tiny: bool):
+def workloads(model, quick: bool, tiny: bool, reps: int = 1):
     g = torch.Generator(device=DEVICE).manual_seed(1)
 
     def ids(b, n):
@@ -126,12 +136,12 @@ def workloads(model, quick: bool, tiny: bool):
     out = []
     for n in (1024, 4096, 8192):
         x = ids(1, n)
-        out.append((f"prefill {n // 1024}k", lambda x=x: model(x, logits_to_keep=1), 9))
+        out.append((f"prefill {n // 1024}k", lambda x=x: model(x, logits_to_keep=1), 9 * reps))
     for b, n, new in ((8, 1024, 64), (32, 2048, 16)):
         x = ids(b, n)
         out.append((f"generate b{b} {n // 1024}k+{new}",
                     lambda x=x, new=new: model.generate(x, max_new_tokens=new, min_new_tokens=new, do_sample=False),
-                    3 if quick else 5))
+                    (3 if quick else 5) * reps))
     return out
 
 
@@ -151,10 +161,13 @@ def run(model, best, modes, work, results):
             for m in modes:
                 med, sp = spread(samples[m])
                 row[m] = {"median_ms": round(med, 3), "spread_pct": round(sp, 1), "reps": reps}
+                if m != "torch":
+                    row[m]["to_torch"] = paired(samples[m], samples["torch"])
             results.append(row)
             print(f"{name:24s} " + "  ".join(f"{m} {row[m]['median_ms']:9.2f} ms ±{row[m]['spread_pct']:4.1f}%"
                                              for m in modes)
-                  + "  " + "  ".join(f"{m}/torch {row[m]['median_ms'] / row['torch']['median_ms']:.3f}"
+                  + "  " + "  ".join(f"{m}/torch {row[m]['to_torch']['median']:.3f} "
+                                     f"[{row[m]['to_torch']['p10']:.3f}, {row[m]['to_torch']['p90']:.3f}]"
                                      for m in modes if m != "torch"), flush=True)
 
 
@@ -198,6 +211,7 @@ def main() -> int:
     ap.add_argument("--compile", action="store_true", help="also the 4k prefill compiled (torch, attnsel)")
     ap.add_argument("--overhead", action="store_true", help="also the routing's cost per call")
     ap.add_argument("--quick", action="store_true", help="fewer generate repetitions")
+    ap.add_argument("--reps", type=int, default=1, help="multiply the repetitions (9 per prefill, 5 per generate)")
     ap.add_argument("--tiny", action="store_true", help="a tiny model on the CPU: a smoke test of this script")
     ap.add_argument("--families", default="", help="kernel families beside SDPA's, comma-separated (flex, eager): "
                     "attnsel may route to them (an overlay that names them), and a \"best+\" mode adds them to "
@@ -234,7 +248,10 @@ def main() -> int:
     best = BestPerShape(extra)
     at._routed_eager = best
     modes = ["torch", "attnsel", "best"] + (["best+"] if extra else [])
-    run(model, best, modes, workloads(model, a.quick, a.tiny), doc["rows"])
+    if a.reps < 1:
+        ap.error("--reps: at least 1")
+    doc["reps"] = a.reps
+    run(model, best, modes, workloads(model, a.quick, a.tiny, a.reps), doc["rows"])
     if a.compile:
         x = torch.randint(1, 128000, (1, 4096 // (64 if a.tiny else 1)), device=DEVICE)
         compiled = {}

@@ -26,6 +26,7 @@
 #            from an earlier call on the same machine, kept in /tmp/attnsel-round, else the committed
 #            catalog/measured/*-MODE.json: each call starts with an empty work folder), the
 #            routing's per-call cost (cuDNN preferred), and with E2E_COMPILE=1 the compiled 4k prefill.
+#            E2E_REPS multiplies its repetitions (default 1); E2E_SECONDS bounds each mode under --quick (280).
 #   AGREE_SECONDS: --quick's bound on each agreement sweep (default 110 s cuDNN preferred, 90 s deprioritized);
 #   PYTHON_SECONDS: --quick's bound on the Python timings (default 20 s).
 set -uo pipefail
@@ -108,8 +109,8 @@ for m in "${MODES[@]}"; do
   extra=()
   [[ "$m" == preferred ]] && extra=(--overhead ${E2E_COMPILE:+--compile})
   step "end to end: Llama-3-8B-shaped model, 8 layers, cuDNN $m, overlay ${ov:-none}"
-  TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded 280 "$PY" bench/e2e_model.py ${ov:+--overlay "$ov"} \
-    --families "$FAMILIES" --json "$OUT/e2e-$m.json" "${extra[@]}" 2>&1 | grep -v "^W[0-9]" | tee "$OUT/e2e-$m.txt"
+  TORCH_CUDNN_SDPA_DEPRIORITIZED="$(mode_env "$m")" bounded "${E2E_SECONDS:-280}" "$PY" bench/e2e_model.py \
+    ${ov:+--overlay "$ov"} --families "$FAMILIES" --reps "${E2E_REPS:-1}" --json "$OUT/e2e-$m.json" "${extra[@]}" 2>&1 | grep -v "^W[0-9]" | tee "$OUT/e2e-$m.txt"
 done
 fi
 if wants agree; then
