@@ -2,7 +2,7 @@
 // The registry of each built-in catalog, parsed once per test program, by catalog name.
 #pragma once
 
-#include <attnsel/builtin_catalog.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
 
 #include <map>
 #include <string>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Link test, unit b: includes every public header so duplicate definitions fail to link.
 #include <attnsel/all.hpp>
-#include <attnsel/detect.hpp>  // opt-in: not in the umbrella
-#include <attnsel/shared_registry.hpp>
+#include <attnsel/core/shared_registry.hpp>
+#include <attnsel/detect/detect.hpp>  // opt-in: not in the umbrella
 
 #include "catch.hpp"
 

@@ -4,9 +4,9 @@
 #include "catch.hpp"
 #include "fixtures.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/diff.hpp>
-#include <attnsel/report.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
+#include <attnsel/catalog/diff.hpp>
+#include <attnsel/catalog/report.hpp>
 
 #include <algorithm>
 #include <set>

@@ -4,8 +4,8 @@
 #include "catch.hpp"
 #include "fixtures.hpp"
 
-#include <attnsel/bound_selector.hpp>
-#include <attnsel/impl/decision_cache.hpp>
+#include <attnsel/core/impl/decision_cache.hpp>
+#include <attnsel/core/selector.hpp>
 
 #include <algorithm>
 #include <atomic>

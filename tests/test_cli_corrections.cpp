@@ -3,7 +3,7 @@
 #include "catch.hpp"
 #include "cli_run.hpp"
 
-#include <attnsel/devices.hpp>
+#include <attnsel/core/devices.hpp>
 
 #include <string>
 #include <vector>

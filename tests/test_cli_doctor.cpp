@@ -6,7 +6,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
-#include <attnsel/reference.hpp>
+#include <attnsel/catalog/reference.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>

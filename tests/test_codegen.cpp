@@ -2,7 +2,7 @@
 // The catalog generator copes with catalog names that are not C++ identifiers (`vllm@1a2b-c`, `x.y`),
 // and carries every field: tests/data/fields/every_field.json sets each one (tests/test_fields.cpp).
 // Built alone: it includes tables generated under odd names instead of the library's own.
-#include <attnsel/catalog.hpp>
+#include <attnsel/catalog/catalog.hpp>
 
 #include "odd_catalog_tables.hpp"
 

@@ -2,7 +2,7 @@
 // Platform detection against fake sysfs/proc trees and fake libcuda/libcudnn built by the tests.
 #include "catch.hpp"
 
-#include <attnsel/detect.hpp>
+#include <attnsel/detect/detect.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

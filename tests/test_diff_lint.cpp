@@ -551,6 +551,24 @@ TEST_CASE("diff reads a call rule's conditions list by list: attention types and
   check_examples(v, plain, by_value);
 }
 
+TEST_CASE("diff reads a call rule's feature lists: a feature a condition names is a class of its own", "[diff]") {
+  // FAST and SLOW both take features a and b; a call rule refuses calls that require b. The variants'
+  // lists alone put a and b in one class, so the diff compared a call requiring a alone and found no
+  // change; the condition's feature list splits them.
+  const auto doc = [](const std::string& name, const std::string& rules) {
+    return catalog_v2(name,
+                      R"({"name": "FAST", "domains": ["decoder"], "features": ["a", "b"], "call_rules": [)" + rules +
+                          R"(]}, {"name": "SLOW", "domains": ["decoder"], "features": ["a", "b"]})",
+                      R"({"domain": "decoder", "vendor": "cpu", "order": ["FAST", "SLOW"]})");
+  };
+  const auto plain = doc("plain", "");
+  const auto by_feature = doc("by_feature", R"({"when": {"features": ["b"]}, "require": {"never": true}})");
+  const auto d = diff_catalogs(plain, by_feature, decoder_only());
+  check_fast_to_slow(d, [](const diff_configuration& e) { CHECK(e.query.required.contains("b")); });
+  check_examples(d, plain, by_feature);
+  CHECK(diff_catalogs(by_feature, by_feature, decoder_only()).empty());
+}
+
 TEST_CASE("a group no head count of its class can state is counted and reported, never skipped silently (issue 35)",
           "[diff]") {
   // Rules see at most 8 heads: a group of 9 or more fits no head count of that class.

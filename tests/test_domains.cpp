@@ -4,7 +4,7 @@
 #include "catch.hpp"
 #include "fixtures.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
 
 #include <string>
 #include <vector>

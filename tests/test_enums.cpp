@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Enum tables: names, aliases, strict parsing and fmt output all come from one table.
-#include <attnsel/enums.hpp>
-#include <attnsel/format.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/format.hpp>
 
 #include "catch.hpp"
 

@@ -6,7 +6,7 @@
 #include "catch.hpp"
 
 #include <attnsel/all.hpp>
-#include <attnsel/impl/decision_cache.hpp>
+#include <attnsel/core/impl/decision_cache.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -178,6 +178,7 @@ TEST_CASE("every member of each value type is in its field list", "[fields]") {
   // policy_rule's first member, for brace counting, is its arch_filter base.
   CHECK(names_of(policy_rule{}).size() == member_count<policy_rule>() - 1 + member_count<arch_filter>());
   CHECK(names_of(platform{}).size() == member_count<platform::fields>());
+  CHECK(names_of(call_condition{}).size() == member_count<call_condition>());
   // The lists are the readers' keys: the catalog reader refuses a key no list names.
   CHECK_THROWS_WITH(parse_catalog_text(R"({"format": "attnsel-catalog", "version": 1, "name": "x", "backends": [
       {"name": "A", "domains": ["decoder"], "colour": "red"}], "policies": []})"),
@@ -441,6 +442,41 @@ TEST_CASE("the policy rule and entry field lists cover every consumer", "[fields
     INFO("entry field " << name);
     CHECK(entries.checked[name] > 0);
   }
+}
+
+TEST_CASE("a call condition's field list drives its equality, writer and reader", "[fields][shape]") {
+  // One backend whose call rule's `when` sets every field of the list (`never` stands alone, in a
+  // `require`). Each field copied alone into an empty condition is seen by equality, written under its
+  // own key(s), and read back equal.
+  const auto text = [](const std::string& when, const std::string& require) {
+    return R"({"format": "attnsel-catalog", "version": 2, "name": "conditions", "backends": [
+        {"name": "A", "domains": ["decoder"], "features": ["alibi", "sinks"], "call_rules": [{"when": )" +
+           when + R"(, "require": )" + require + R"(}]}], "policies": []})";
+  };
+  const auto full = parse_catalog_text(text(R"({"phases": ["decode"], "dtypes": ["float16"], "attn_types": ["decoder"],
+      "features": ["alibi"], "without_features": ["sinks"], "seq_len_q": {"min": 1, "max": 4}, "equal_seq_lens": true,
+      "head_sizes": [64], "value_head_sizes": [64], "components": [{"component": "lib", "min_version": "1.0"}]})",
+                                            R"({"never": true})"));
+  const auto& rule = full.registry.find("A")->caps.call_rules.at(0);
+  std::vector<std::string> seen;
+  for (const auto& field : names_of(call_condition{})) {
+    INFO("condition field " << field);
+    const bool in_require = field == "never";
+    const auto& donor = in_require ? rule.require : rule.when;
+    const auto alone = with_field(call_condition{}, field, donor);
+    REQUIRE_FALSE(alone == call_condition{});
+    auto b = *full.registry.find("A");
+    b.caps.call_rules.at(0).when = in_require ? call_condition{} : alone;
+    b.caps.call_rules.at(0).require = in_require ? alone : rule.require;
+    catalog one{full.info, registry{}};
+    one.registry.add(b);
+    const auto written = to_json(one);
+    const auto& cond = written.at("backends").at(0).at("call_rules").at(0).at(in_require ? "require" : "when");
+    CHECK(cond.size() == 1);  // the field alone, under its key (a shape range under its field's key)
+    for (auto it = cond.begin(); it != cond.end(); ++it) seen.push_back(it.key());
+    CHECK(parse_catalog(written).registry == one.registry);
+  }
+  CHECK(seen.size() == names_of(call_condition{}).size());
 }
 
 TEST_CASE("a catalog whose one format-2 key is a rule's attn_types is written as version 2 and reads back",

@@ -4,8 +4,8 @@
 #include "catch.hpp"
 #include "fixtures.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/lint.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
+#include <attnsel/catalog/lint.hpp>
 
 #include <algorithm>
 #include <string>

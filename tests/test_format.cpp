@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // fmt formatters: every public type honours width, fill and alignment like a string would.
-#include <attnsel/format.hpp>
+#include <attnsel/core/format.hpp>
 
 #include "catch.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Platform data: compute capability and gfx parsing, families, component versions.
-#include <attnsel/devices.hpp>
-#include <attnsel/engine_names.hpp>
-#include <attnsel/platform.hpp>
-#include <attnsel/report.hpp>
+#include <attnsel/catalog/report.hpp>
+#include <attnsel/core/devices.hpp>
+#include <attnsel/core/engine_names.hpp>
+#include <attnsel/core/platform.hpp>
 
 #include "catch.hpp"
 

@@ -4,7 +4,7 @@
 #include "catch.hpp"
 
 #include <attnsel/all.hpp>
-#include <attnsel/impl/decision_cache.hpp>
+#include <attnsel/core/impl/decision_cache.hpp>
 
 #include <cstddef>
 #include <cstdint>

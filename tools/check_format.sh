@@ -5,7 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 clang_format="${CLANG_FORMAT:-clang-format}"
-mapfile -t files < <(git ls-files -- 'include/*.hpp' 'src/*.cpp' 'tools/*.cpp' 'tools/*.hpp' 'tests/*.cpp' \
+mapfile -t files < <(git ls-files -- 'include/*.hpp' 'compat/*.hpp' 'src/*.cpp' 'tools/*.cpp' 'tools/*.hpp' 'tests/*.cpp' \
                        'tests/*.hpp' 'bench/*.cpp' 'bench/*.hpp' 'fuzz/*.cpp' 'fuzz/*.hpp' 'examples/*.cpp' \
                        'python/*.cpp' 'python/*.hpp')
 if [[ "${1:-}" == "--fix" ]]; then

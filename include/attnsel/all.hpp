@@ -5,13 +5,13 @@
 // does not need to compile (bench/compile_cost.sh measures both umbrellas).
 #pragma once
 
-#include <attnsel/attnsel.hpp>          // IWYU pragma: export
-#include <attnsel/builtin_catalog.hpp>  // IWYU pragma: export
-#include <attnsel/catalog.hpp>          // IWYU pragma: export
-#include <attnsel/diff.hpp>             // IWYU pragma: export
-#include <attnsel/lint.hpp>             // IWYU pragma: export
-#include <attnsel/matrix.hpp>           // IWYU pragma: export
-#include <attnsel/model_config.hpp>     // IWYU pragma: export
-#include <attnsel/model_plan.hpp>       // IWYU pragma: export
-#include <attnsel/report.hpp>           // IWYU pragma: export
-#include <attnsel/tuning.hpp>           // IWYU pragma: export
+#include <attnsel/attnsel.hpp>                  // IWYU pragma: export
+#include <attnsel/catalog/builtin_catalog.hpp>  // IWYU pragma: export
+#include <attnsel/catalog/catalog.hpp>          // IWYU pragma: export
+#include <attnsel/catalog/diff.hpp>             // IWYU pragma: export
+#include <attnsel/catalog/lint.hpp>             // IWYU pragma: export
+#include <attnsel/catalog/matrix.hpp>           // IWYU pragma: export
+#include <attnsel/catalog/report.hpp>           // IWYU pragma: export
+#include <attnsel/catalog/tuning.hpp>           // IWYU pragma: export
+#include <attnsel/model/model_config.hpp>       // IWYU pragma: export
+#include <attnsel/model/model_plan.hpp>         // IWYU pragma: export

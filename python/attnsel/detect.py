@@ -2,7 +2,7 @@
 # attnsel.detect_platform(): the C++ detection plus what only Python can see (packages, torch's cuDNN).
 """Platform detection from Python: the machine as attnsel sees it, each fact with its source.
 
-The C++ probes (<attnsel/detect.hpp>: CUDA driver, cuDNN, KFD topology, CPU ISA, engine switches) run
+The C++ probes (<attnsel/detect/detect.hpp>: CUDA driver, cuDNN, KFD topology, CPU ISA, engine switches) run
 inside the extension; this module adds the importable Python packages (PYTHON_PACKAGES) as components
 before the engine switches are evaluated, and points the cuDNN probe at the lib directory of the
 installed torch, so the cuDNN version is the one torch loads. Nothing here imports torch.

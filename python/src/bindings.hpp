@@ -2,13 +2,13 @@
 // Shared pieces of the Python bindings: the wrapped handle types, argument checks, one bind_* per topic.
 #pragma once
 
-#include <attnsel/catalog.hpp>
-#include <attnsel/enums.hpp>
-#include <attnsel/override.hpp>
-#include <attnsel/platform.hpp>
-#include <attnsel/query.hpp>
-#include <attnsel/registry.hpp>
-#include <attnsel/selector.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/override.hpp>
+#include <attnsel/core/platform.hpp>
+#include <attnsel/core/query.hpp>
+#include <attnsel/core/registry.hpp>
+#include <attnsel/core/select.hpp>
 
 #include <pybind11/pybind11.h>
 

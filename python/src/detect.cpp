@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// attnsel._detect: the C++ platform detection (<attnsel/detect.hpp>) for attnsel.detect_platform().
+// attnsel._detect: the C++ platform detection (<attnsel/detect/detect.hpp>) for attnsel.detect_platform().
 #include "bindings.hpp"
 
-#include <attnsel/detect.hpp>
+#include <attnsel/detect/detect.hpp>
 
 #include <algorithm>
 #include <iterator>

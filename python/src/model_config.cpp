@@ -2,8 +2,8 @@
 // ModelConfig, read_model_config and Query.from_model_config: a Hugging Face config.json as a query.
 #include "bindings.hpp"
 
-#include <attnsel/model_config.hpp>
-#include <attnsel/model_plan.hpp>
+#include <attnsel/model/model_config.hpp>
+#include <attnsel/model/model_plan.hpp>
 
 #include <pybind11/stl.h>
 

@@ -2,10 +2,10 @@
 // The vocabularies Python callers type (dtypes, attention types, reason codes ...) read from the enum tables.
 #include "bindings.hpp"
 
-#include <attnsel/limits.hpp>
-#include <attnsel/override.hpp>
-#include <attnsel/query.hpp>
-#include <attnsel/reference.hpp>
+#include <attnsel/catalog/reference.hpp>
+#include <attnsel/core/limits.hpp>
+#include <attnsel/core/override.hpp>
+#include <attnsel/core/query.hpp>
 
 namespace attnsel_py {
 

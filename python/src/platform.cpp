@@ -2,10 +2,10 @@
 // attnsel.Platform: an immutable value over attnsel::platform (vendor, architecture, components).
 #include "bindings.hpp"
 
-#include <attnsel/catalog.hpp>
-#include <attnsel/impl/text.hpp>
-#include <attnsel/limits.hpp>
-#include <attnsel/report.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/report.hpp>
+#include <attnsel/core/impl/text.hpp>
+#include <attnsel/core/limits.hpp>
 
 #include <pybind11/stl.h>
 

@@ -2,9 +2,9 @@
 // attnsel.Query: an immutable value over attnsel::query, driven by one table of its fields.
 #include "bindings.hpp"
 
-#include <attnsel/impl/text.hpp>
-#include <attnsel/query.hpp>
-#include <attnsel/report.hpp>
+#include <attnsel/catalog/report.hpp>
+#include <attnsel/core/impl/text.hpp>
+#include <attnsel/core/query.hpp>
 
 #include <algorithm>
 #include <array>

@@ -2,9 +2,9 @@
 // attnsel.Registry and the catalog loaders (files, text, the built-in catalogs).
 #include "bindings.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/catalog.hpp>
-#include <attnsel/reference.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/reference.hpp>
 
 #include <pybind11/stl.h>
 

@@ -2,8 +2,8 @@
 // attnsel.to_json: the JSON documents the CLI prints (select --json, platforms, queries, catalogs).
 #include "bindings.hpp"
 
-#include <attnsel/catalog.hpp>
-#include <attnsel/report.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/report.hpp>
 
 namespace attnsel_py {
 

@@ -2,8 +2,8 @@
 // select() and explain() with their result types: Selection, Candidate, Reason, Explanation.
 #include "bindings.hpp"
 
-#include <attnsel/catalog.hpp>
-#include <attnsel/report.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/report.hpp>
 
 #include <iterator>
 #include <optional>

@@ -2,7 +2,7 @@
 // Selector: the C++ bound selector (registry, platform and override decided once, a decision cache).
 #include "bindings.hpp"
 
-#include <attnsel/bound_selector.hpp>
+#include <attnsel/core/selector.hpp>
 
 #include <memory>
 #include <optional>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// attnsel._tuning_*: the C++ tuning decisions (<attnsel/tuning.hpp>) that attnsel.tune runs, over plain
+// attnsel._tuning_*: the C++ tuning decisions (<attnsel/catalog/tuning.hpp>) that attnsel.tune runs, over plain
 // tuples: a timing is (backend, median_us, spread_pct, samples); a method is (rounds, reps,
 // spread_limit_pct, retries, min_gain_pct, confirm_rounds); a first pass is (timings, default,
 // default_excluded, attempts).
 #include "bindings.hpp"
 
-#include <attnsel/measurement.hpp>
-#include <attnsel/tuning.hpp>
+#include <attnsel/catalog/tuning.hpp>
+#include <attnsel/core/measurement.hpp>
 
 #include <pybind11/stl.h>
 

@@ -9,7 +9,7 @@
 #include "validators.hpp"
 
 #include <attnsel/config.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <CLI/CLI.hpp>
 

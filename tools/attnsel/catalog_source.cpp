@@ -7,13 +7,13 @@
 #include "errors.hpp"
 #include "validators.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/catalog.hpp>
-#include <attnsel/impl/text.hpp>
-#include <attnsel/lint.hpp>
-#include <attnsel/override.hpp>
-#include <attnsel/reference.hpp>
-#include <attnsel/registry.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/lint.hpp>
+#include <attnsel/catalog/reference.hpp>
+#include <attnsel/core/impl/text.hpp>
+#include <attnsel/core/override.hpp>
+#include <attnsel/core/registry.hpp>
 
 #include <nlohmann/json.hpp>
 

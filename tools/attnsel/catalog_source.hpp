@@ -5,8 +5,8 @@
 #include "options.hpp"
 
 // catalog.hpp uses printable() without including override.hpp; include it first until fixed.
-#include <attnsel/catalog.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <exception>
 #include <string>

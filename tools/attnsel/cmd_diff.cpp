@@ -5,9 +5,9 @@
 #include "errors.hpp"
 #include "validators.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/catalog.hpp>
-#include <attnsel/diff.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/diff.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -7,14 +7,14 @@
 #include "terminal.hpp"
 #include "validators.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/catalog.hpp>
-#include <attnsel/checks.hpp>
-#include <attnsel/impl/text.hpp>
-#include <attnsel/implication.hpp>
-#include <attnsel/override.hpp>
-#include <attnsel/reference.hpp>
-#include <attnsel/report.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/reference.hpp>
+#include <attnsel/catalog/report.hpp>
+#include <attnsel/core/checks.hpp>
+#include <attnsel/core/impl/text.hpp>
+#include <attnsel/core/implication.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <algorithm>
 #include <cstdio>

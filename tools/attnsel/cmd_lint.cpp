@@ -4,9 +4,9 @@
 #include "commands.hpp"
 #include "errors.hpp"
 
-#include <attnsel/catalog.hpp>
-#include <attnsel/lint.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/lint.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <nlohmann/json.hpp>
 

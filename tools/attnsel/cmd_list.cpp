@@ -5,12 +5,12 @@
 #include "errors.hpp"
 #include "terminal.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/catalog.hpp>
-#include <attnsel/enums.hpp>
-#include <attnsel/impl/text.hpp>
-#include <attnsel/override.hpp>
-#include <attnsel/reference.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/reference.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/impl/text.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <unistd.h>
 #include <nlohmann/json.hpp>

@@ -5,10 +5,10 @@
 #include "errors.hpp"
 
 // matrix_inl.hpp uses helpers of checks_inl.hpp without including checks.hpp; include it first until fixed.
-#include <attnsel/catalog.hpp>
-#include <attnsel/checks.hpp>
-#include <attnsel/matrix.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/matrix.hpp>
+#include <attnsel/core/checks.hpp>
+#include <attnsel/core/override.hpp>
 
 #include "validators.hpp"
 

@@ -10,12 +10,12 @@
 #include "terminal.hpp"
 #include "validators.hpp"
 
-#include <attnsel/catalog.hpp>
-#include <attnsel/enums.hpp>
-#include <attnsel/model_plan.hpp>
-#include <attnsel/override.hpp>
-#include <attnsel/report.hpp>
-#include <attnsel/selector.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/catalog/report.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/override.hpp>
+#include <attnsel/core/select.hpp>
+#include <attnsel/model/model_plan.hpp>
 
 #include <unistd.h>
 

@@ -6,8 +6,8 @@
 #include "terminal.hpp"
 
 // catalog.hpp uses printable() without including override.hpp; include it first until fixed.
-#include <attnsel/catalog.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/core/override.hpp>
 
 #include "validators.hpp"
 

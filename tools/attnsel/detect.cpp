@@ -4,7 +4,7 @@
 
 #include "terminal.hpp"
 
-#include <attnsel/override.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <algorithm>
 

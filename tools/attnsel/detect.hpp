@@ -2,7 +2,7 @@
 // This machine's platform for the CLI: the library's detect_platform() and a text view of its report.
 #pragma once
 
-#include <attnsel/detect.hpp>
+#include <attnsel/detect/detect.hpp>
 
 #include <nlohmann/json.hpp>
 

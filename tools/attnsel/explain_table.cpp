@@ -2,8 +2,8 @@
 // The explain table: fixed columns, reasons wrapped into the last one so lines stay within 100.
 #include "explain_table.hpp"
 
-#include <attnsel/enums.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -5,9 +5,9 @@
 #include "override_source.hpp"
 #include "terminal.hpp"
 
-#include <attnsel/platform.hpp>
-#include <attnsel/query.hpp>
-#include <attnsel/selector.hpp>
+#include <attnsel/core/platform.hpp>
+#include <attnsel/core/query.hpp>
+#include <attnsel/core/select.hpp>
 
 #include <string>
 

@@ -7,11 +7,11 @@
 #include "terminal.hpp"
 #include "validators.hpp"
 
-#include <attnsel/devices.hpp>
-#include <attnsel/enums.hpp>
-#include <attnsel/impl/text.hpp>
-#include <attnsel/model_config.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/core/devices.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/impl/text.hpp>
+#include <attnsel/core/override.hpp>
+#include <attnsel/model/model_config.hpp>
 
 #include <algorithm>
 #include <set>

@@ -4,12 +4,12 @@
 
 #include "options.hpp"
 
-#include <attnsel/catalog.hpp>
-#include <attnsel/detect.hpp>
-#include <attnsel/model_config.hpp>
-#include <attnsel/platform.hpp>
-#include <attnsel/query.hpp>
-#include <attnsel/registry.hpp>
+#include <attnsel/catalog/catalog.hpp>
+#include <attnsel/core/platform.hpp>
+#include <attnsel/core/query.hpp>
+#include <attnsel/core/registry.hpp>
+#include <attnsel/detect/detect.hpp>
+#include <attnsel/model/model_config.hpp>
 
 #include <string>
 #include <vector>

@@ -3,7 +3,7 @@
 #include "app.hpp"
 #include "errors.hpp"
 
-#include <attnsel/override.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <cerrno>
 #include <csignal>

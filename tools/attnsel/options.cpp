@@ -4,9 +4,9 @@
 
 #include "validators.hpp"
 
-#include <attnsel/builtin_catalog.hpp>
-#include <attnsel/limits.hpp>
-#include <attnsel/query.hpp>
+#include <attnsel/catalog/builtin_catalog.hpp>
+#include <attnsel/core/limits.hpp>
+#include <attnsel/core/query.hpp>
 
 #include <algorithm>
 #include <cctype>

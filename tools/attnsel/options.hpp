@@ -2,8 +2,8 @@
 // The typed flags of each subcommand, and the registration of the flag groups several subcommands share.
 #pragma once
 
-#include <attnsel/enums.hpp>
-#include <attnsel/query.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/query.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -2,8 +2,8 @@
 // Chooses the override of a run: the --backend flag, else the domain's own environment variable.
 #pragma once
 
-#include <attnsel/enums.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <optional>
 #include <string>

@@ -2,7 +2,7 @@
 // Wrapping and colour for human output; colour follows isatty and https://no-color.org.
 #include "terminal.hpp"
 
-#include <attnsel/override.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <unistd.h>
 

@@ -2,8 +2,8 @@
 // CLI11 validators for typed options: ranges from limits.hpp and enum maps from enums.hpp's tables.
 #pragma once
 
-#include <attnsel/enums.hpp>
-#include <attnsel/override.hpp>
+#include <attnsel/core/enums.hpp>
+#include <attnsel/core/override.hpp>
 
 #include <CLI/CLI.hpp>
 

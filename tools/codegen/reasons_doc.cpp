@@ -4,8 +4,8 @@
 // Usage: attnsel_reasons_doc --write|--check PATH/TO/docs/reasons.md
 // The table sits between the two marker lines below; everything else in the file is prose kept by hand.
 // Rows come in check order (check_gates), then the codes no gate returns (the skips), in table order.
-#include <attnsel/checks.hpp>
-#include <attnsel/enums.hpp>
+#include <attnsel/core/checks.hpp>
+#include <attnsel/core/enums.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -19,7 +19,7 @@ namespace {
 using namespace attnsel;
 
 constexpr std::string_view begin_marker =
-    "<!-- BEGIN generated reason table: from the reason_code table (include/attnsel/enums.hpp) in check_gates "
+    "<!-- BEGIN generated reason table: from the reason_code table (include/attnsel/core/enums.hpp) in check_gates "
     "order by tools/codegen/reasons_doc.cpp; regenerate with `cmake --build <build> --target attnsel_reasons_doc` "
     "-->\n";
 constexpr std::string_view end_marker = "<!-- END generated reason table -->\n";

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """How attnsel.tune measures: the runner interface, the first pass over a class, and the decision (the spread
 limit, the margin and the second pass) that lets a measured winner move first. The timing loop and the
-decisions are the C++ ones of <attnsel/tuning.hpp> (attnsel::time_interleaved, measure_first_pass,
+decisions are the C++ ones of <attnsel/catalog/tuning.hpp> (attnsel::time_interleaved, measure_first_pass,
 first_verdict, second_pass), which an engine in C++ calls with its own kernels; this module adds the
 workload, the catalog and the output check around them."""
 from __future__ import annotations

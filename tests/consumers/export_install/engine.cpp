@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The engine library of the export_install consumer: one function that calls into attnsel.
-#include <attnsel/selector.hpp>
+#include <attnsel/core/select.hpp>
 
 bool engine_can_select(const attnsel::registry& reg) {
   return static_cast<bool>(attnsel::select(reg, attnsel::query{}, attnsel::platform::cuda(9, 0)));

@@ -1,0 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Moved after 0.1 to <attnsel/core/enums.hpp> (CHANGELOG); forwards for one minor release.
+#pragma once
+
+#include <attnsel/core/enums.hpp>  // IWYU pragma: export

@@ -1,0 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Moved after 0.1 to <attnsel/catalog/lint.hpp> (CHANGELOG); forwards for one minor release.
+#pragma once
+
+#include <attnsel/catalog/lint.hpp>  // IWYU pragma: export
