@@ -24,7 +24,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SECTION = "## Build and test on a fresh Debian 12 machine"
 MARKER = re.compile(r"^<!--\s*doc-test:\s*skip machine:.*-->\s*$")
-INSTALLED = ["include/attnsel/attnsel.hpp", "include/attnsel/all.hpp", "include/attnsel/generated/catalog_tables.hpp",
+INSTALLED = ["include/attnsel/attnsel.hpp", "include/attnsel/all.hpp", "include/attnsel/core/select.hpp",
+             "include/attnsel/selector.hpp", "include/attnsel/generated/catalog_tables.hpp",
              "lib/cmake/attnsel/attnselConfig.cmake", "lib/pkgconfig/attnsel.pc", "bin/attnsel"]
 
 

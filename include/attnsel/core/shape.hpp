@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 ATTNSEL_BEGIN_NAMESPACE
@@ -190,13 +191,23 @@ struct call_rule {
 
 namespace detail {
 /// `visit(condition, "when")` then `visit(condition, "require")` for each rule, in order: the one walk over
-/// a variant's call-rule conditions (the diff, its candidates and registry validation read them so).
+/// a variant's call-rule conditions (the diff's axes, candidates and component sets, registry validation,
+/// the bound selector's feature names).
 template <class Visit>
 void for_each_condition(const std::vector<call_rule>& rules, Visit&& visit) {
   for (const auto& r : rules) {
     visit(r.when, std::string_view("when"));
     visit(r.require, std::string_view("require"));
   }
+}
+
+/// `visit(list)` for every feature list of `item` (a call condition, policy rule or entry), through its
+/// field list: a new feature-list field is visited with no edit at the callers.
+template <class Item, class Visit>
+void for_each_feature_list(const Item& item, Visit&& visit) {
+  for_each_field(item, [&](std::string_view, const auto& field) {
+    if constexpr (std::is_same_v<bare_t<decltype(field)>, feature_set>) visit(field);
+  });
 }
 }  // namespace detail
 

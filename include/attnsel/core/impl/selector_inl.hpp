@@ -319,25 +319,16 @@ inline std::vector<std::string> feature_names_of(const registry& reg) {
   const auto add = [&out](const feature_set& f) { out.insert(out.end(), f.begin(), f.end()); };
   const auto add_caps = [&](const capabilities& c) {
     add(c.features);
-    for (const auto& r : c.call_rules) {
-      add(r.when.features);
-      add(r.when.without_features);
-      add(r.require.features);
-      add(r.require.without_features);
-    }
+    for_each_condition(c.call_rules, [&](const call_condition& k, std::string_view) { for_each_feature_list(k, add); });
   };
   for (const auto& b : reg.backends()) {
     add_caps(b.caps);
     for (const auto& v : b.variants) add_caps(v);
-    for (const auto& a : b.advisories) {
-      add(a.when.features);
-      add(a.when.without_features);
-    }
+    for (const auto& a : b.advisories) for_each_feature_list(a.when, add);
   }
   for (const auto& r : reg.policy().rules) {
-    add(r.features);
-    add(r.without_features);
-    for (const auto& e : r.order) add(e.unless_features);
+    for_each_feature_list(r, add);
+    for (const auto& e : r.order) for_each_feature_list(e, add);
   }
   return out;
 }

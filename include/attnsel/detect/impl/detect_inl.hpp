@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Out-of-line definitions for detect.hpp: detect_platform and the engine switches. The probes it runs
-// and the switch table reader are in impl/detect/.
+// and the switch table reader sit beside it (probes.hpp, switch_table.hpp).
 #pragma once
 
 #ifndef ATTNSEL_HEADER_ONLY

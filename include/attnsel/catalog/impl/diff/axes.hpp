@@ -328,14 +328,6 @@ void condition_answers(const Item& item, V value, std::vector<bool>& sig) {
   });
 }
 
-// Every feature list of `item` (through its field list) onto `visit`.
-template <class Item, class Visit>
-void each_feature_list(const Item& item, Visit&& visit) {
-  for_each_field(item, [&](std::string_view, const auto& field) {
-    if constexpr (std::is_same_v<bare_t<decltype(field)>, feature_set>) visit(field);
-  });
-}
-
 inline diff_axes axes_of(const diff_scope& s) {
   diff_axes ax;
   ax.calls = calls_of(s);
@@ -422,11 +414,11 @@ inline diff_axes axes_of(const diff_scope& s) {
     for (const auto* c : s.caps) {
       visit(c->features);
       for_each_condition(c->call_rules,
-                         [&](const call_condition& k, std::string_view) { each_feature_list(k, visit); });
+                         [&](const call_condition& k, std::string_view) { for_each_feature_list(k, visit); });
     }
     for (const auto* r : s.rules) {
-      each_feature_list(*r, visit);
-      for (const auto& e : r->order) each_feature_list(e, visit);
+      for_each_feature_list(*r, visit);
+      for (const auto& e : r->order) for_each_feature_list(e, visit);
     }
   };
   std::vector<std::string> feats = {""};

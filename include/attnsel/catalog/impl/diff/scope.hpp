@@ -404,12 +404,12 @@ inline component_family component_sets(const diff_scope& s) {
       note(req.name, req.min_version);
       bound(req);
     }
-    for (const auto& r : c->call_rules)
-      for (const auto* cond : {&r.when, &r.require})
-        for (const auto& comp : cond->components) {
-          bound(comp);
-          conditions.push_back(&comp);
-        }
+    for_each_condition(c->call_rules, [&](const call_condition& cond, std::string_view) {
+      for (const auto& comp : cond.components) {
+        bound(comp);
+        conditions.push_back(&comp);
+      }
+    });
   }
   for (const auto* r : s.rules)
     for (const auto& e : r->order) {
