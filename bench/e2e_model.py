@@ -40,17 +40,21 @@ import attnsel.transformers as atf
 BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 
 
-def spread(samples):
+def deciles(samples):
+    """median, p10 and p90 of `samples` (p10 rounds down, p90 up: a few samples give their extremes)."""
     s = sorted(samples)
-    med = statistics.median(s)
-    return med, 100.0 * (s[int(0.9 * (len(s) - 1) + 0.999)] - s[int(0.1 * (len(s) - 1))]) / med
+    return statistics.median(s), s[int(0.1 * (len(s) - 1))], s[int(0.9 * (len(s) - 1) + 0.999)]
+
+
+def spread(samples):
+    med, p10, p90 = deciles(samples)
+    return med, 100.0 * (p90 - p10) / med
 
 
 def paired(mine, torch_samples):
     """The repetitions' own ratios mine[r] / torch[r] (timed in the same rotation): their median, p10, p90."""
-    r = sorted(a / b for a, b in zip(mine, torch_samples))
-    return {"median": round(statistics.median(r), 4), "p10": round(r[int(0.1 * (len(r) - 1))], 4),
-            "p90": round(r[int(0.9 * (len(r) - 1) + 0.999)], 4)}
+    med, p10, p90 = deciles([a / b for a, b in zip(mine, torch_samples)])
+    return {"median": round(med, 4), "p10": round(p10, 4), "p90": round(p90, 4)}
 
 
 class BestPerShape:
